@@ -1,0 +1,66 @@
+// Builds the in-process tool's Ctx from Temporal's activity context.
+import { Context } from '@temporalio/activity';
+import type { Ctx, ToolEvent } from './tool';
+import { Cancelled } from './tool-errors';
+
+export interface CtxFields {
+  idempotencyKey: string;
+  effectKey: string;
+  toolId: string;
+  principal: string;
+  grants: readonly string[];
+  budget: Ctx['budget'];
+  onEvent?: (event: ToolEvent) => void;
+}
+
+export function ctxFromActivity(fields: CtxFields): Ctx {
+  const activity = Context.current();
+  const info = activity.info;
+  const deadline = info.startToCloseTimeoutMs ? info.currentAttemptScheduledTimestampMs + info.startToCloseTimeoutMs : undefined;
+  const signal = activity.cancellationSignal;
+  return {
+    idempotencyKey: fields.idempotencyKey,
+    effectKey: fields.effectKey,
+    toolId: fields.toolId,
+    principal: fields.principal,
+    attempt: info.attempt,
+    deadline,
+    budget: fields.budget,
+    policy: { grants: fields.grants },
+    signal,
+    check() {
+      if (signal.aborted) throw new Cancelled(`call ${fields.effectKey} was cancelled`);
+      if (deadline !== undefined && Date.now() > deadline) throw new Cancelled(`call ${fields.effectKey} passed its deadline`);
+    },
+    emit(event) {
+      fields.onEvent?.(event);
+      activity.log.info(`tool event ${event.kind}`, { toolId: fields.toolId, effectKey: fields.effectKey, ...event.detail });
+    },
+    heartbeat(detail) {
+      activity.heartbeat(detail);
+    },
+  };
+}
+
+/** A Ctx for tests and scripts outside an activity. */
+export function detachedCtx(fields: CtxFields & { signal?: AbortSignal }): Ctx {
+  const signal = fields.signal ?? new AbortController().signal;
+  return {
+    idempotencyKey: fields.idempotencyKey,
+    effectKey: fields.effectKey,
+    toolId: fields.toolId,
+    principal: fields.principal,
+    attempt: 1,
+    deadline: undefined,
+    budget: fields.budget,
+    policy: { grants: fields.grants },
+    signal,
+    check() {
+      if (signal.aborted) throw new Cancelled();
+    },
+    emit(event) {
+      fields.onEvent?.(event);
+    },
+    heartbeat() {},
+  };
+}

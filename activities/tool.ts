@@ -1,0 +1,66 @@
+/**
+ * The in-process tool seam: trusted TypeScript code that runs inside the tool activity and
+ * receives a `Ctx` built from Temporal's activity context.
+ */
+import type { Safety } from '../catalog/manifest';
+
+/** What an implementation says about itself; checked against the manifest at worker start. */
+export interface ToolDef {
+  /** The tool identity, `tool://server/name`. */
+  id: string;
+  description: string;
+  inputSchema: Record<string, unknown>;
+  safety: Safety;
+}
+
+/** A reference to the journal entry that caused a call: workflow, run and effect key. */
+export interface LedgerRef {
+  workflowId: string;
+  runId: string;
+  effectKey: string;
+  /** HMAC over the three fields above, so a tool can tell a forged reference. */
+  signature: string;
+}
+
+export interface ToolEvent {
+  kind: string;
+  detail?: Record<string, unknown>;
+}
+
+export interface Ctx {
+  /** Stable across worker crashes, retries and resets that replay to the same point. */
+  readonly idempotencyKey: string;
+  readonly effectKey: string;
+  readonly toolId: string;
+  readonly principal: string;
+  readonly attempt: number;
+  /** Epoch milliseconds after which the activity is timed out. */
+  readonly deadline: number | undefined;
+  readonly budget: { remainingCalls?: number; remainingCostMicros?: number };
+  readonly policy: { grants: readonly string[] };
+  readonly signal: AbortSignal;
+  /** Throws `Cancelled` if the run cancelled this call or its deadline passed. */
+  check(): void;
+  emit(event: ToolEvent): void;
+  heartbeat(detail?: unknown): void;
+}
+
+/** A tool result: a string, or JSON, or content blocks for rich output. */
+export type ToolOutput = unknown;
+
+export interface Tool {
+  def(): ToolDef;
+  call(ctx: Ctx, input: unknown): Promise<ToolOutput>;
+  /** Override when the tool creates state that later decisions may trust. */
+  callWithLedger?(ctx: Ctx, input: unknown, producedBy: LedgerRef | undefined): Promise<ToolOutput>;
+  /**
+   * Ask the provider whether the call with this idempotency key landed. Only tools whose
+   * manifest recovery is `reconcile` need it.
+   */
+  reconcile?(ctx: Ctx, idempotencyKey: string): Promise<Reconciliation>;
+}
+
+export type Reconciliation =
+  | { status: 'landed'; output: ToolOutput }
+  | { status: 'not_landed' }
+  | { status: 'unknown'; reason?: string };

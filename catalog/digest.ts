@@ -1,0 +1,32 @@
+// Workflow-safe: RFC 8785 canonical JSON and SHA-256 (pure JS, no Node crypto).
+import canonicalize from 'canonicalize';
+import { sha256 } from '@noble/hashes/sha256';
+import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils';
+import type { Manifest, ToolDecl } from './manifest';
+
+export function canonicalJson(value: unknown): string {
+  const text = canonicalize(value);
+  if (text === undefined) throw new TypeError('value has no JSON form');
+  return text;
+}
+
+export function sha256Hex(text: string): string {
+  return bytesToHex(sha256(utf8ToBytes(text)));
+}
+
+export function digestOf(value: unknown): string {
+  return `sha256:${sha256Hex(canonicalJson(value))}`;
+}
+
+/** Over the whole parsed declaration: description, full schema, annotations, safety and rules. */
+export function toolDigest(decl: ToolDecl): string {
+  return digestOf(decl);
+}
+
+export function manifestDigest(manifest: Manifest): string {
+  return digestOf({
+    version: manifest.version,
+    servers: manifest.servers,
+    tools: Object.fromEntries(manifest.tools.map((t) => [t.id, toolDigest(t)])),
+  });
+}

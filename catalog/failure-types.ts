@@ -1,0 +1,15 @@
+// Workflow-safe: the failure `type`s a tool activity reports, and how recovery treats each.
+
+export const FailureType = {
+  /** Refused before anything was sent: safe to try again. */
+  Rejected: 'ToolRejected',
+  /** Reached the provider and failed there: repeated only when `retries_landed` allows. */
+  FailedLanded: 'ToolFailedLanded',
+  /** The outcome is unknown: recovery decides. */
+  InDoubt: 'ToolInDoubt',
+  /** The tool is not implemented on this worker, or its lease is missing: never retried. */
+  Unavailable: 'ToolUnavailable',
+  /** The arguments or the request were wrong: retrying cannot help. */
+  Invalid: 'ToolInvalid',
+} as const;
+export type FailureType = (typeof FailureType)[keyof typeof FailureType];

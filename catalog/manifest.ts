@@ -1,0 +1,162 @@
+// Workflow-safe: the manifest's shape, parsed with zod. Strict: an unknown key is an error.
+import { z } from 'zod';
+
+export const Safety = { ReadOnly: 'read_only', Idempotent: 'idempotent', Mutating: 'mutating' } as const;
+export type Safety = (typeof Safety)[keyof typeof Safety];
+/** Weakest first: a tool may declare itself stricter than the manifest, never laxer. */
+export const SAFETY_ORDER: readonly Safety[] = ['read_only', 'idempotent', 'mutating'];
+
+export const Recovery = { Retry: 'retry', Reconcile: 'reconcile', Fail: 'fail', Escalate: 'escalate' } as const;
+export type Recovery = (typeof Recovery)[keyof typeof Recovery];
+
+export const SENSITIVITY_LEVELS = ['public', 'internal', 'confidential', 'secret'] as const;
+export type Sensitivity = (typeof SENSITIVITY_LEVELS)[number];
+export function sensitivityRank(s: Sensitivity): number {
+  return SENSITIVITY_LEVELS.indexOf(s);
+}
+
+const duration = z
+  .union([z.number().int().nonnegative(), z.string().regex(/^\d+(\.\d+)?\s*(ms|s|m|h|d)$/, 'a duration such as "250ms", "30s", "5m", "1h"')])
+  .describe('duration');
+
+const jsonPointer = z.string().regex(/^(\/([^~/]|~[01])*)+$/, 'a JSON pointer such as "/recipient"');
+const toolId = z
+  .string()
+  .regex(/^(tool:\/\/[a-z0-9][a-z0-9_.-]*\/[A-Za-z0-9_.-]+|ext:[a-z0-9][a-z0-9_.-]*:[A-Za-z0-9_.-]+)$/, 'a tool identity "tool://server/name" or "ext:<plugin>:<name>"');
+const sourceId = z.string().regex(/^(user:\/\/[a-z]+|tool:\/\/[^/]+\/[^/]+|ext:[^:]+:.+)$/, 'a source "user://prompt", "tool://server/name" or "ext:<plugin>:<name>"');
+
+const serverName = z.string().regex(/^[a-z0-9][a-z0-9_.-]*$/, 'a lower-case server name');
+
+export const ServerDecl = z.discriminatedUnion('kind', [
+  z.strictObject({
+    kind: z.literal('in_process'),
+    /** Module exporting the tools; the worker loads it unless given its own `--tools`. */
+    module: z.string().optional(),
+  }),
+  z.strictObject({
+    kind: z.literal('mcp_stdio'),
+    command: z.string().min(1),
+    args: z.array(z.string()).default([]),
+    env: z.record(z.string(), z.string()).optional(),
+    /** A tool on the server that answers "did the call with this idempotency key land?". */
+    reconcile_tool: z.string().optional(),
+  }),
+  z.strictObject({
+    kind: z.literal('mcp_http'),
+    url: z.string().url(),
+    reconcile_tool: z.string().optional(),
+  }),
+  z.strictObject({
+    kind: z.literal('extension'),
+    command: z.string().min(1),
+    args: z.array(z.string()).default([]),
+    env: z.record(z.string(), z.string()).optional(),
+    idle_timeout: duration.default('60s'),
+    reconcile_tool: z.string().optional(),
+  }),
+]);
+export type ServerDecl = z.infer<typeof ServerDecl>;
+
+export const RetryDecl = z.strictObject({
+  initial_interval: duration.default('1s'),
+  backoff_coefficient: z.number().min(1).default(2),
+  maximum_interval: duration.default('30s'),
+  /** 0 means unlimited, as in Temporal. */
+  maximum_attempts: z.number().int().nonnegative().default(5),
+});
+export type RetryDecl = z.infer<typeof RetryDecl>;
+
+export const ProtectedFieldDecl = z.union([
+  z.strictObject({
+    pointer: jsonPointer,
+    /** Satisfied only by a value that an allowed source produced in this run, from a trusted call. */
+    from_sources: z.array(sourceId).min(1),
+  }),
+  z.strictObject({
+    pointer: jsonPointer,
+    /** Free text such as an email body may carry untrusted data. */
+    accepts_untrusted: z.literal(true),
+  }),
+]);
+export type ProtectedFieldDecl = z.infer<typeof ProtectedFieldDecl>;
+
+export const RedactionDecl = z.strictObject({
+  pointer: jsonPointer,
+  replace_with: z.string().default('[redacted]'),
+  /** The sensitivity the field carries after redaction. Redaction never raises trust. */
+  lowers_to: z.enum(SENSITIVITY_LEVELS).default('public'),
+});
+export type RedactionDecl = z.infer<typeof RedactionDecl>;
+
+export const ConcurrencyDecl = z.discriminatedUnion('class', [
+  z.strictObject({ class: z.literal('shared') }),
+  z.strictObject({ class: z.literal('keyed'), key: jsonPointer }),
+  z.strictObject({ class: z.literal('serialize') }),
+  z.strictObject({ class: z.literal('independent') }),
+]);
+export type ConcurrencyDecl = z.infer<typeof ConcurrencyDecl>;
+
+export const ToolDecl = z.strictObject({
+  id: toolId,
+  description: z.string().min(1),
+  input_schema: z.record(z.string(), z.unknown()),
+  /** MCP-style hints. Informational: they never grant trust or relax safety. */
+  annotations: z.record(z.string(), z.unknown()).optional(),
+  safety: z.enum(['read_only', 'idempotent', 'mutating']),
+  /** The provider deduplicates by the idempotency key handed to it. */
+  honours_idempotency_key: z.boolean().default(false),
+  recovery: z.enum(['retry', 'reconcile', 'fail', 'escalate']),
+  retry: RetryDecl.default(RetryDecl.parse({})),
+  /** Whether a failure that reached the provider may be tried again, within `retry`. */
+  retries_landed: z.boolean().default(false),
+  timeouts: z
+    .strictObject({ start_to_close: duration.default('30s'), heartbeat: duration.optional() })
+    .default({ start_to_close: '30s' }),
+  escalation: z.strictObject({ deadline: duration.default('24h') }).optional(),
+  sensitivity: z
+    .strictObject({
+      max: z.enum(SENSITIVITY_LEVELS).default('internal'),
+      output: z.enum(SENSITIVITY_LEVELS).default('internal'),
+    })
+    .default({ max: 'internal', output: 'internal' }),
+  protected_fields: z.array(ProtectedFieldDecl).default([]),
+  redactions: z.array(RedactionDecl).default([]),
+  egress: z.strictObject({ destination: z.string().min(1), max_bytes_per_run: z.number().int().positive() }).optional(),
+  /** Whom the credential this tool presents names; `run` means the run's own principal. */
+  credential: z.strictObject({ principal: z.string().min(1) }).optional(),
+  concurrency: ConcurrencyDecl.optional(),
+  /** `on_violation`: a gate violation asks a person instead of refusing outright. */
+  approval: z.enum(['none', 'on_violation', 'always']).default('none'),
+  requires_ledger: z.boolean().default(false),
+  /** Cost charged to the run's budget per call, in micro-units of the budget's currency. */
+  cost_micros: z.number().int().nonnegative().default(0),
+});
+export type ToolDecl = z.infer<typeof ToolDecl>;
+export type ToolDeclInput = z.input<typeof ToolDecl>;
+
+export const Manifest = z.strictObject({
+  version: z.literal(1),
+  name: z.string().min(1).optional(),
+  servers: z.record(serverName, ServerDecl),
+  tools: z.array(ToolDecl),
+});
+export type Manifest = z.infer<typeof Manifest>;
+export type ManifestInput = z.input<typeof Manifest>;
+
+export function serverOf(id: string): string {
+  return id.startsWith('ext:') ? id.split(':')[1]! : id.slice('tool://'.length).split('/')[0]!;
+}
+
+export function nameOf(id: string): string {
+  return id.startsWith('ext:') ? id.split(':').slice(2).join(':') : id.slice('tool://'.length).split('/')[1]!;
+}
+
+/** Temporal accepts "30s"-style strings and milliseconds. */
+export function durationMs(d: string | number): number {
+  if (typeof d === 'number') return d;
+  const m = /^(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)$/.exec(d);
+  if (!m) throw new Error(`not a duration: ${d}`);
+  const n = Number(m[1]);
+  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[m[2] as 'ms'];
+  return n * unit;
+}

@@ -1,0 +1,24 @@
+import type { Tool } from '../../../activities/tool';
+import { ToolFailedLanded } from '../../../activities/tool-errors';
+import { CUSTOMERS } from '../data';
+
+export const lookupCustomer: Tool = {
+  def: () => ({
+    id: 'tool://crm/lookup_customer',
+    description: 'Look a customer up in the CRM by email address.',
+    inputSchema: {
+      type: 'object',
+      properties: { email: { type: 'string', description: 'The customer email address.' } },
+      required: ['email'],
+      additionalProperties: false,
+    },
+    safety: 'read_only',
+  }),
+  async call(ctx, input) {
+    ctx.check();
+    const { email } = input as { email: string };
+    const found = CUSTOMERS.find((c) => c.email === email.toLowerCase());
+    if (!found) throw new ToolFailedLanded(`no customer with email ${email}`);
+    return { ...found };
+  },
+};

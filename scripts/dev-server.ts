@@ -1,0 +1,163 @@
+/**
+ * The Temporal server a run talks to: the one TEMPORAL_ADDRESS names, or a dev server started
+ * here with a persistent SQLite file. Shared by `npm start`, the tests and the bench.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { Connection } from '@temporalio/client';
+import { findTemporalCli } from './temporal-cli';
+import { SEARCH_ATTRIBUTES } from '../workflows/search-attributes';
+
+export interface TemporalServer {
+  address: string;
+  namespace: string;
+  /** Base of the Web UI, when one is known. */
+  uiUrl?: string;
+  /** Whether this process started the server (and so stops it). */
+  owned: boolean;
+  stop(): Promise<void>;
+}
+
+export class TemporalUnreachable extends Error {
+  readonly code = 'TemporalUnreachable';
+  constructor(
+    readonly address: string,
+    cause: string,
+  ) {
+    super(`Temporal server at ${address} is unreachable: ${cause}`);
+    this.name = 'TemporalUnreachable';
+  }
+}
+
+export function runUrl(server: Pick<TemporalServer, 'uiUrl' | 'namespace'>, workflowId: string, runId?: string): string | undefined {
+  if (!server.uiUrl) return undefined;
+  const base = `${server.uiUrl.replace(/\/$/, '')}/namespaces/${encodeURIComponent(server.namespace)}/workflows/${encodeURIComponent(workflowId)}`;
+  return runId ? `${base}/${runId}/history` : base;
+}
+
+/** Fails in seconds, not minutes, when nothing answers. */
+export async function probe(address: string, timeoutMs = 5000): Promise<void> {
+  let connection: Connection | undefined;
+  try {
+    connection = await Connection.connect({ address, connectTimeout: timeoutMs });
+    await connection.workflowService.getSystemInfo({});
+  } catch (err) {
+    throw new TemporalUnreachable(address, (err as Error).message.split('\n')[0] ?? String(err));
+  } finally {
+    await connection?.close();
+  }
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+export interface DevServerOptions {
+  port?: number;
+  uiPort?: number;
+  /** SQLite file; runs survive a restart of the server. */
+  dbFile?: string;
+  namespace?: string;
+  /** Server log goes here; defaults to a file beside the database. */
+  logFile?: string;
+  log?: (line: string) => void;
+}
+
+export function defaultDataDir(): string {
+  return process.env.TOOLPLANE_DATA_DIR ?? path.resolve(__dirname, '..', '.data');
+}
+
+export async function startDevServer(opts: DevServerOptions = {}): Promise<TemporalServer> {
+  const log = opts.log ?? ((l: string) => console.error(`[dev-server] ${l}`));
+  const port = opts.port ?? Number(process.env.TOOLPLANE_DEV_PORT ?? 7233);
+  const uiPort = opts.uiPort ?? Number(process.env.TOOLPLANE_UI_PORT ?? port + 1000);
+  const namespace = opts.namespace ?? 'default';
+  const dbFile = opts.dbFile ?? path.join(defaultDataDir(), 'temporal.sqlite');
+  fs.mkdirSync(path.dirname(dbFile), { recursive: true });
+  const logFile = opts.logFile ?? path.join(path.dirname(dbFile), `temporal-${port}.log`);
+  const cli = await findTemporalCli(log);
+
+  const args = [
+    'server', 'start-dev',
+    '--db-filename', dbFile,
+    '--port', String(port),
+    '--ui-port', String(uiPort),
+    '--namespace', namespace,
+    '--log-level', 'warn',
+    ...SEARCH_ATTRIBUTES.flatMap((a) => ['--search-attribute', `${a.name}=${a.cliType}`]),
+  ];
+  const out = fs.openSync(logFile, 'a');
+  const child: ChildProcess = spawn(cli.path, args, { stdio: ['ignore', out, out], detached: false });
+  fs.closeSync(out);
+  let exited: number | null | undefined;
+  child.on('exit', (code) => (exited = code));
+  const address = `127.0.0.1:${port}`;
+
+  const deadline = Date.now() + 90_000;
+  for (;;) {
+    if (exited !== undefined) {
+      const tail = fs.readFileSync(logFile, 'utf8').split('\n').slice(-15).join('\n');
+      throw new Error(`temporal server start-dev exited with ${exited} before it was ready; log ${logFile}:\n${tail}`);
+    }
+    try {
+      await probe(address, 1000);
+      break;
+    } catch (err) {
+      if (Date.now() > deadline) {
+        child.kill('SIGKILL');
+        throw err;
+      }
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+  log(`dev server ready at ${address}, Web UI http://localhost:${uiPort} (db ${dbFile})`);
+
+  return {
+    address,
+    namespace,
+    uiUrl: `http://localhost:${uiPort}`,
+    owned: true,
+    stop: () => stopChild(child, () => exited !== undefined),
+  };
+}
+
+async function stopChild(child: ChildProcess, hasExited: () => boolean): Promise<void> {
+  if (hasExited()) return;
+  const done = new Promise<void>((r) => child.once('exit', () => r()));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+  await done;
+  clearTimeout(timer);
+}
+
+/**
+ * TEMPORAL_ADDRESS if set (checked to answer); otherwise a dev server already listening on the
+ * configured port; otherwise a new one.
+ */
+export async function connectOrStart(opts: DevServerOptions = {}): Promise<TemporalServer> {
+  const namespace = process.env.TEMPORAL_NAMESPACE ?? opts.namespace ?? 'default';
+  const configured = process.env.TEMPORAL_ADDRESS;
+  if (configured) {
+    await probe(configured);
+    return { address: configured, namespace, uiUrl: process.env.TEMPORAL_UI_URL, owned: false, stop: async () => {} };
+  }
+  const port = opts.port ?? Number(process.env.TOOLPLANE_DEV_PORT ?? 7233);
+  const uiPort = opts.uiPort ?? Number(process.env.TOOLPLANE_UI_PORT ?? port + 1000);
+  const local = `127.0.0.1:${port}`;
+  try {
+    await probe(local, 1000);
+    return { address: local, namespace, uiUrl: process.env.TEMPORAL_UI_URL ?? `http://localhost:${uiPort}`, owned: false, stop: async () => {} };
+  } catch {
+    return startDevServer({ ...opts, port, uiPort, namespace });
+  }
+}

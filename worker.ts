@@ -1,0 +1,84 @@
+/**
+ * The toolplane worker: runs agent workflows and performs their tool calls. Refuses to start when
+ * its tool implementations disagree with the manifest.
+ *
+ *   tsx worker.ts --manifest examples/support-desk/manifest.yaml --tools examples/support-desk/tools
+ */
+import path from 'node:path';
+import { Command } from 'commander';
+import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { loadManifest } from './catalog/manifest-file';
+import type { Manifest } from './catalog/manifest';
+import type { Tool } from './activities/tool';
+import { createToolActivities } from './activities/tool-activities';
+import { ToolRegistry } from './activities/tool-registry';
+
+export const DEFAULT_TASK_QUEUE = 'toolplane';
+
+export interface ToolplaneWorkerOptions {
+  connection: NativeConnection;
+  namespace?: string;
+  taskQueue?: string;
+  manifest: Manifest;
+  tools: Tool[];
+  ledgerSecret?: string;
+  /** A prebuilt workflow bundle (tests share one); otherwise `workflows/` is bundled here. */
+  workflowBundle?: WorkerOptions['workflowBundle'];
+  /** Extra activities beside the tool activities (model providers, test doubles). */
+  activities?: Record<string, (...args: never[]) => Promise<unknown>>;
+  workerOptions?: Partial<WorkerOptions>;
+}
+
+export const WORKFLOWS_PATH = require.resolve('./workflows');
+
+export async function createWorker(opts: ToolplaneWorkerOptions): Promise<Worker> {
+  const registry = new ToolRegistry(opts.tools);
+  registry.assertMatches(opts.manifest);
+  return Worker.create({
+    connection: opts.connection,
+    namespace: opts.namespace ?? 'default',
+    taskQueue: opts.taskQueue ?? DEFAULT_TASK_QUEUE,
+    ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),
+    activities: { ...createToolActivities({ registry, ledgerSecret: opts.ledgerSecret }), ...opts.activities },
+    ...opts.workerOptions,
+  });
+}
+
+/** A tools module exports `createTools()`, a default export (array or factory), or `tools`. */
+export async function loadToolModules(modules: string[]): Promise<Tool[]> {
+  const tools: Tool[] = [];
+  for (const m of modules) {
+    const mod = (await import(path.resolve(m))) as Record<string, unknown>;
+    const source = mod.createTools ?? mod.default ?? mod.tools;
+    const loaded = typeof source === 'function' ? await (source as () => Tool[] | Promise<Tool[]>)() : source;
+    if (!Array.isArray(loaded)) throw new Error(`${m} exports no tools (expected createTools(), a default export or \`tools\`)`);
+    tools.push(...(loaded as Tool[]));
+  }
+  return tools;
+}
+
+async function main(argv: string[]): Promise<void> {
+  const program = new Command()
+    .name('worker')
+    .requiredOption('--manifest <file>', 'the manifest declaring every tool this worker may perform')
+    .option('--tools <module...>', 'modules exporting in-process tool implementations', [])
+    .option('--task-queue <name>', 'task queue', process.env.TOOLPLANE_TASK_QUEUE ?? DEFAULT_TASK_QUEUE)
+    .option('--address <host:port>', 'Temporal frontend', process.env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233')
+    .option('--namespace <ns>', 'Temporal namespace', process.env.TEMPORAL_NAMESPACE ?? 'default')
+    .parse(argv);
+  const o = program.opts<{ manifest: string; tools: string[]; taskQueue: string; address: string; namespace: string }>();
+  const { manifest } = loadManifest(o.manifest);
+  const tools = await loadToolModules(o.tools);
+  const connection = await NativeConnection.connect({ address: o.address });
+  const worker = await createWorker({ connection, namespace: o.namespace, taskQueue: o.taskQueue, manifest, tools, ledgerSecret: process.env.TOOLPLANE_LEDGER_SECRET });
+  console.error(`[worker] pid ${process.pid} polling ${o.taskQueue} on ${o.address} with ${tools.length} tools`);
+  await worker.run();
+  await connection.close();
+}
+
+if (require.main === module) {
+  main(process.argv).catch((err) => {
+    console.error(err instanceof Error ? err.message : err);
+    process.exit(1);
+  });
+}

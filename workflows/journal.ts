@@ -1,0 +1,32 @@
+// Workflow-safe: what the run says about each effect, queryable and returned with the result.
+
+export type Decision = 'allowed' | 'refused' | 'approved' | 'denied';
+
+export type RecoveryPath =
+  | 'none'
+  | 'retried'
+  | 'reconciled_landed'
+  | 'reconciled_resent'
+  | 'reconcile_unknown'
+  | 'escalated_retry'
+  | 'escalated_landed'
+  | 'escalated_abort'
+  | 'escalation_expired'
+  | 'in_doubt_failed';
+
+export type Outcome = 'ok' | 'refused' | 'in_doubt' | 'failed' | 'aborted';
+
+export interface JournalEntry {
+  position: number;
+  toolId: string;
+  effectKey?: string;
+  decision: Decision;
+  /** The rule that decided, for refusals and approvals: `unreachable`, `taint:/recipient`, ... */
+  rule?: string;
+  reason?: string;
+  attempts: number;
+  recovery: RecoveryPath;
+  outcome?: Outcome;
+  error?: { code: string; message: string };
+  modelCallId?: string;
+}

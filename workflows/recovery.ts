@@ -1,0 +1,221 @@
+// Workflow-safe: the recovery state machine. What happens when a call's outcome is unknown is
+// decided here, by the tool's declared `recovery`, and never by a blind resend.
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  isCancellation,
+  scheduleActivity,
+  setCurrentDetails,
+  sleep,
+  TimeoutFailure,
+  type ActivityOptions,
+  type RetryPolicy,
+} from '@temporalio/workflow';
+import { FailureType } from '../catalog/failure-types';
+import { durationMs, type ToolDecl } from '../catalog/manifest';
+import type { PerformRequest, PerformResult, ReconcileRequest } from '../activities/tool-activities';
+import type { Reconciliation } from '../activities/tool';
+import type { EscalationDecision, PendingEscalation } from './escalation';
+import type { JournalEntry } from './journal';
+import { StepError, StepErrorCode } from './step-error';
+
+type Failure = { kind: 'rejected' | 'failed_landed' | 'in_doubt' | 'unavailable'; message: string };
+
+export function classify(err: unknown): Failure {
+  if (err instanceof ActivityFailure) {
+    const cause = err.cause;
+    if (cause instanceof ApplicationFailure) {
+      const message = cause.message;
+      switch (cause.type) {
+        case FailureType.Rejected:
+          return { kind: 'rejected', message };
+        case FailureType.FailedLanded:
+          return { kind: 'failed_landed', message };
+        case FailureType.Unavailable:
+        case FailureType.Invalid:
+          return { kind: 'unavailable', message };
+        default:
+          return { kind: 'in_doubt', message };
+      }
+    }
+    if (cause instanceof TimeoutFailure) {
+      return { kind: 'in_doubt', message: `no answer within the activity's ${cause.timeoutType === 'HEARTBEAT' ? 'heartbeat' : 'start-to-close'} timeout (worker lost or tool hung)` };
+    }
+    return { kind: 'in_doubt', message: cause?.message ?? err.message };
+  }
+  return { kind: 'in_doubt', message: (err as Error)?.message ?? String(err) };
+}
+
+/** Temporal's own retries are used only where resending is harmless. */
+export function activityRetry(decl: ToolDecl): RetryPolicy {
+  const resendable = decl.recovery === 'retry';
+  if (!resendable) return { maximumAttempts: 1 };
+  return {
+    initialInterval: decl.retry.initial_interval,
+    backoffCoefficient: decl.retry.backoff_coefficient,
+    maximumInterval: decl.retry.maximum_interval,
+    maximumAttempts: decl.retry.maximum_attempts,
+    nonRetryableErrorTypes: [FailureType.Unavailable, FailureType.Invalid, ...(decl.retries_landed ? [] : [FailureType.FailedLanded])],
+  };
+}
+
+function backoffMs(decl: ToolDecl, attempt: number): number {
+  const base = durationMs(decl.retry.initial_interval) * Math.pow(decl.retry.backoff_coefficient, attempt - 1);
+  return Math.min(base, durationMs(decl.retry.maximum_interval));
+}
+
+function maxAttempts(decl: ToolDecl): number {
+  return decl.retry.maximum_attempts === 0 ? Number.MAX_SAFE_INTEGER : decl.retry.maximum_attempts;
+}
+
+export interface Escalator {
+  /** Waits for a person's decision, or undefined when the deadline passes first. */
+  await(pending: PendingEscalation): Promise<EscalationDecision | undefined>;
+}
+
+export interface RecoveryInput {
+  decl: ToolDecl;
+  request: PerformRequest;
+  entry: JournalEntry;
+  summary: string;
+  escalator: Escalator;
+}
+
+function performOptions(input: RecoveryInput, scheduleCount: number): ActivityOptions {
+  const { decl, request } = input;
+  return {
+    activityId: scheduleCount === 0 ? request.effectKey : `${request.effectKey}.${scheduleCount}`,
+    summary: input.summary,
+    startToCloseTimeout: decl.timeouts.start_to_close,
+    heartbeatTimeout: decl.timeouts.heartbeat,
+    retry: activityRetry(decl),
+  };
+}
+
+async function reconcile(input: RecoveryInput, round: number): Promise<Reconciliation> {
+  const { decl, request } = input;
+  const req: ReconcileRequest = {
+    toolId: request.toolId,
+    effectKey: request.effectKey,
+    idempotencyKey: request.idempotencyKey,
+    principal: request.principal,
+    grants: request.grants,
+  };
+  try {
+    return await scheduleActivity<Reconciliation>('reconcileTool', [req], {
+      activityId: `${request.effectKey}.reconcile.${round}`,
+      summary: `reconcile ${input.summary}`,
+      startToCloseTimeout: decl.timeouts.start_to_close,
+      retry: { maximumAttempts: 10, initialInterval: '1s', maximumInterval: '30s', nonRetryableErrorTypes: [FailureType.Unavailable] },
+    });
+  } catch (err) {
+    if (isCancellation(err)) throw err;
+    return { status: 'unknown', reason: classify(err).message };
+  }
+}
+
+/** Runs one prepared call to completion: output, or a typed StepError. */
+export async function performWithRecovery(input: RecoveryInput): Promise<unknown> {
+  const { decl, request, entry } = input;
+  let schedules = 0;
+  let rejections = 0;
+  let reconciles = 0;
+  let resends = 0;
+  for (;;) {
+    entry.attempts = ++schedules;
+    let failure: Failure;
+    try {
+      const result = await scheduleActivity<PerformResult>('performTool', [request], performOptions(input, schedules - 1));
+      entry.outcome = 'ok';
+      return result.output;
+    } catch (err) {
+      if (isCancellation(err)) throw err;
+      failure = classify(err);
+    }
+
+    if (failure.kind === 'unavailable') {
+      entry.outcome = 'failed';
+      throw new StepError(StepErrorCode.Failed, failure.message);
+    }
+    if (failure.kind === 'failed_landed') {
+      entry.outcome = 'failed';
+      throw new StepError(StepErrorCode.Failed, `${request.toolId} failed after reaching its provider: ${failure.message}`);
+    }
+    if (decl.recovery === 'retry') {
+      // Temporal already retried as the policy allows; what remains is final.
+      entry.recovery = schedules > 1 || failure.kind === 'in_doubt' ? 'retried' : entry.recovery;
+      entry.outcome = failure.kind === 'in_doubt' ? 'in_doubt' : 'failed';
+      throw new StepError(failure.kind === 'in_doubt' && decl.safety !== 'read_only' ? StepErrorCode.InDoubt : StepErrorCode.Failed, `${request.toolId}: retries exhausted: ${failure.message}`);
+    }
+    if (failure.kind === 'rejected') {
+      // Nothing was sent: trying again cannot duplicate anything.
+      if (++rejections >= maxAttempts(decl)) {
+        entry.outcome = 'failed';
+        throw new StepError(StepErrorCode.Failed, `${request.toolId}: rejected ${rejections} times: ${failure.message}`);
+      }
+      entry.recovery = 'retried';
+      await sleep(backoffMs(decl, rejections));
+      continue;
+    }
+
+    // The outcome is unknown.
+    let unknownReason = failure.message;
+    if (decl.recovery === 'reconcile') {
+      const answer = await reconcile(input, reconciles++);
+      if (answer.status === 'landed') {
+        entry.recovery = 'reconciled_landed';
+        entry.outcome = 'ok';
+        return answer.output;
+      }
+      if (answer.status === 'not_landed') {
+        if (++resends >= maxAttempts(decl)) {
+          entry.outcome = 'failed';
+          throw new StepError(StepErrorCode.Failed, `${request.toolId}: not landed after ${resends} sends: ${failure.message}`);
+        }
+        entry.recovery = 'reconciled_resent';
+        continue;
+      }
+      entry.recovery = 'reconcile_unknown';
+      unknownReason = `reconcile could not tell: ${answer.reason ?? 'no answer'}`;
+      if (!decl.escalation) {
+        entry.outcome = 'in_doubt';
+        throw new StepError(StepErrorCode.InDoubt, `${request.toolId}: outcome unknown (${unknownReason})`);
+      }
+    }
+    if (decl.recovery === 'fail') {
+      entry.recovery = 'in_doubt_failed';
+      entry.outcome = 'in_doubt';
+      throw new StepError(StepErrorCode.InDoubt, `${request.toolId}: outcome unknown (${unknownReason}); recovery is "fail", so it is not resent`);
+    }
+
+    // escalate (declared, or reconcile that could not tell and declares an escalation).
+    const deadlineMs = durationMs(decl.escalation?.deadline ?? '24h');
+    setCurrentDetails(`**Waiting for a person**: ${request.toolId} (effect ${request.effectKey.slice(0, 15)}…) is in doubt: ${unknownReason}`);
+    const decision = await input.escalator.await({
+      effectKey: request.effectKey,
+      toolId: request.toolId,
+      position: request.position,
+      reason: unknownReason,
+      // Date.now() in a workflow is Temporal's deterministic clock.
+      deadline: Date.now() + deadlineMs,
+      kind: 'in_doubt',
+    });
+    setCurrentDetails('');
+    if (!decision) {
+      entry.recovery = 'escalation_expired';
+      entry.outcome = 'in_doubt';
+      throw new StepError(StepErrorCode.InDoubt, `${request.toolId}: nobody decided within ${decl.escalation?.deadline ?? '24h'}`);
+    }
+    if (decision.decision === 'landed') {
+      entry.recovery = 'escalated_landed';
+      entry.outcome = 'ok';
+      return decision.output;
+    }
+    if (decision.decision === 'abort') {
+      entry.recovery = 'escalated_abort';
+      entry.outcome = 'aborted';
+      throw new StepError(StepErrorCode.Aborted, `${request.toolId}: aborted by ${decision.by ?? 'a person'}${decision.reason ? `: ${decision.reason}` : ''}`);
+    }
+    entry.recovery = 'escalated_retry';
+  }
+}
