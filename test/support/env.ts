@@ -1,0 +1,68 @@
+// What a test file needs to talk to the suite's dev server.
+import fs from 'node:fs';
+import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
+import type { Tool } from '../../activities/tool';
+import type { Manifest } from '../../catalog/manifest';
+import { loadManifest } from '../../catalog/manifest-file';
+import { createWorker } from '../../worker';
+
+let runtimeInstalled = false;
+
+export function testAddress(): string {
+  const a = process.env.TOOLPLANE_TEST_ADDRESS;
+  if (!a) throw new Error('TOOLPLANE_TEST_ADDRESS is not set: run through jest, whose global setup starts the dev server');
+  return a;
+}
+
+export function testDir(name: string): string {
+  const dir = fs.mkdtempSync(path.join(process.env.TOOLPLANE_TEST_DIR ?? '/tmp', `${name}-`));
+  return dir;
+}
+
+export const EXAMPLE_MANIFEST = path.resolve(__dirname, '..', '..', 'examples', 'support-desk', 'manifest.yaml');
+
+export function exampleManifest(): Manifest {
+  return loadManifest(EXAMPLE_MANIFEST).manifest;
+}
+
+export interface Harness {
+  client: Client;
+  native: NativeConnection;
+  taskQueue: string;
+  startWorker(opts: { manifest: Manifest; tools: Tool[]; activities?: Record<string, (...a: never[]) => Promise<unknown>> }): Promise<Worker>;
+  close(): Promise<void>;
+}
+
+export async function harness(taskQueue: string): Promise<Harness> {
+  if (!runtimeInstalled) {
+    try {
+      Runtime.install({ logger: new DefaultLogger('WARN') });
+    } catch {
+      // already installed by an earlier file in this jest worker
+    }
+    runtimeInstalled = true;
+  }
+  const connection = await Connection.connect({ address: testAddress() });
+  const native = await NativeConnection.connect({ address: testAddress() });
+  const client = new Client({ connection });
+  return {
+    client,
+    native,
+    taskQueue,
+    startWorker: ({ manifest, tools, activities }) =>
+      createWorker({
+        connection: native,
+        taskQueue,
+        manifest,
+        tools,
+        activities,
+        workflowBundle: { codePath: process.env.TOOLPLANE_TEST_BUNDLE! },
+      }),
+    async close() {
+      await connection.close();
+      await native.close();
+    },
+  };
+}

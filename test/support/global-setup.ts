@@ -1,0 +1,21 @@
+// One real dev server for the whole suite (free ports, temporary SQLite file) and one workflow bundle.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { bundleWorkflowCode } from '@temporalio/worker';
+import { freePort, startDevServer, type TemporalServer } from '../../scripts/dev-server';
+import { WORKFLOWS_PATH } from '../../worker';
+
+export default async function globalSetup(): Promise<void> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'toolplane-test-'));
+  const port = await freePort();
+  const uiPort = await freePort();
+  const server: TemporalServer = await startDevServer({ port, uiPort, dbFile: path.join(dir, 'temporal.sqlite'), log: () => {} });
+  (globalThis as { __toolplaneServer?: TemporalServer }).__toolplaneServer = server;
+  const { code } = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} } });
+  const bundlePath = path.join(dir, 'workflow-bundle.js');
+  fs.writeFileSync(bundlePath, code);
+  process.env.TOOLPLANE_TEST_ADDRESS = server.address;
+  process.env.TOOLPLANE_TEST_DIR = dir;
+  process.env.TOOLPLANE_TEST_BUNDLE = bundlePath;
+}

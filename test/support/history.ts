@@ -1,0 +1,22 @@
+// Reading what a run's history holds, the way an auditor would.
+import type { Client } from '@temporalio/client';
+import { defaultPayloadConverter } from '@temporalio/common';
+import type { temporal } from '@temporalio/proto';
+
+export type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
+
+export async function historyOf(client: Client, workflowId: string): Promise<HistoryEvent[]> {
+  const history = await client.workflow.getHandle(workflowId).fetchHistory();
+  return history.events ?? [];
+}
+
+export function scheduledActivities(events: HistoryEvent[]) {
+  return events
+    .filter((e) => e.activityTaskScheduledEventAttributes)
+    .map((e) => {
+      const a = e.activityTaskScheduledEventAttributes!;
+      const summary = e.userMetadata?.summary ? defaultPayloadConverter.fromPayload<string>(e.userMetadata.summary) : undefined;
+      const input = a.input?.payloads?.[0] ? defaultPayloadConverter.fromPayload<Record<string, unknown>>(a.input.payloads[0]) : undefined;
+      return { activityId: a.activityId!, type: a.activityType!.name!, summary, input };
+    });
+}
