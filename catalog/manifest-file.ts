@@ -71,7 +71,7 @@ export function parseManifest(text: string, file: string): LoadedManifest {
       throw new ManifestInvalid(file, [{ path: '', message: `not valid JSON: ${(err as Error).message}` }]);
     }
   } else {
-    doc = parseDocument(text, { lineCounter: counter, uniqueKeys: true, prettyErrors: false });
+    doc = parseDocument(text, { lineCounter: counter, uniqueKeys: true, prettyErrors: true });
     if (doc.errors.length > 0) {
       throw new ManifestInvalid(
         file,
