@@ -1,5 +1,6 @@
 // Builds the in-process tool's Ctx from Temporal's activity context.
 import { Context } from '@temporalio/activity';
+import { ALLOW_ALL, type Policy } from '../catalog/policy';
 import type { Ctx, ToolEvent } from './tool';
 import { Cancelled } from './tool-errors';
 
@@ -8,8 +9,8 @@ export interface CtxFields {
   effectKey: string;
   toolId: string;
   principal: string;
-  grants: readonly string[];
-  budget: Ctx['budget'];
+  policy?: Policy;
+  budget?: Ctx['budget'];
   onEvent?: (event: ToolEvent) => void;
 }
 
@@ -25,8 +26,8 @@ export function ctxFromActivity(fields: CtxFields): Ctx {
     principal: fields.principal,
     attempt: info.attempt,
     deadline,
-    budget: fields.budget,
-    policy: { grants: fields.grants },
+    budget: fields.budget ?? {},
+    policy: fields.policy ?? ALLOW_ALL,
     signal,
     check() {
       if (signal.aborted) throw new Cancelled(`call ${fields.effectKey} was cancelled`);
@@ -52,8 +53,8 @@ export function detachedCtx(fields: CtxFields & { signal?: AbortSignal }): Ctx {
     principal: fields.principal,
     attempt: 1,
     deadline: undefined,
-    budget: fields.budget,
-    policy: { grants: fields.grants },
+    budget: fields.budget ?? {},
+    policy: fields.policy ?? ALLOW_ALL,
     signal,
     check() {
       if (signal.aborted) throw new Cancelled();

@@ -3,22 +3,25 @@ import { createHmac } from 'node:crypto';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { FailureType } from '../catalog/failure-types';
 import type { Safety } from '../catalog/manifest';
+import type { Policy } from '../catalog/policy';
+import { idempotencyKey } from '../workflows/effect-key';
 import { ctxFromActivity } from './ctx';
 import type { LedgerRef, Reconciliation, Tool } from './tool';
 import { ToolError } from './tool-errors';
 import type { ToolRegistry } from './tool-registry';
 
+/** Kept small: it is written to history once per call. */
 export interface PerformRequest {
   toolId: string;
   args: Record<string, unknown>;
   effectKey: string;
-  idempotencyKey: string;
   position: number;
   principal: string;
-  grants: readonly string[];
   safety: Safety;
-  requiresLedger: boolean;
-  budget: { remainingCalls?: number; remainingCostMicros?: number };
+  requiresLedger?: boolean;
+  budget?: { remainingCalls?: number; remainingCostMicros?: number };
+  /** Omitted when the run allows every granted tool. */
+  policy?: Policy;
 }
 
 export interface PerformResult {
@@ -28,9 +31,7 @@ export interface PerformResult {
 export interface ReconcileRequest {
   toolId: string;
   effectKey: string;
-  idempotencyKey: string;
   principal: string;
-  grants: readonly string[];
 }
 
 export interface ToolActivityDeps {
@@ -66,6 +67,11 @@ function unavailable(toolId: string): ApplicationFailure {
   return ApplicationFailure.nonRetryable(`no implementation of ${toolId} on this worker`, FailureType.Unavailable);
 }
 
+/** The same key the workflow would derive: workflow id and effect key, nothing else. */
+function keyFor(effectKey: string): string {
+  return idempotencyKey(Context.current().info.workflowExecution?.workflowId ?? '', effectKey);
+}
+
 export function createToolActivities(deps: ToolActivityDeps) {
   const lookup = (toolId: string): Tool => {
     const tool = deps.registry.get(toolId);
@@ -77,7 +83,7 @@ export function createToolActivities(deps: ToolActivityDeps) {
     async performTool(req: PerformRequest): Promise<PerformResult> {
       const tool = lookup(req.toolId);
       const info = Context.current().info;
-      const ctx = ctxFromActivity({ ...req });
+      const ctx = ctxFromActivity({ ...req, idempotencyKey: keyFor(req.effectKey) });
       try {
         let output: unknown;
         if (tool.callWithLedger) {
@@ -101,8 +107,8 @@ export function createToolActivities(deps: ToolActivityDeps) {
     async reconcileTool(req: ReconcileRequest): Promise<Reconciliation> {
       const tool = lookup(req.toolId);
       if (!tool.reconcile) throw ApplicationFailure.nonRetryable(`${req.toolId} cannot reconcile`, FailureType.Unavailable);
-      const ctx = ctxFromActivity({ ...req, budget: {} });
-      const answer = await tool.reconcile(ctx, req.idempotencyKey);
+      const ctx = ctxFromActivity({ ...req, idempotencyKey: keyFor(req.effectKey) });
+      const answer = await tool.reconcile(ctx, ctx.idempotencyKey);
       return answer.status === 'landed' ? { status: 'landed', output: jsonRoundTrip(req.toolId, answer.output) } : answer;
     },
   };

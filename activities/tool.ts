@@ -3,6 +3,7 @@
  * receives a `Ctx` built from Temporal's activity context.
  */
 import type { Safety } from '../catalog/manifest';
+import type { Policy } from '../catalog/policy';
 
 /** What an implementation says about itself; checked against the manifest at worker start. */
 export interface ToolDef {
@@ -37,7 +38,7 @@ export interface Ctx {
   /** Epoch milliseconds after which the activity is timed out. */
   readonly deadline: number | undefined;
   readonly budget: { remainingCalls?: number; remainingCostMicros?: number };
-  readonly policy: { grants: readonly string[] };
+  readonly policy: Policy;
   readonly signal: AbortSignal;
   /** Throws `Cancelled` if the run cancelled this call or its deadline passed. */
   check(): void;

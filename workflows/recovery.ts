@@ -97,9 +97,7 @@ async function reconcile(input: RecoveryInput, round: number): Promise<Reconcili
   const req: ReconcileRequest = {
     toolId: request.toolId,
     effectKey: request.effectKey,
-    idempotencyKey: request.idempotencyKey,
     principal: request.principal,
-    grants: request.grants,
   };
   try {
     return await scheduleActivity<Reconciliation>('reconcileTool', [req], {

@@ -1,11 +1,11 @@
 // Workflow-safe: the one door through which workflow code reaches a tool.
-import { condition, setHandler, workflowInfo } from '@temporalio/workflow';
+import { condition, setHandler } from '@temporalio/workflow';
 import { CatalogError } from '../catalog/errors';
 import type { Policy } from '../catalog/policy';
 import type { OfferedTool, ToolCatalog } from '../catalog/tool-catalog';
 import { ToolCall } from '../catalog/tool-call';
 import type { PerformRequest } from '../activities/tool-activities';
-import { effectKey, idempotencyKey } from './effect-key';
+import { effectKey } from './effect-key';
 import { pendingEscalations, resolveEscalation, type EscalationDecision, type PendingEscalation } from './escalation';
 import type { JournalEntry } from './journal';
 import { performWithRecovery, type Escalator } from './recovery';
@@ -112,13 +112,11 @@ export class StepCtx {
       toolId,
       args: callArgs,
       effectKey: key,
-      idempotencyKey: idempotencyKey(workflowInfo().workflowId, key),
       position,
       principal: this.scope.principal,
-      grants: this.scope.grants,
       safety: call.decl.safety,
-      requiresLedger: call.decl.requires_ledger,
-      budget: {},
+      ...(call.decl.requires_ledger ? { requiresLedger: true } : {}),
+      ...(this.scope.policy.allow === '*' && !this.scope.policy.deny?.length ? {} : { policy: this.scope.policy }),
     };
     try {
       return await performWithRecovery({ decl: call.decl, request, entry, summary: `${toolId} · step ${position}`, escalator: this.escalator });
