@@ -65,12 +65,25 @@ async function main(argv: string[]): Promise<void> {
     .option('--task-queue <name>', 'task queue', process.env.TOOLPLANE_TASK_QUEUE ?? DEFAULT_TASK_QUEUE)
     .option('--address <host:port>', 'Temporal frontend', process.env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233')
     .option('--namespace <ns>', 'Temporal namespace', process.env.TEMPORAL_NAMESPACE ?? 'default')
+    .option('--workflow-bundle <file>', 'a prebuilt workflow bundle (skips bundling at start)', process.env.TOOLPLANE_WORKFLOW_BUNDLE)
     .parse(argv);
-  const o = program.opts<{ manifest: string; tools: string[]; taskQueue: string; address: string; namespace: string }>();
+  const o = program.opts<{ manifest: string; tools: string[]; taskQueue: string; address: string; namespace: string; workflowBundle?: string }>();
   const { manifest } = loadManifest(o.manifest);
   const tools = await loadToolModules(o.tools);
   const connection = await NativeConnection.connect({ address: o.address });
-  const worker = await createWorker({ connection, namespace: o.namespace, taskQueue: o.taskQueue, manifest, tools, ledgerSecret: process.env.TOOLPLANE_LEDGER_SECRET });
+  const worker = await createWorker({
+    connection,
+    namespace: o.namespace,
+    taskQueue: o.taskQueue,
+    manifest,
+    tools,
+    ledgerSecret: process.env.TOOLPLANE_LEDGER_SECRET,
+    workflowBundle: o.workflowBundle ? { codePath: o.workflowBundle } : undefined,
+    // How long a run waits on this worker's sticky queue before another worker takes it over
+    // after a crash; the SDK's default is 10s.
+    workerOptions: process.env.TOOLPLANE_STICKY_TIMEOUT ? { stickyQueueScheduleToStartTimeout: process.env.TOOLPLANE_STICKY_TIMEOUT as '1s' } : undefined,
+  });
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => worker.shutdown());
   console.error(`[worker] pid ${process.pid} polling ${o.taskQueue} on ${o.address} with ${tools.length} tools`);
   await worker.run();
   await connection.close();

@@ -1,6 +1,7 @@
 import type { Tool } from '../../../activities/tool';
 import { ToolFailedLanded } from '../../../activities/tool-errors';
 import { CUSTOMERS } from '../data';
+import { faultPoint } from '../fault';
 
 export const lookupCustomer: Tool = {
   def: () => ({
@@ -19,6 +20,7 @@ export const lookupCustomer: Tool = {
     const { email } = input as { email: string };
     const found = CUSTOMERS.find((c) => c.email === email.toLowerCase());
     if (!found) throw new ToolFailedLanded(`no customer with email ${email}`);
+    faultPoint('after_commit');
     return { ...found };
   },
 };

@@ -1,0 +1,105 @@
+// SIGKILL a real worker process at each point of a call, start another, and check the provider's store and the history.
+import { randomUUID } from 'node:crypto';
+import type { Manifest, ToolDecl } from '../../catalog/manifest';
+import { paymentsStore } from '../../examples/support-desk/payments-store';
+import { outbox } from '../../examples/support-desk/tools/mail';
+import { pendingEscalations, resolveEscalation } from '../../workflows/escalation';
+import type { ToolRunInput, ToolRunResult } from '../../workflows/tool-run';
+import { idempotencyKey } from '../../workflows/effect-key';
+import { exampleManifest, harness, testDir, type Harness } from '../support/env';
+import { historyOf, scheduledActivities } from '../support/history';
+import { spawnWorker, writeManifest, type WorkerProcess } from '../support/worker-process';
+
+/** The example manifest with timeouts short enough that a lost worker is noticed in seconds. */
+function fastManifest(change: (t: ToolDecl) => ToolDecl = (t) => t): Manifest {
+  const m = exampleManifest();
+  return { ...m, tools: m.tools.map((t) => change({ ...t, timeouts: { ...t.timeouts, start_to_close: '2s' } })) };
+}
+
+describe('killing the worker with SIGKILL', () => {
+  let h: Harness;
+  const workers: WorkerProcess[] = [];
+  beforeAll(async () => {
+    h = await harness('unused');
+  });
+  afterEach(async () => {
+    await Promise.all(workers.splice(0).map((w) => w.stop()));
+  });
+  afterAll(() => h.close());
+
+  async function scenario(opts: { manifest: Manifest; calls: ToolRunInput['calls']; killAt: string[] }) {
+    const dir = testDir('kill');
+    const manifestFile = writeManifest(dir, opts.manifest);
+    const taskQueue = `kill-${randomUUID()}`;
+    const workflowId = `kill-${randomUUID()}`;
+    const handle = await h.client.workflow.start('toolRun', {
+      taskQueue,
+      workflowId,
+      args: [{ manifest: opts.manifest, grants: opts.manifest.tools.map((t) => t.id), principal: 'agent:test', calls: opts.calls }],
+    });
+    for (const point of opts.killAt) {
+      const w = spawnWorker({ manifestFile, taskQueue, storeDir: dir, killAt: point });
+      workers.push(w);
+      const ended = await w.exited;
+      expect({ point, signal: ended.signal, said: w.output().includes(`SIGKILL at ${point}`) }).toEqual({ point, signal: 'SIGKILL', said: true });
+    }
+    workers.push(spawnWorker({ manifestFile, taskQueue, storeDir: dir }));
+    return { handle, dir, workflowId };
+  }
+
+  const refund = (memo: string) => ({ toolId: 'tool://payments/refund', args: { account_id: 'acct_alice_001', amount_cents: 2500, currency: 'EUR', memo } });
+
+  it.each([
+    ['before the tool is called', ['before_call'], 'reconciled_resent', ['performTool', 'reconcileTool', 'performTool']],
+    ['after the tool committed, before the activity completed', ['after_commit'], 'reconciled_landed', ['performTool', 'reconcileTool']],
+    ['during reconcile', ['after_commit', 'during_reconcile'], 'reconciled_landed', ['performTool', 'reconcileTool']],
+  ])('reconcile, killed %s: exactly one payment lands', async (_label, killAt, recovery, types) => {
+    const memo = `kill-${randomUUID()}`;
+    const { handle, dir, workflowId } = await scenario({ manifest: fastManifest(), calls: [refund(memo)], killAt });
+    const result: ToolRunResult = await handle.result();
+    expect(result.status).toBe('completed');
+    expect(result.journal[0]).toMatchObject({ recovery, outcome: 'ok' });
+    const landed = paymentsStore(dir).all();
+    expect(landed).toHaveLength(1);
+    expect(landed[0]).toMatchObject({ memo, idempotencyKey: idempotencyKey(workflowId, result.journal[0]!.effectKey!) });
+    expect(result.outputs[0]).toEqual({ payment_id: landed[0]!.id, status: 'refunded', duplicate: false });
+    expect(scheduledActivities(await historyOf(h.client, workflowId)).map((a) => a.type)).toEqual(types);
+  });
+
+  it('retry, read-only: the call is simply repeated on the next worker', async () => {
+    const { handle, workflowId } = await scenario({ manifest: fastManifest(), calls: [{ toolId: 'tool://crm/lookup_customer', args: { email: 'bob@example.com' } }], killAt: ['after_commit'] });
+    const result: ToolRunResult = await handle.result();
+    expect(result.outputs[0]).toMatchObject({ account_id: 'acct_bob_002' });
+    const events = await historyOf(h.client, workflowId);
+    expect(scheduledActivities(events).map((a) => a.type)).toEqual(['performTool']);
+    expect(events.find((e) => e.activityTaskStartedEventAttributes)!.activityTaskStartedEventAttributes!.attempt).toBe(2);
+  });
+
+  it('fail: the run reports InDoubt and nothing is sent twice', async () => {
+    const manifest = fastManifest((t) => (t.id === 'tool://payments/refund' ? { ...t, recovery: 'fail' } : t));
+    const memo = `kill-${randomUUID()}`;
+    const { handle, dir, workflowId } = await scenario({ manifest, calls: [refund(memo)], killAt: ['after_commit'] });
+    const result: ToolRunResult = await handle.result();
+    expect(result.status).toBe('failed');
+    expect(result.journal[0]).toMatchObject({ outcome: 'in_doubt', error: { code: 'InDoubt' } });
+    expect(paymentsStore(dir).all()).toHaveLength(1);
+    expect(scheduledActivities(await historyOf(h.client, workflowId)).map((a) => a.type)).toEqual(['performTool']);
+  });
+
+  it('escalate: the run waits for a person and resumes on the update', async () => {
+    const to = `kill-${randomUUID()}@example.com`;
+    const { handle, dir } = await scenario({ manifest: fastManifest(), calls: [{ toolId: 'tool://mail/send_email', args: { to, subject: 'Your refund', body: 'Done.' } }], killAt: ['after_commit'] });
+    let pending = await handle.query(pendingEscalations);
+    while (pending.length === 0) {
+      await new Promise((r) => setTimeout(r, 200));
+      pending = await handle.query(pendingEscalations);
+    }
+    expect(pending[0]).toMatchObject({ toolId: 'tool://mail/send_email', kind: 'in_doubt' });
+    expect(outbox(dir).all()).toHaveLength(1);
+    await handle.executeUpdate(resolveEscalation, { args: [{ effectKey: pending[0]!.effectKey, decision: 'landed', output: { status: 'sent', message_id: outbox(dir).all()[0]!.id }, by: 'oncall' }] });
+    const result: ToolRunResult = await handle.result();
+    expect(result.status).toBe('completed');
+    expect(result.journal[0]).toMatchObject({ recovery: 'escalated_landed', outcome: 'ok' });
+    expect(outbox(dir).all()).toHaveLength(1);
+  });
+});
