@@ -12,6 +12,7 @@ export interface Keyed {
 export class KeyedLog<T extends Keyed> {
   private readonly file: string;
   private readonly lock: string;
+  private readonly repeatsFile: string;
 
   constructor(
     readonly dir: string,
@@ -20,6 +21,12 @@ export class KeyedLog<T extends Keyed> {
     fs.mkdirSync(dir, { recursive: true });
     this.file = path.join(dir, `${name}.jsonl`);
     this.lock = path.join(dir, `${name}.lock`);
+    this.repeatsFile = path.join(dir, `${name}.repeats.jsonl`);
+  }
+
+  /** Calls that arrived again under a key already recorded. */
+  repeats(): number {
+    return fs.existsSync(this.repeatsFile) ? fs.readFileSync(this.repeatsFile, 'utf8').split('\n').filter(Boolean).length : 0;
   }
 
   all(): (T & { id: string; at: string })[] {
@@ -39,7 +46,11 @@ export class KeyedLog<T extends Keyed> {
   async record(value: T): Promise<{ record: T & { id: string; at: string }; duplicate: boolean }> {
     return this.locked(() => {
       const existing = this.byKey(value.idempotencyKey);
-      if (existing) return { record: existing, duplicate: true };
+      if (existing) {
+        // A provider that honours keys absorbs a resend; the chaos campaign counts them.
+        fs.appendFileSync(this.repeatsFile, JSON.stringify({ idempotencyKey: value.idempotencyKey, at: new Date().toISOString() }) + '\n');
+        return { record: existing, duplicate: true };
+      }
       const record = { ...value, id: `${this.name}_${this.all().length + 1}`, at: new Date().toISOString() };
       const fd = fs.openSync(this.file, 'a');
       try {

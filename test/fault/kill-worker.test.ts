@@ -8,7 +8,10 @@ import type { ToolRunInput, ToolRunResult } from '../../workflows/tool-run';
 import { idempotencyKey } from '../../workflows/effect-key';
 import { exampleManifest, harness, testDir, type Harness } from '../support/env';
 import { historyOf, scheduledActivities } from '../support/history';
-import { spawnWorker, writeManifest, type WorkerProcess } from '../support/worker-process';
+import { spawnWorker as spawn, writeManifest, type SpawnOptions, type WorkerProcess } from '../../scripts/worker-process';
+import { testAddress } from '../support/env';
+
+const spawnWorker = (o: Omit<SpawnOptions, 'address'>) => spawn({ ...o, address: testAddress(), workflowBundle: process.env.TOOLPLANE_TEST_BUNDLE });
 
 /** The example manifest with timeouts short enough that a lost worker is noticed in seconds. */
 function fastManifest(change: (t: ToolDecl) => ToolDecl = (t) => t): Manifest {

@@ -1,11 +1,11 @@
-// Real worker processes for the fault tests: spawned as `node --import tsx worker.ts`, killed for real.
+// Real worker processes for the fault tests and the chaos campaign: `node --import tsx worker.ts`,
+// one process, so a SIGKILL kills the worker and nothing survives it.
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Manifest } from '../../catalog/manifest';
-import { testAddress } from './env';
+import type { Manifest } from '../catalog/manifest';
 
-const root = path.resolve(__dirname, '..', '..');
+const root = path.resolve(__dirname, '..');
 
 export interface WorkerProcess {
   child: ChildProcess;
@@ -22,10 +22,23 @@ export function writeManifest(dir: string, manifest: Manifest, name = 'manifest.
   return file;
 }
 
-export function spawnWorker(opts: { manifestFile: string; taskQueue: string; storeDir: string; killAt?: string; tools?: string[]; env?: Record<string, string> }): WorkerProcess {
-  const args = ['--import', 'tsx', path.join(root, 'worker.ts'), '--manifest', opts.manifestFile, '--task-queue', opts.taskQueue, '--address', testAddress()];
+export interface SpawnOptions {
+  address: string;
+  manifestFile: string;
+  taskQueue: string;
+  storeDir: string;
+  /** A prebuilt workflow bundle, so the worker starts in about a second. */
+  workflowBundle?: string;
+  killAt?: string;
+  tools?: string[];
+  env?: Record<string, string>;
+}
+
+export function spawnWorker(opts: SpawnOptions): WorkerProcess {
+  const args = ['--import', 'tsx', path.join(root, 'worker.ts'), '--manifest', opts.manifestFile, '--task-queue', opts.taskQueue, '--address', opts.address];
   for (const t of opts.tools ?? [path.join(root, 'examples', 'support-desk', 'tools')]) args.push('--tools', t);
-  const env: NodeJS.ProcessEnv = { ...process.env, TOOLPLANE_STORE_DIR: opts.storeDir, TOOLPLANE_WORKFLOW_BUNDLE: process.env.TOOLPLANE_TEST_BUNDLE, TOOLPLANE_STICKY_TIMEOUT: '1s', ...opts.env };
+  const env: NodeJS.ProcessEnv = { ...process.env, TOOLPLANE_STORE_DIR: opts.storeDir, TOOLPLANE_STICKY_TIMEOUT: '1s', ...opts.env };
+  if (opts.workflowBundle) env.TOOLPLANE_WORKFLOW_BUNDLE = opts.workflowBundle;
   delete env.TOOLPLANE_KILL_AT;
   if (opts.killAt) env.TOOLPLANE_KILL_AT = opts.killAt;
   const child = spawn(process.execPath, args, { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });

@@ -1,0 +1,176 @@
+/**
+ * The chaos campaign: runs of several money-moving calls, each worker SIGKILLed at random
+ * points (a named fault point or a random moment), then counts what landed.
+ *
+ *   npm run chaos -- --runs 20 [--calls 3] [--seed 7]
+ */
+import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { bundleWorkflowCode } from '@temporalio/worker';
+import { Command } from 'commander';
+import { loadManifest } from '../catalog/manifest-file';
+import type { Manifest } from '../catalog/manifest';
+import { paymentsStore } from '../examples/support-desk/payments-store';
+import type { ToolRunResult } from '../workflows/tool-run';
+import { WORKFLOWS_PATH } from '../worker';
+import { freePort, startDevServer } from './dev-server';
+import { spawnWorker, writeManifest, type WorkerProcess } from './worker-process';
+
+export interface CampaignCounts {
+  runs: number;
+  kills: number;
+  intended: number;
+  landed: number;
+  /** Two payments for one intended call. Must be 0. */
+  duplicates: number;
+  /** An intended call with no payment after its run completed. Must be 0. */
+  lost: number;
+  /** Calls sent again under a key the provider already held (absorbed by the key). */
+  resentUnderSameKey: number;
+  recoveries: Record<string, number>;
+}
+
+const POINTS = ['before_call', 'after_commit', 'during_reconcile'] as const;
+
+/** A small deterministic generator, so a campaign can be repeated with --seed. */
+function rng(seed: number): () => number {
+  let s = seed >>> 0 || 1;
+  return () => {
+    s ^= s << 13;
+    s ^= s >>> 17;
+    s ^= s << 5;
+    return (s >>> 0) / 0x100000000;
+  };
+}
+
+export async function runCampaign(opts: {
+  address: string;
+  workflowBundle: string;
+  runs: number;
+  callsPerRun?: number;
+  seed?: number;
+  workDir?: string;
+  log?: (line: string) => void;
+}): Promise<CampaignCounts> {
+  const log = opts.log ?? (() => {});
+  const random = rng(opts.seed ?? Date.now());
+  const calls = opts.callsPerRun ?? 3;
+  const base = loadManifest(path.resolve(__dirname, '..', 'examples', 'support-desk', 'manifest.yaml')).manifest;
+  const manifest: Manifest = { ...base, tools: base.tools.map((t) => ({ ...t, timeouts: { ...t.timeouts, start_to_close: '2s' } })) };
+  const client = new Client({ connection: await Connection.connect({ address: opts.address }) });
+  const counts: CampaignCounts = { runs: 0, kills: 0, intended: 0, landed: 0, duplicates: 0, lost: 0, resentUnderSameKey: 0, recoveries: {} };
+  const workDir = opts.workDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'toolplane-chaos-'));
+
+  try {
+    for (let run = 0; run < opts.runs; run++) {
+      const dir = fs.mkdtempSync(path.join(workDir, `run-${run}-`));
+      const manifestFile = writeManifest(dir, manifest);
+      const taskQueue = `chaos-${randomUUID()}`;
+      const memos = Array.from({ length: calls }, (_, i) => `chaos-${run}-${i}-${randomUUID().slice(0, 8)}`);
+      const handle = await client.workflow.start('toolRun', {
+        taskQueue,
+        workflowId: `chaos-${randomUUID()}`,
+        args: [
+          {
+            manifest,
+            grants: manifest.tools.map((t) => t.id),
+            principal: 'agent:chaos',
+            calls: memos.map((memo, i) => ({ toolId: 'tool://payments/refund', args: { account_id: 'acct_alice_001', amount_cents: 100 + i, currency: 'EUR', memo } })),
+          },
+        ],
+      });
+      let done = false;
+      const result = handle.result().finally(() => (done = true));
+      const kills = 1 + Math.floor(random() * 3);
+      for (let k = 0; k < kills && !done; k++) {
+        const byPoint = random() < 0.5;
+        const killAt = byPoint ? POINTS[Math.floor(random() * POINTS.length)] : undefined;
+        const w: WorkerProcess = spawnWorker({ address: opts.address, manifestFile, taskQueue, storeDir: dir, workflowBundle: opts.workflowBundle, killAt });
+        if (byPoint) {
+          // The worker kills itself at the point, or the run gets past it without reaching it.
+          const ended = await Promise.race([w.exited, result.then(() => undefined, () => undefined), sleep(15_000)]);
+          if (ended && 'signal' in ended && ended.signal === 'SIGKILL') counts.kills++;
+          await w.stop();
+        } else {
+          await Promise.race([sleep(300 + random() * 3000), w.exited]);
+          if (w.child.exitCode === null && w.child.signalCode === null) {
+            w.child.kill('SIGKILL');
+            await w.exited;
+            counts.kills++;
+          }
+        }
+      }
+      const last = spawnWorker({ address: opts.address, manifestFile, taskQueue, storeDir: dir, workflowBundle: opts.workflowBundle });
+      let outcome: ToolRunResult;
+      try {
+        outcome = (await Promise.race([result, sleep(120_000).then(() => Promise.reject(new Error(`run ${handle.workflowId} did not finish in 120s`)))])) as ToolRunResult;
+      } finally {
+        await last.stop();
+      }
+      const store = paymentsStore(dir);
+      const landed = store.all();
+      counts.runs++;
+      counts.intended += memos.length;
+      for (const memo of memos) {
+        const n = landed.filter((p) => p.memo === memo).length;
+        if (n === 0) counts.lost++;
+        else counts.landed++;
+        if (n > 1) counts.duplicates += n - 1;
+      }
+      counts.resentUnderSameKey += store.repeats();
+      for (const e of outcome.journal) counts.recoveries[e.recovery] = (counts.recoveries[e.recovery] ?? 0) + 1;
+      log(`run ${run + 1}/${opts.runs}: ${outcome.status}, ${landed.length}/${memos.length} landed, kills so far ${counts.kills}`);
+    }
+  } finally {
+    await client.connection.close();
+  }
+  return counts;
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms).unref());
+}
+
+export function formatCounts(c: CampaignCounts): string {
+  const recov = Object.entries(c.recoveries)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(' ');
+  return [
+    `runs ${c.runs}, worker kills ${c.kills}`,
+    `effects intended ${c.intended}, landed ${c.landed}, duplicates ${c.duplicates}, lost ${c.lost}`,
+    `resent under the same key ${c.resentUnderSameKey}; recovery paths: ${recov}`,
+  ].join('\n');
+}
+
+async function main(): Promise<void> {
+  const o = new Command()
+    .option('--runs <n>', 'runs in the campaign', '10')
+    .option('--calls <n>', 'refunds per run', '3')
+    .option('--seed <n>', 'random seed', String(Date.now() % 100000))
+    .parse(process.argv)
+    .opts<{ runs: string; calls: string; seed: string }>();
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'toolplane-chaos-'));
+  const server = await startDevServer({ port: await freePort(), uiPort: await freePort(), dbFile: path.join(dir, 'temporal.sqlite'), log: () => {} });
+  try {
+    const { code } = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} } });
+    const bundle = path.join(dir, 'bundle.js');
+    fs.writeFileSync(bundle, code);
+    console.log(`chaos: ${o.runs} runs of ${o.calls} refunds, seed ${o.seed}`);
+    const counts = await runCampaign({ address: server.address, workflowBundle: bundle, runs: Number(o.runs), callsPerRun: Number(o.calls), seed: Number(o.seed), workDir: dir, log: console.log });
+    console.log(formatCounts(counts));
+    process.exitCode = counts.duplicates === 0 && counts.lost === 0 && counts.resentUnderSameKey === 0 ? 0 : 1;
+  } finally {
+    await server.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+if (require.main === module) {
+  main().catch((err) => {
+    console.error(err);
+    process.exit(1);
+  });
+}
