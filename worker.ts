@@ -12,6 +12,7 @@ import type { Manifest } from './catalog/manifest';
 import type { Tool } from './activities/tool';
 import { createToolActivities } from './activities/tool-activities';
 import { ToolRegistry } from './activities/tool-registry';
+import { activityTracing } from './activities/telemetry';
 
 export const DEFAULT_TASK_QUEUE = 'toolplane';
 
@@ -40,6 +41,7 @@ export async function createWorker(opts: ToolplaneWorkerOptions): Promise<Worker
     taskQueue: opts.taskQueue ?? DEFAULT_TASK_QUEUE,
     ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),
     activities: { ...createToolActivities({ registry, ledgerSecret: opts.ledgerSecret }), ...opts.activities },
+    interceptors: { activity: [activityTracing] },
     ...opts.workerOptions,
   });
 }

@@ -6,6 +6,7 @@ import type { Safety } from '../catalog/manifest';
 import type { Policy } from '../catalog/policy';
 import { idempotencyKey } from '../workflows/effect-key';
 import { ctxFromActivity } from './ctx';
+import { withToolSpan, type GenAiToolType } from './telemetry';
 import type { LedgerRef, Reconciliation, Tool } from './tool';
 import { ToolError } from './tool-errors';
 import type { ToolRegistry } from './tool-registry';
@@ -22,6 +23,10 @@ export interface PerformRequest {
   budget?: { remainingCalls?: number; remainingCostMicros?: number };
   /** Omitted when the run allows every granted tool. */
   policy?: Policy;
+  /** The model's tool-call id this execution answers (telemetry only). */
+  modelCallId?: string;
+  /** Set on a resend: which recovery path sent it again. */
+  recoveryPath?: string;
 }
 
 export interface PerformResult {
@@ -36,6 +41,8 @@ export interface ReconcileRequest {
 
 export interface ToolActivityDeps {
   registry: ToolRegistry;
+  /** How a tool is served, for `gen_ai.tool.type`; in-process tools by default. */
+  toolType?: (toolId: string) => GenAiToolType;
   /** Signs `produced_by` references; a worker without one cannot serve `requires_ledger` tools. */
   ledgerSecret?: string;
 }
@@ -84,32 +91,39 @@ export function createToolActivities(deps: ToolActivityDeps) {
       const tool = lookup(req.toolId);
       const info = Context.current().info;
       const ctx = ctxFromActivity({ ...req, idempotencyKey: keyFor(req.effectKey) });
-      try {
-        let output: unknown;
-        if (tool.callWithLedger) {
-          let producedBy: LedgerRef | undefined;
-          if (deps.ledgerSecret) {
-            const run = info.workflowExecution;
-            producedBy = signLedgerRef(deps.ledgerSecret, { workflowId: run?.workflowId ?? '', runId: run?.runId ?? '', effectKey: req.effectKey });
-          } else if (req.requiresLedger) {
-            throw ApplicationFailure.nonRetryable(`${req.toolId} requires ledger provenance and this worker has no ledger secret`, FailureType.Unavailable);
+      const span = { operation: 'execute_tool' as const, toolId: req.toolId, toolType: deps.toolType?.(req.toolId) ?? 'function', effectKey: req.effectKey, attempt: info.attempt, recoveryPath: req.recoveryPath ?? 'none', modelCallId: req.modelCallId };
+      return withToolSpan(span, async () => {
+        try {
+          let output: unknown;
+          if (tool.callWithLedger) {
+            let producedBy: LedgerRef | undefined;
+            if (deps.ledgerSecret) {
+              const run = info.workflowExecution;
+              producedBy = signLedgerRef(deps.ledgerSecret, { workflowId: run?.workflowId ?? '', runId: run?.runId ?? '', effectKey: req.effectKey });
+            } else if (req.requiresLedger) {
+              throw ApplicationFailure.nonRetryable(`${req.toolId} requires ledger provenance and this worker has no ledger secret`, FailureType.Unavailable);
+            }
+            output = await tool.callWithLedger(ctx, req.args, producedBy);
+          } else {
+            output = await tool.call(ctx, req.args);
           }
-          output = await tool.callWithLedger(ctx, req.args, producedBy);
-        } else {
-          output = await tool.call(ctx, req.args);
+          return { output: jsonRoundTrip(req.toolId, output) };
+        } catch (err) {
+          throw toFailure(err, req.safety);
         }
-        return { output: jsonRoundTrip(req.toolId, output) };
-      } catch (err) {
-        throw toFailure(err, req.safety);
-      }
+      });
     },
 
     async reconcileTool(req: ReconcileRequest): Promise<Reconciliation> {
       const tool = lookup(req.toolId);
       if (!tool.reconcile) throw ApplicationFailure.nonRetryable(`${req.toolId} cannot reconcile`, FailureType.Unavailable);
       const ctx = ctxFromActivity({ ...req, idempotencyKey: keyFor(req.effectKey) });
-      const answer = await tool.reconcile(ctx, ctx.idempotencyKey);
-      return answer.status === 'landed' ? { status: 'landed', output: jsonRoundTrip(req.toolId, answer.output) } : answer;
+      const span = { operation: 'reconcile_tool' as const, toolId: req.toolId, toolType: deps.toolType?.(req.toolId) ?? 'function', effectKey: req.effectKey, attempt: Context.current().info.attempt, recoveryPath: 'reconcile' };
+      return withToolSpan(span, async (s) => {
+        const answer = await tool.reconcile!(ctx, ctx.idempotencyKey);
+        s.setAttribute('toolplane.reconcile.answer', answer.status);
+        return answer.status === 'landed' ? { status: 'landed', output: jsonRoundTrip(req.toolId, answer.output) } : answer;
+      });
     },
   };
 }

@@ -81,6 +81,10 @@ export interface RecoveryInput {
   escalator: Escalator;
 }
 
+function requestFor(input: RecoveryInput, scheduleCount: number): PerformRequest {
+  return scheduleCount === 0 ? input.request : { ...input.request, recoveryPath: input.entry.recovery };
+}
+
 function performOptions(input: RecoveryInput, scheduleCount: number): ActivityOptions {
   const { decl, request } = input;
   return {
@@ -123,7 +127,7 @@ export async function performWithRecovery(input: RecoveryInput): Promise<unknown
     entry.attempts = ++schedules;
     let failure: Failure;
     try {
-      const result = await scheduleActivity<PerformResult>('performTool', [request], performOptions(input, schedules - 1));
+      const result = await scheduleActivity<PerformResult>('performTool', [requestFor(input, schedules - 1)], performOptions(input, schedules - 1));
       entry.outcome = 'ok';
       return result.output;
     } catch (err) {

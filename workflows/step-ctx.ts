@@ -7,6 +7,7 @@ import { ToolCall } from '../catalog/tool-call';
 import type { PerformRequest } from '../activities/tool-activities';
 import { effectKey } from './effect-key';
 import { pendingEscalations, resolveEscalation, type EscalationDecision, type PendingEscalation } from './escalation';
+import { journalQuery } from './journal-query';
 import type { JournalEntry } from './journal';
 import { performWithRecovery, type Escalator } from './recovery';
 import { StepError, StepErrorCode } from './step-error';
@@ -40,6 +41,7 @@ export class StepCtx {
   private calls = 0;
 
   constructor(private readonly scope: RunScope) {
+    setHandler(journalQuery, () => this.journal);
     setHandler(pendingEscalations, () => [...this.pending.values()].filter((p) => !p.decision).map((p) => p.info));
     setHandler(
       resolveEscalation,
@@ -116,6 +118,7 @@ export class StepCtx {
       principal: this.scope.principal,
       safety: call.decl.safety,
       ...(call.decl.requires_ledger ? { requiresLedger: true } : {}),
+      ...(options.modelCallId ? { modelCallId: options.modelCallId } : {}),
       ...(this.scope.policy.allow === '*' && !this.scope.policy.deny?.length ? {} : { policy: this.scope.policy }),
     };
     try {

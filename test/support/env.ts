@@ -2,13 +2,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
+import { NativeConnection, type Worker } from '@temporalio/worker';
 import type { Tool } from '../../activities/tool';
 import type { Manifest } from '../../catalog/manifest';
 import { loadManifest } from '../../catalog/manifest-file';
 import { createWorker } from '../../worker';
-
-let runtimeInstalled = false;
 
 export function testAddress(): string {
   const a = process.env.TOOLPLANE_TEST_ADDRESS;
@@ -36,14 +34,6 @@ export interface Harness {
 }
 
 export async function harness(taskQueue: string): Promise<Harness> {
-  if (!runtimeInstalled) {
-    try {
-      Runtime.install({ logger: new DefaultLogger('WARN') });
-    } catch {
-      // already installed by an earlier file in this jest worker
-    }
-    runtimeInstalled = true;
-  }
   const connection = await Connection.connect({ address: testAddress() });
   const native = await NativeConnection.connect({ address: testAddress() });
   const client = new Client({ connection });

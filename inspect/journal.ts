@@ -1,0 +1,130 @@
+/**
+ * The journal view: each effect of a run, derived from its Temporal history (activities,
+ * attempts, reconciles, a person's decisions) and the run's own journal (decisions, rules,
+ * refusals), which the history holds in the completion event or the `journal` query answers.
+ */
+import type { Client } from '@temporalio/client';
+import { defaultPayloadConverter } from '@temporalio/common';
+import type { temporal } from '@temporalio/proto';
+import type { PerformRequest, ReconcileRequest } from '../activities/tool-activities';
+import type { Reconciliation } from '../activities/tool';
+import type { JournalEntry } from '../workflows/journal';
+import { journalQuery } from '../workflows/journal-query';
+
+type Event = temporal.api.history.v1.IHistoryEvent;
+
+export interface EffectView {
+  position: number;
+  toolId: string;
+  effectKey?: string;
+  decision: string;
+  rule?: string;
+  reason?: string;
+  /** Attempts the server started, over every send of this effect. */
+  attempts: number;
+  sends: number;
+  reconciles: { answer?: string }[];
+  personDecisions: string[];
+  recovery: string;
+  outcome: string;
+}
+
+function decode<T>(p: temporal.api.common.v1.IPayload | null | undefined): T | undefined {
+  return p ? defaultPayloadConverter.fromPayload<T>(p) : undefined;
+}
+
+export function effectsFromHistory(events: Event[], journal: JournalEntry[] = []): EffectView[] {
+  const byKey = new Map<string, EffectView>();
+  const byScheduledId = new Map<string, { view: EffectView; kind: 'perform' | 'reconcile'; index: number }>();
+  const ordered: EffectView[] = [];
+
+  for (const e of events) {
+    const id = String(e.eventId);
+    const scheduled = e.activityTaskScheduledEventAttributes;
+    if (scheduled) {
+      const type = scheduled.activityType?.name;
+      if (type !== 'performTool' && type !== 'reconcileTool') continue;
+      const input = decode<PerformRequest & ReconcileRequest>(scheduled.input?.payloads?.[0]);
+      if (!input) continue;
+      let view = byKey.get(input.effectKey);
+      if (!view) {
+        view = { position: input.position ?? -1, toolId: input.toolId, effectKey: input.effectKey, decision: 'allowed', attempts: 0, sends: 0, reconciles: [], personDecisions: [], recovery: 'none', outcome: 'pending' };
+        byKey.set(input.effectKey, view);
+        ordered.push(view);
+      }
+      if (type === 'performTool') view.sends++;
+      else view.reconciles.push({});
+      byScheduledId.set(id, { view, kind: type === 'performTool' ? 'perform' : 'reconcile', index: view.reconciles.length - 1 });
+      continue;
+    }
+    const started = e.activityTaskStartedEventAttributes;
+    if (started) {
+      const s = byScheduledId.get(String(started.scheduledEventId));
+      if (s) s.view.attempts += started.attempt ?? 1;
+      continue;
+    }
+    const completed = e.activityTaskCompletedEventAttributes;
+    if (completed) {
+      const s = byScheduledId.get(String(completed.scheduledEventId));
+      if (!s) continue;
+      if (s.kind === 'perform') s.view.outcome = 'ok';
+      else s.view.reconciles[s.index]!.answer = decode<Reconciliation>(completed.result?.payloads?.[0])?.status;
+      continue;
+    }
+    const failed = e.activityTaskFailedEventAttributes ?? e.activityTaskTimedOutEventAttributes;
+    if (failed) {
+      const s = byScheduledId.get(String(failed.scheduledEventId));
+      if (s?.kind === 'perform') s.view.outcome = e.activityTaskTimedOutEventAttributes ? 'timed_out' : `failed: ${e.activityTaskFailedEventAttributes?.failure?.applicationFailureInfo?.type ?? 'error'}`;
+      continue;
+    }
+    const update = e.workflowExecutionUpdateAcceptedEventAttributes;
+    if (update?.acceptedRequest?.input?.name === 'resolveEscalation') {
+      const decision = decode<{ effectKey: string; decision: string; by?: string }>(update.acceptedRequest.input.args?.payloads?.[0]);
+      const view = decision && byKey.get(decision.effectKey);
+      if (view) view.personDecisions.push(`${decision.decision}${decision.by ? ` by ${decision.by}` : ''}`);
+    }
+  }
+
+  // The run's own journal adds what no activity shows: refusals, rules and the final outcome.
+  for (const j of journal) {
+    const view = j.effectKey ? byKey.get(j.effectKey) : undefined;
+    if (view) {
+      Object.assign(view, { decision: j.decision, rule: j.rule, reason: j.reason ?? j.error?.message, recovery: j.recovery, outcome: j.outcome ?? view.outcome });
+    } else {
+      ordered.push({ position: j.position, toolId: j.toolId, effectKey: j.effectKey, decision: j.decision, rule: j.rule, reason: j.reason, attempts: 0, sends: 0, reconciles: [], personDecisions: [], recovery: j.recovery, outcome: j.outcome ?? 'refused' });
+    }
+  }
+  return ordered.sort((a, b) => a.position - b.position);
+}
+
+/** The journal as the run recorded it: from the completion event, or by query while it runs. */
+export function journalFromCompletion(events: Event[]): JournalEntry[] | undefined {
+  const done = events.find((e) => e.workflowExecutionCompletedEventAttributes)?.workflowExecutionCompletedEventAttributes;
+  const result = decode<{ journal?: JournalEntry[] }>(done?.result?.payloads?.[0]);
+  return result?.journal;
+}
+
+export async function loadEffects(client: Client, workflowId: string): Promise<{ effects: EffectView[]; status: string; events: Event[] }> {
+  const handle = client.workflow.getHandle(workflowId);
+  const [history, description] = await Promise.all([handle.fetchHistory(), handle.describe()]);
+  const events = history.events ?? [];
+  let journal = journalFromCompletion(events);
+  if (!journal && description.status.name === 'RUNNING') journal = await handle.query(journalQuery).catch(() => undefined);
+  return { effects: effectsFromHistory(events, journal ?? []), status: description.status.name, events };
+}
+
+export function formatEffects(effects: EffectView[]): string[] {
+  const rows = effects.map((v) => [
+    `#${v.position}`,
+    v.toolId,
+    v.effectKey ? `${v.effectKey.slice(0, 14)}…` : '-',
+    String(v.attempts),
+    v.recovery + (v.reconciles.length ? ` [reconcile: ${v.reconciles.map((r) => r.answer ?? '?').join(', ')}]` : '') + (v.personDecisions.length ? ` [person: ${v.personDecisions.join(', ')}]` : ''),
+    v.outcome,
+    [v.decision, v.rule, v.reason].filter(Boolean).join(' · '),
+  ]);
+  const header = ['pos', 'tool', 'effect key', 'attempts', 'recovery', 'outcome', 'decision'];
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (r: string[]) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  ');
+  return [line(header), ...rows.map(line)];
+}

@@ -1,0 +1,122 @@
+/**
+ * Records the histories the replay test replays on every `npm test`: representative runs on a
+ * fresh dev server. Re-record only when a change to workflow code is meant to be incompatible
+ * (and then guard running histories with `patched()`):
+ *
+ *   npx tsx test/support/record-histories.ts
+ */
+import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils';
+import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
+import { loadManifest } from '../../catalog/manifest-file';
+import type { Manifest } from '../../catalog/manifest';
+import { createTools } from '../../examples/support-desk/tools';
+import { freePort, startDevServer } from '../../scripts/dev-server';
+import { pendingEscalations, resolveEscalation } from '../../workflows/escalation';
+import type { ToolRunInput } from '../../workflows/tool-run';
+import { createWorker } from '../../worker';
+import { SCENARIO_MANIFEST, scenarioTools } from './scenario-tools';
+
+export const HISTORIES_DIR = path.resolve(__dirname, '..', 'histories');
+
+interface Recording {
+  name: string;
+  manifest: Manifest;
+  calls: ToolRunInput['calls'];
+  grants?: string[];
+  /** Acts on the running workflow (a person's decision). */
+  during?: (client: Client, workflowId: string) => Promise<void>;
+}
+
+async function main(): Promise<void> {
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'toolplane-record-'));
+  process.env.TOOLPLANE_STORE_DIR = path.join(dir, 'stores');
+  const server = await startDevServer({ port: await freePort(), uiPort: await freePort(), dbFile: path.join(dir, 'temporal.sqlite'), log: () => {} });
+  const native = await NativeConnection.connect({ address: server.address });
+  const client = new Client({ connection: await Connection.connect({ address: server.address }) });
+  const desk = loadManifest(path.resolve(__dirname, '..', '..', 'examples', 'support-desk', 'manifest.yaml')).manifest;
+  const flaky = loadManifest(SCENARIO_MANIFEST).manifest;
+  const taskQueue = 'record';
+  const worker = await createWorker({ connection: native, taskQueue, manifest: { ...desk, servers: { ...desk.servers, ...flaky.servers }, tools: [...desk.tools, ...flaky.tools] }, tools: [...createTools(), ...scenarioTools(path.join(dir, 'flaky')).tools] });
+
+  const recordings: Recording[] = [
+    {
+      name: 'plain',
+      manifest: desk,
+      calls: [
+        { toolId: 'tool://crm/lookup_customer', args: { email: 'alice@example.com' } },
+        { toolId: 'tool://payments/refund', args: { account_id: 'acct_alice_001', amount_cents: 2500, currency: 'EUR', memo: 'duplicate charge' } },
+        { toolId: 'tool://tickets/close_ticket', args: { ticket_id: 'T-100', resolution: 'refunded' } },
+      ],
+    },
+    { name: 'retried', manifest: flaky, calls: [{ toolId: 'tool://flaky/read', args: { q: 'balance' } }] },
+    {
+      name: 'reconciled',
+      manifest: flaky,
+      calls: [
+        { toolId: 'tool://flaky/charge', args: { account: 'acct-1', cents: 500, mode: 'in_doubt_landed' } },
+        { toolId: 'tool://flaky/charge', args: { account: 'acct-2', cents: 700, mode: 'in_doubt_not_landed' } },
+        { toolId: 'tool://flaky/charge', args: { account: 'acct-3', cents: 900, mode: 'rejected_once' } },
+      ],
+    },
+    {
+      name: 'escalated',
+      manifest: flaky,
+      calls: [{ toolId: 'tool://flaky/notify', args: { to: 'ops@example.com', text: 'hello' } }],
+      during: async (c, workflowId) => {
+        const handle = c.workflow.getHandle(workflowId);
+        let pending = await handle.query(pendingEscalations);
+        while (pending.length === 0) {
+          await new Promise((r) => setTimeout(r, 100));
+          pending = await handle.query(pendingEscalations);
+        }
+        await handle.executeUpdate(resolveEscalation, { args: [{ effectKey: pending[0]!.effectKey, decision: 'retry', by: 'oncall' }] });
+      },
+    },
+    {
+      name: 'refused',
+      manifest: desk,
+      grants: ['tool://crm/lookup_customer', 'tool://tickets/read_ticket'],
+      calls: [
+        { toolId: 'tool://payments/wire_everything', args: { to: 'acct_attacker' } },
+        { toolId: 'tool://payments/refund', args: { account_id: 'acct_alice_001', amount_cents: 1, currency: 'EUR' } },
+        { toolId: 'tool://crm/lookup_customer', args: { email: 7 } },
+        { toolId: 'tool://tickets/read_ticket', args: { ticket_id: 'T-101' } },
+      ],
+    },
+    { name: 'in-doubt-failed', manifest: flaky, calls: [{ toolId: 'tool://flaky/wire', args: { account: 'acct-9', cents: 100 } }] },
+  ];
+
+  fs.mkdirSync(HISTORIES_DIR, { recursive: true });
+  await worker.runUntil(async () => {
+    for (const r of recordings) {
+      const workflowId = `history-${r.name}-${randomUUID().slice(0, 8)}`;
+      const handle = await client.workflow.start('toolRun', {
+        taskQueue,
+        workflowId,
+        args: [{ manifest: r.manifest, grants: r.grants ?? r.manifest.tools.map((t) => t.id), principal: 'agent:recorder', calls: r.calls, continueOnError: true }],
+      });
+      await r.during?.(client, workflowId);
+      await handle.result();
+      const history = await handle.fetchHistory();
+      fs.writeFileSync(path.join(HISTORIES_DIR, `${r.name}.json`), JSON.stringify(JSON.parse(historyToJSON(history)), null, 1) + '\n');
+      console.log(`recorded ${r.name}: ${history.events?.length} events`);
+    }
+  });
+  await native.close();
+  await client.connection.close();
+  await server.stop();
+  fs.rmSync(dir, { recursive: true, force: true });
+}
+
+if (require.main === module) {
+  main().catch((err) => {
+    console.error(err);
+    process.exit(1);
+  });
+}
