@@ -11,15 +11,17 @@ import type { LedgerRef, Reconciliation, Tool } from './tool';
 import { ToolError } from './tool-errors';
 import type { ToolRegistry } from './tool-registry';
 
-/** Kept small: it is written to history once per call. */
+/**
+ * Kept small: it is written to history once per call. The effect key is the activity id (a
+ * resend adds `.N`), so it is not repeated here.
+ */
 export interface PerformRequest {
   toolId: string;
   args: Record<string, unknown>;
-  effectKey: string;
-  position: number;
   principal: string;
-  safety: Safety;
   requiresLedger?: boolean;
+  /** A failure that reached the provider may be tried again (`retries_landed`). */
+  retriesLanded?: boolean;
   budget?: { remainingCalls?: number; remainingCostMicros?: number };
   /** Omitted when the run allows every granted tool. */
   policy?: Policy;
@@ -35,8 +37,12 @@ export interface PerformResult {
 
 export interface ReconcileRequest {
   toolId: string;
-  effectKey: string;
   principal: string;
+}
+
+/** `ek-…`, `ek-….1` (a resend) and `ek-….reconcile.0` all name the effect `ek-…`. */
+export function effectKeyOfActivityId(activityId: string): string {
+  return activityId.split('.')[0]!;
 }
 
 export interface ToolActivityDeps {
@@ -62,12 +68,21 @@ function jsonRoundTrip(toolId: string, output: unknown): unknown {
   }
 }
 
-function toFailure(err: unknown, safety: Safety): ApplicationFailure {
+/** Whether Temporal may run this activity again after this failure (only `retry` tools get more than one attempt). */
+function retryable(type: FailureType, req: PerformRequest): boolean {
+  if (type === FailureType.Unavailable || type === FailureType.Invalid) return false;
+  if (type === FailureType.FailedLanded) return req.retriesLanded === true;
+  return true;
+}
+
+function toFailure(err: unknown, safety: Safety, req: PerformRequest): ApplicationFailure {
   if (err instanceof ApplicationFailure) return err;
-  if (err instanceof ToolError) return ApplicationFailure.create({ type: err.type, message: err.message, details: err.details === undefined ? [] : [err.details] });
+  if (err instanceof ToolError) {
+    return ApplicationFailure.create({ type: err.type, message: err.message, details: err.details === undefined ? [] : [err.details], nonRetryable: !retryable(err.type, req) });
+  }
   // Tool code that threw something untyped may have sent the request already.
   const type = safety === 'read_only' ? FailureType.Rejected : FailureType.InDoubt;
-  return ApplicationFailure.create({ type, message: `${(err as Error)?.message ?? String(err)} (untyped error from tool code)` });
+  return ApplicationFailure.create({ type, message: `${(err as Error)?.message ?? String(err)} (untyped error from tool code)`, nonRetryable: !retryable(type, req) });
 }
 
 function unavailable(toolId: string): ApplicationFailure {
@@ -90,8 +105,9 @@ export function createToolActivities(deps: ToolActivityDeps) {
     async performTool(req: PerformRequest): Promise<PerformResult> {
       const tool = lookup(req.toolId);
       const info = Context.current().info;
-      const ctx = ctxFromActivity({ ...req, idempotencyKey: keyFor(req.effectKey) });
-      const span = { operation: 'execute_tool' as const, toolId: req.toolId, toolType: deps.toolType?.(req.toolId) ?? 'function', effectKey: req.effectKey, attempt: info.attempt, recoveryPath: req.recoveryPath ?? 'none', modelCallId: req.modelCallId };
+      const effectKey = effectKeyOfActivityId(info.activityId);
+      const ctx = ctxFromActivity({ ...req, effectKey, idempotencyKey: keyFor(effectKey) });
+      const span = { operation: 'execute_tool' as const, toolId: req.toolId, toolType: deps.toolType?.(req.toolId) ?? 'function', effectKey, attempt: info.attempt, recoveryPath: req.recoveryPath ?? 'none', modelCallId: req.modelCallId };
       return withToolSpan(span, async () => {
         try {
           let output: unknown;
@@ -99,7 +115,7 @@ export function createToolActivities(deps: ToolActivityDeps) {
             let producedBy: LedgerRef | undefined;
             if (deps.ledgerSecret) {
               const run = info.workflowExecution;
-              producedBy = signLedgerRef(deps.ledgerSecret, { workflowId: run?.workflowId ?? '', runId: run?.runId ?? '', effectKey: req.effectKey });
+              producedBy = signLedgerRef(deps.ledgerSecret, { workflowId: run?.workflowId ?? '', runId: run?.runId ?? '', effectKey });
             } else if (req.requiresLedger) {
               throw ApplicationFailure.nonRetryable(`${req.toolId} requires ledger provenance and this worker has no ledger secret`, FailureType.Unavailable);
             }
@@ -109,7 +125,7 @@ export function createToolActivities(deps: ToolActivityDeps) {
           }
           return { output: jsonRoundTrip(req.toolId, output) };
         } catch (err) {
-          throw toFailure(err, req.safety);
+          throw toFailure(err, tool.def().safety, req);
         }
       });
     },
@@ -117,8 +133,10 @@ export function createToolActivities(deps: ToolActivityDeps) {
     async reconcileTool(req: ReconcileRequest): Promise<Reconciliation> {
       const tool = lookup(req.toolId);
       if (!tool.reconcile) throw ApplicationFailure.nonRetryable(`${req.toolId} cannot reconcile`, FailureType.Unavailable);
-      const ctx = ctxFromActivity({ ...req, idempotencyKey: keyFor(req.effectKey) });
-      const span = { operation: 'reconcile_tool' as const, toolId: req.toolId, toolType: deps.toolType?.(req.toolId) ?? 'function', effectKey: req.effectKey, attempt: Context.current().info.attempt, recoveryPath: 'reconcile' };
+      const info = Context.current().info;
+      const effectKey = effectKeyOfActivityId(info.activityId);
+      const ctx = ctxFromActivity({ ...req, effectKey, idempotencyKey: keyFor(effectKey) });
+      const span = { operation: 'reconcile_tool' as const, toolId: req.toolId, toolType: deps.toolType?.(req.toolId) ?? 'function', effectKey, attempt: info.attempt, recoveryPath: 'reconcile' };
       return withToolSpan(span, async (s) => {
         const answer = await tool.reconcile!(ctx, ctx.idempotencyKey);
         s.setAttribute('toolplane.reconcile.answer', answer.status);

@@ -6,7 +6,7 @@
 import type { Client } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import type { temporal } from '@temporalio/proto';
-import type { PerformRequest, ReconcileRequest } from '../activities/tool-activities';
+import { effectKeyOfActivityId, type PerformRequest } from '../activities/tool-activities';
 import type { Reconciliation } from '../activities/tool';
 import type { JournalEntry } from '../workflows/journal';
 import { journalQuery } from '../workflows/journal-query';
@@ -44,12 +44,14 @@ export function effectsFromHistory(events: Event[], journal: JournalEntry[] = []
     if (scheduled) {
       const type = scheduled.activityType?.name;
       if (type !== 'performTool' && type !== 'reconcileTool') continue;
-      const input = decode<PerformRequest & ReconcileRequest>(scheduled.input?.payloads?.[0]);
-      if (!input) continue;
-      let view = byKey.get(input.effectKey);
+      const input = decode<Pick<PerformRequest, 'toolId'>>(scheduled.input?.payloads?.[0]);
+      if (!input || !scheduled.activityId) continue;
+      const effectKey = effectKeyOfActivityId(scheduled.activityId);
+      let view = byKey.get(effectKey);
       if (!view) {
-        view = { position: input.position ?? -1, toolId: input.toolId, effectKey: input.effectKey, decision: 'allowed', attempts: 0, sends: 0, reconciles: [], personDecisions: [], recovery: 'none', outcome: 'pending' };
-        byKey.set(input.effectKey, view);
+        // Without the run's journal, the order of first scheduling stands in for the position.
+        view = { position: ordered.length, toolId: input.toolId, effectKey, decision: 'allowed', attempts: 0, sends: 0, reconciles: [], personDecisions: [], recovery: 'none', outcome: 'pending' };
+        byKey.set(effectKey, view);
         ordered.push(view);
       }
       if (type === 'performTool') view.sends++;
@@ -89,7 +91,7 @@ export function effectsFromHistory(events: Event[], journal: JournalEntry[] = []
   for (const j of journal) {
     const view = j.effectKey ? byKey.get(j.effectKey) : undefined;
     if (view) {
-      Object.assign(view, { decision: j.decision, rule: j.rule, reason: j.reason ?? j.error?.message, recovery: j.recovery, outcome: j.outcome ?? view.outcome });
+      Object.assign(view, { position: j.position, decision: j.decision, rule: j.rule, reason: j.reason ?? j.error?.message, recovery: j.recovery, outcome: j.outcome ?? view.outcome });
     } else {
       ordered.push({ position: j.position, toolId: j.toolId, effectKey: j.effectKey, decision: j.decision, rule: j.rule, reason: j.reason, attempts: 0, sends: 0, reconciles: [], personDecisions: [], recovery: j.recovery, outcome: j.outcome ?? 'refused' });
     }

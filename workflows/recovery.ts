@@ -50,12 +50,13 @@ export function classify(err: unknown): Failure {
 export function activityRetry(decl: ToolDecl): RetryPolicy {
   const resendable = decl.recovery === 'retry';
   if (!resendable) return { maximumAttempts: 1 };
+  // Which failures are final is marked on the failure by the activity (see tool-activities.ts),
+  // which keeps this policy, written to history with every call, short.
   return {
     initialInterval: decl.retry.initial_interval,
     backoffCoefficient: decl.retry.backoff_coefficient,
     maximumInterval: decl.retry.maximum_interval,
     maximumAttempts: decl.retry.maximum_attempts,
-    nonRetryableErrorTypes: [FailureType.Unavailable, FailureType.Invalid, ...(decl.retries_landed ? [] : [FailureType.FailedLanded])],
   };
 }
 
@@ -76,6 +77,8 @@ export interface Escalator {
 export interface RecoveryInput {
   decl: ToolDecl;
   request: PerformRequest;
+  effectKey: string;
+  position: number;
   entry: JournalEntry;
   summary: string;
   escalator: Escalator;
@@ -88,7 +91,7 @@ function requestFor(input: RecoveryInput, scheduleCount: number): PerformRequest
 function performOptions(input: RecoveryInput, scheduleCount: number): ActivityOptions {
   const { decl, request } = input;
   return {
-    activityId: scheduleCount === 0 ? request.effectKey : `${request.effectKey}.${scheduleCount}`,
+    activityId: scheduleCount === 0 ? input.effectKey : `${input.effectKey}.${scheduleCount}`,
     summary: input.summary,
     startToCloseTimeout: decl.timeouts.start_to_close,
     heartbeatTimeout: decl.timeouts.heartbeat,
@@ -98,14 +101,10 @@ function performOptions(input: RecoveryInput, scheduleCount: number): ActivityOp
 
 async function reconcile(input: RecoveryInput, round: number): Promise<Reconciliation> {
   const { decl, request } = input;
-  const req: ReconcileRequest = {
-    toolId: request.toolId,
-    effectKey: request.effectKey,
-    principal: request.principal,
-  };
+  const req: ReconcileRequest = { toolId: request.toolId, principal: request.principal };
   try {
     return await scheduleActivity<Reconciliation>('reconcileTool', [req], {
-      activityId: `${request.effectKey}.reconcile.${round}`,
+      activityId: `${input.effectKey}.reconcile.${round}`,
       summary: `reconcile ${input.summary}`,
       startToCloseTimeout: decl.timeouts.start_to_close,
       retry: { maximumAttempts: 10, initialInterval: '1s', maximumInterval: '30s', nonRetryableErrorTypes: [FailureType.Unavailable] },
@@ -192,11 +191,11 @@ export async function performWithRecovery(input: RecoveryInput): Promise<unknown
 
     // escalate (declared, or reconcile that could not tell and declares an escalation).
     const deadlineMs = durationMs(decl.escalation?.deadline ?? '24h');
-    setCurrentDetails(`**Waiting for a person**: ${request.toolId} (effect ${request.effectKey.slice(0, 15)}…) is in doubt: ${unknownReason}`);
+    setCurrentDetails(`**Waiting for a person**: ${request.toolId} (effect ${input.effectKey.slice(0, 15)}…) is in doubt: ${unknownReason}`);
     const decision = await input.escalator.await({
-      effectKey: request.effectKey,
+      effectKey: input.effectKey,
       toolId: request.toolId,
-      position: request.position,
+      position: input.position,
       reason: unknownReason,
       // Date.now() in a workflow is Temporal's deterministic clock.
       deadline: Date.now() + deadlineMs,

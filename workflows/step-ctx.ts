@@ -113,16 +113,14 @@ export class StepCtx {
     const request: PerformRequest = {
       toolId,
       args: callArgs,
-      effectKey: key,
-      position,
       principal: this.scope.principal,
-      safety: call.decl.safety,
       ...(call.decl.requires_ledger ? { requiresLedger: true } : {}),
+      ...(call.decl.retries_landed ? { retriesLanded: true } : {}),
       ...(options.modelCallId ? { modelCallId: options.modelCallId } : {}),
       ...(this.scope.policy.allow === '*' && !this.scope.policy.deny?.length ? {} : { policy: this.scope.policy }),
     };
     try {
-      return await performWithRecovery({ decl: call.decl, request, entry, summary: `${toolId} · step ${position}`, escalator: this.escalator });
+      return await performWithRecovery({ decl: call.decl, request, effectKey: key, position, entry, summary: `${toolId} #${position}`, escalator: this.escalator });
     } catch (err) {
       if (StepError.is(err)) entry.error = { code: err.code, message: err.message };
       throw err;

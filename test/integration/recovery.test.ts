@@ -136,3 +136,34 @@ describe('recovery, as each tool declares it', () => {
     expect(landedFor(a2)).toHaveLength(1);
   });
 });
+
+describe('client.ts show and replay on a live run', () => {
+  it('lists each effect with its key, attempts, recovery path and outcome, and replays it', async () => {
+    const h = await harness(`show-${randomUUID()}`);
+    const s = scenarioTools(testDir('show'));
+    const worker = await h.startWorker({ manifest, tools: s.tools });
+    const workflowId = `show-${randomUUID()}`;
+    await worker.runUntil(
+      h.client.workflow.execute('toolRun', {
+        taskQueue: h.taskQueue,
+        workflowId,
+        args: [{ manifest, grants: ['tool://flaky/charge'], principal: 'agent:test', continueOnError: true, calls: [{ toolId: 'tool://flaky/wire', args: { account: 'a', cents: 1 } }, { toolId: 'tool://flaky/charge', args: { account: 'b', cents: 2, mode: 'in_doubt_landed' } }] }],
+      }),
+    );
+    const { buildProgram } = await import('../../client');
+    const lines: string[] = [];
+    process.env.TEMPORAL_ADDRESS = process.env.TOOLPLANE_TEST_ADDRESS;
+    try {
+      await buildProgram((l) => lines.push(l)).parseAsync(['node', 'client.ts', 'show', workflowId]);
+      await buildProgram((l) => lines.push(l)).parseAsync(['node', 'client.ts', 'replay', workflowId]);
+    } finally {
+      delete process.env.TEMPORAL_ADDRESS;
+      await h.close();
+    }
+    expect(lines[0]).toBe(`${workflowId}: COMPLETED`);
+    expect(lines[1]).toMatch(/^pos\s+tool\s+effect key\s+attempts\s+recovery\s+outcome\s+decision$/);
+    expect(lines[2]).toMatch(/^#0\s+tool:\/\/flaky\/wire\s+-\s+0\s+none\s+refused\s+refused · unreachable · .*ungranted/);
+    expect(lines[3]).toMatch(/^#1\s+tool:\/\/flaky\/charge\s+ek-[0-9a-f]{11}…\s+2\s+reconciled_landed \[reconcile: landed\]\s+ok\s+allowed$/);
+    expect(lines[4]).toMatch(/replayed \d+ events with the current code, no divergence/);
+  });
+});

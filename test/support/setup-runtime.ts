@@ -1,8 +1,8 @@
-// Worker logs at WARN, so the test output shows what the tests print.
+// Worker logs at ERROR: expected activity failures would bury what the tests print.
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 
 try {
-  Runtime.install({ logger: new DefaultLogger('WARN') });
+  Runtime.install({ logger: new DefaultLogger('ERROR') });
 } catch {
   // Installed already in this process.
 }
