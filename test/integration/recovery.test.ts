@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Worker } from '@temporalio/worker';
+import { buildProgram } from '../../client';
 import { loadManifest } from '../../catalog/manifest-file';
 import { pendingEscalations, resolveEscalation, type PendingEscalation } from '../../workflows/escalation';
 import type { ToolRunInput, ToolRunResult } from '../../workflows/tool-run';
@@ -150,7 +151,6 @@ describe('client.ts show and replay on a live run', () => {
         args: [{ manifest, grants: ['tool://flaky/charge'], principal: 'agent:test', continueOnError: true, calls: [{ toolId: 'tool://flaky/wire', args: { account: 'a', cents: 1 } }, { toolId: 'tool://flaky/charge', args: { account: 'b', cents: 2, mode: 'in_doubt_landed' } }] }],
       }),
     );
-    const { buildProgram } = await import('../../client');
     const lines: string[] = [];
     process.env.TEMPORAL_ADDRESS = process.env.TOOLPLANE_TEST_ADDRESS;
     try {
