@@ -13,6 +13,7 @@ import type { Tool } from './activities/tool';
 import { createToolActivities } from './activities/tool-activities';
 import { ToolRegistry } from './activities/tool-registry';
 import { activityTracing } from './activities/telemetry';
+import { createModelActivities } from './activities/model';
 
 export const DEFAULT_TASK_QUEUE = 'toolplane';
 
@@ -40,7 +41,7 @@ export async function createWorker(opts: ToolplaneWorkerOptions): Promise<Worker
     namespace: opts.namespace ?? 'default',
     taskQueue: opts.taskQueue ?? DEFAULT_TASK_QUEUE,
     ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),
-    activities: { ...createToolActivities({ registry, ledgerSecret: opts.ledgerSecret }), ...opts.activities },
+    activities: { ...createToolActivities({ registry, ledgerSecret: opts.ledgerSecret }), ...createModelActivities(), ...opts.activities },
     interceptors: { activity: [activityTracing] },
     ...opts.workerOptions,
   });

@@ -1,12 +1,13 @@
 // Workflow-safe: the one door through which workflow code reaches a tool.
-import { condition, setHandler } from '@temporalio/workflow';
+import { condition, setCurrentDetails, setHandler } from '@temporalio/workflow';
+import { durationMs } from '../catalog/manifest';
 import { CatalogError } from '../catalog/errors';
 import type { Policy } from '../catalog/policy';
 import type { OfferedTool, ToolCatalog } from '../catalog/tool-catalog';
 import { ToolCall } from '../catalog/tool-call';
 import type { PerformRequest } from '../activities/tool-activities';
 import { effectKey } from './effect-key';
-import { pendingEscalations, resolveEscalation, type EscalationDecision, type PendingEscalation } from './escalation';
+import { DECISIONS, pendingEscalations, resolveEscalation, type EscalationDecision, type PendingEscalation } from './escalation';
 import { journalQuery } from './journal-query';
 import type { JournalEntry } from './journal';
 import { performWithRecovery, type Escalator } from './recovery';
@@ -24,7 +25,10 @@ export interface RunScope {
  * the call; returning `args` replaces them (a declared redaction).
  */
 export type Gate = (call: ToolCall) => GateVerdict | Promise<GateVerdict>;
-export type GateVerdict = { allow: true; args?: Record<string, unknown>; rule?: string; decision?: 'allowed' | 'approved' } | { allow: false; rule: string; reason: string };
+export type GateVerdict =
+  | { allow: true; args?: Record<string, unknown>; rule?: string; reason?: string; askPerson?: boolean; deadline?: string | number }
+  /** `askPerson`: the tool declares that a person may overrule this refusal. */
+  | { allow: false; rule: string; reason: string; askPerson?: boolean; deadline?: string | number };
 
 export interface CallOptions {
   /** The model's tool call this execution answers; telemetry only, never in the effect key. */
@@ -53,7 +57,9 @@ export class StepCtx {
         validator: (decision) => {
           const p = this.pending.get(decision.effectKey);
           if (!p || p.decision) throw new Error(`no call is waiting for a decision under effect key ${decision.effectKey}`);
-          if (!['retry', 'landed', 'abort'].includes(decision.decision)) throw new Error(`unknown decision "${String(decision.decision)}"`);
+          if (!DECISIONS[p.info.kind].includes(decision.decision)) {
+            throw new Error(`"${String(decision.decision)}" does not answer a ${p.info.kind} question; expected ${DECISIONS[p.info.kind].join(', ')}`);
+          }
         },
       },
     );
@@ -79,7 +85,7 @@ export class StepCtx {
     const entry: JournalEntry = { position, toolId, decision: 'allowed', attempts: 0, recovery: 'none', modelCallId: options.modelCallId };
     this.journal.push(entry);
     const refuse = (code: StepErrorCode, rule: string, reason: string): never => {
-      entry.decision = 'refused';
+      if (entry.decision !== 'denied') entry.decision = 'refused';
       entry.rule = rule;
       entry.reason = reason;
       entry.outcome = 'refused';
@@ -101,10 +107,30 @@ export class StepCtx {
     let callArgs = call.args;
     if (options.gate) {
       const verdict = await options.gate(call);
-      if (!verdict.allow) return refuse(StepErrorCode.Refused, verdict.rule, verdict.reason);
-      if (verdict.args) callArgs = verdict.args;
-      if (verdict.decision) entry.decision = verdict.decision;
+      if (verdict.allow && verdict.args) callArgs = verdict.args;
       if (verdict.rule) entry.rule = verdict.rule;
+      if (verdict.reason) entry.reason = verdict.reason;
+      if (verdict.askPerson) {
+        const question = verdict.allow ? `${toolId} needs a person's approval` : `${toolId} was refused (${verdict.rule}: ${verdict.reason}); a person may approve it`;
+        setCurrentDetails(`**Waiting for approval**: ${question}`);
+        const answer = await this.escalator.await({
+          effectKey: effectKey({ tool: toolId, args: callArgs }, position),
+          toolId,
+          position,
+          reason: question,
+          deadline: Date.now() + durationMs(verdict.deadline ?? call.decl.escalation?.deadline ?? '24h'),
+          kind: 'approval',
+        });
+        setCurrentDetails('');
+        if (answer?.decision !== 'approve') {
+          entry.decision = 'denied';
+          const why = answer ? `denied by ${answer.by ?? 'a person'}${answer.decision === 'deny' && answer.reason ? `: ${answer.reason}` : ''}` : 'nobody approved it in time';
+          return refuse(StepErrorCode.Refused, verdict.rule ?? 'approval', `${question}; ${why}`);
+        }
+        entry.decision = 'approved';
+      } else if (!verdict.allow) {
+        return refuse(StepErrorCode.Refused, verdict.rule, verdict.reason);
+      }
     }
 
     const key = effectKey({ tool: toolId, args: callArgs }, position);

@@ -1,0 +1,32 @@
+// Running agent runs with a scripted model, the way the CLI does.
+import fs from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import type { ScriptTurn } from '../../activities/model/types';
+import { manifestDigest } from '../../catalog/digest';
+import type { Manifest } from '../../catalog/manifest';
+import type { AgentRunInput, AgentRunResult } from '../../workflows/agent-run';
+import type { Harness } from './env';
+
+export interface Script {
+  prompt: string;
+  turns: ScriptTurn[];
+}
+
+export function loadScript(file: string): Script {
+  return JSON.parse(fs.readFileSync(file, 'utf8'));
+}
+
+export async function runAgent(h: Harness, manifest: Manifest, script: Script, extra: Partial<AgentRunInput> = {}): Promise<{ result: AgentRunResult; workflowId: string }> {
+  const workflowId = `agent-${randomUUID()}`;
+  const input: AgentRunInput = {
+    prompt: script.prompt,
+    principal: 'agent:test',
+    grants: manifest.tools.map((t) => t.id),
+    manifest,
+    manifestDigest: manifestDigest(manifest),
+    model: { provider: 'scripted', script: script.turns },
+    ...extra,
+  };
+  const result: AgentRunResult = await h.client.workflow.execute('agentRun', { taskQueue: h.taskQueue, workflowId, args: [input] });
+  return { result, workflowId };
+}

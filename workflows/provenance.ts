@@ -1,0 +1,124 @@
+// Workflow-safe: where every value in a run came from. Values are matched by equality after
+// normalisation, so a model that retypes a value does not shed its origin.
+import { sensitivityRank, type Sensitivity } from '../catalog/manifest';
+
+export const USER_PROMPT = 'user://prompt';
+
+/** One source having produced a value in this run. */
+export interface Production {
+  source: string;
+  /** Only the user's own words are trusted; every tool result is outside-world data. */
+  trusted: boolean;
+  /** The call that produced it had only trusted arguments (it was not steered by untrusted input). */
+  callTrusted: boolean;
+  sensitivity: Sensitivity;
+}
+
+export interface Label {
+  sources: string[];
+  trusted: boolean;
+  sensitivity: Sensitivity;
+  /** No source produced this exact value: the model wrote it, so it carries its whole context. */
+  synthesized: boolean;
+}
+
+export function normalize(value: string | number): string {
+  return String(value).normalize('NFKC').toLowerCase().replace(/\s+/g, '');
+}
+
+const TOKEN_SPLIT = /[\s,;!?()[\]{}<>"'`|*]+/;
+
+/** The values a piece of text offers: the whole text, its words, and amounts also in minor units. */
+export function tokens(text: string): string[] {
+  const out = new Set<string>([text]);
+  for (let t of text.split(TOKEN_SPLIT)) {
+    t = t.replace(/^[.:]+|[.:]+$/g, '');
+    if (!t) continue;
+    out.add(t);
+    const amount = /^(\d+)(?:[.,](\d{1,2}))?$/.exec(t);
+    if (amount) {
+      const minor = Number(amount[1]) * 100 + Number((amount[2] ?? '0').padEnd(2, '0'));
+      out.add(String(minor));
+      out.add(String(Number(amount[1])));
+    }
+  }
+  return [...out];
+}
+
+export interface Leaf {
+  pointer: string;
+  value: string | number | boolean | null;
+}
+
+export function leaves(value: unknown, pointer = ''): Leaf[] {
+  if (value === null || typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') return [{ pointer, value }];
+  if (Array.isArray(value)) return value.flatMap((v, i) => leaves(v, `${pointer}/${i}`));
+  if (typeof value === 'object') {
+    return Object.entries(value as Record<string, unknown>).flatMap(([k, v]) => leaves(v, `${pointer}/${k.replace(/~/g, '~0').replace(/\//g, '~1')}`));
+  }
+  return [];
+}
+
+function maxSensitivity(xs: Sensitivity[], floor: Sensitivity = 'public'): Sensitivity {
+  return xs.reduce((a, b) => (sensitivityRank(b) > sensitivityRank(a) ? b : a), floor);
+}
+
+function minSensitivity(xs: Sensitivity[]): Sensitivity {
+  return xs.reduce((a, b) => (sensitivityRank(b) < sensitivityRank(a) ? b : a));
+}
+
+export class Provenance {
+  private readonly index = new Map<string, Production[]>();
+  private readonly context: Production[] = [];
+
+  /** Records what a source put into the model's context. */
+  produce(value: unknown, p: Production): void {
+    this.context.push(p);
+    const seen = new Set<string>();
+    for (const leaf of leaves(value)) {
+      if (leaf.value === null || typeof leaf.value === 'boolean') continue;
+      const values = typeof leaf.value === 'string' ? tokens(leaf.value) : [String(leaf.value)];
+      for (const v of values) {
+        const key = normalize(v);
+        if (!key || seen.has(key)) continue;
+        seen.add(key);
+        const list = this.index.get(key) ?? [];
+        list.push(p);
+        this.index.set(key, list);
+      }
+    }
+  }
+
+  productionsOf(value: string | number): Production[] {
+    return this.index.get(normalize(value)) ?? [];
+  }
+
+  /** What the model writes carries the labels of everything it has read. */
+  contextLabel(): Label {
+    return {
+      sources: [...new Set(this.context.map((p) => p.source))].sort(),
+      trusted: this.context.every((p) => p.trusted),
+      sensitivity: maxSensitivity(this.context.map((p) => p.sensitivity)),
+      synthesized: true,
+    };
+  }
+
+  labelOf(value: Leaf['value']): Label {
+    if (value === null || typeof value === 'boolean') return this.contextLabel();
+    const prods = this.productionsOf(value);
+    if (prods.length === 0) return this.contextLabel();
+    const trusted = prods.filter((p) => p.trusted);
+    return {
+      sources: [...new Set(prods.map((p) => p.source))].sort(),
+      // A value the user wrote is the user's intent, whoever else also wrote it.
+      trusted: trusted.length > 0,
+      sensitivity: trusted.length > 0 ? minSensitivity(trusted.map((p) => p.sensitivity)) : maxSensitivity(prods.map((p) => p.sensitivity)),
+      synthesized: false,
+    };
+  }
+
+  /** A call is trusted when every argument it carries is. */
+  callTrusted(args: unknown): boolean {
+    return leaves(args).every((l) => this.labelOf(l.value).trusted);
+  }
+}
