@@ -1,21 +1,25 @@
 /**
  * `npm start`: the main job. Connects to TEMPORAL_ADDRESS or starts a dev server, starts a worker
- * with the support-desk tools, runs the example and prints the result and its Web UI link.
- * On a terminal it keeps the server up for the Web UI until Ctrl-C; with --once or CI it exits.
+ * with the support-desk tools, and runs the scripted support-desk agent twice: a refund that goes
+ * through, and a ticket carrying an injected instruction that the plane refuses. Prints each
+ * effect and the Web UI link. On a terminal it keeps the server up for the Web UI until Ctrl-C;
+ * with --once, under CI or when output is not a terminal, it exits.
  */
-import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { loadManifest } from '../catalog/manifest-file';
-import { manifestDigest } from '../catalog/digest';
+import { agentRunInput, startAgentRun } from '../client';
 import { createTools } from '../examples/support-desk/tools';
-import { createWorker, DEFAULT_TASK_QUEUE } from '../worker';
+import { follow } from '../inspect/follow';
+import type { AgentRunResult } from '../workflows/agent-run';
+import { createWorker } from '../worker';
 import { connectOrStart, runUrl } from './dev-server';
-import { MANIFEST_DIGEST, PRINCIPAL } from '../workflows/search-attributes';
+
+const desk = path.resolve(__dirname, '..', 'examples', 'support-desk');
 
 async function main(): Promise<void> {
-  Runtime.install({ logger: new DefaultLogger((process.env.TOOLPLANE_LOG_LEVEL as 'WARN' | undefined) ?? 'WARN') });
+  Runtime.install({ logger: new DefaultLogger((process.env.TOOLPLANE_LOG_LEVEL as 'ERROR' | undefined) ?? 'ERROR') });
   const once = process.argv.includes('--once') || !!process.env.CI || !process.stdout.isTTY;
   const server = await connectOrStart();
   let stopping = false;
@@ -28,49 +32,29 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => void stop(130));
   process.on('SIGTERM', () => void stop(143));
 
-  const { manifest } = loadManifest(path.resolve(__dirname, '..', 'examples', 'support-desk', 'manifest.yaml'));
+  const { manifest } = loadManifest(path.join(desk, 'manifest.yaml'));
   const nativeConnection = await NativeConnection.connect({ address: server.address });
-  const worker = await createWorker({ connection: nativeConnection, namespace: server.namespace, manifest, tools: createTools() });
+  const taskQueue = `toolplane-start-${process.pid}`;
+  const worker = await createWorker({ connection: nativeConnection, namespace: server.namespace, taskQueue, manifest, tools: createTools() });
   const client = new Client({ connection: await Connection.connect({ address: server.address }), namespace: server.namespace });
 
-  const workflowId = `support-desk-${randomUUID().slice(0, 8)}`;
-  const principal = 'agent:support-desk';
-  const grants = manifest.tools.map((t) => t.id);
-  const result = await worker.runUntil(async () => {
-    const handle = await client.workflow.start('toolRun', {
-      taskQueue: DEFAULT_TASK_QUEUE,
-      workflowId,
-      args: [
-        {
-          manifest,
-          grants,
-          principal,
-          calls: [
-            { toolId: 'tool://tickets/read_ticket', args: { ticket_id: 'T-100' } },
-            { toolId: 'tool://crm/lookup_customer', args: { email: 'alice@example.com' } },
-            { toolId: 'tool://payments/refund', args: { account_id: 'acct_alice_001', amount_cents: 2500, currency: 'EUR', memo: 'duplicate charge, order 5512' } },
-            { toolId: 'tool://tickets/close_ticket', args: { ticket_id: 'T-100', resolution: 'Refunded the duplicate charge.' } },
-          ],
-        },
-      ],
-      typedSearchAttributes: [
-        { key: PRINCIPAL, value: principal },
-        { key: MANIFEST_DIGEST, value: manifestDigest(manifest) },
-      ],
-    });
-    console.log(`run ${workflowId} started`);
-    return { runId: handle.firstExecutionRunId, value: await handle.result() };
+  let ok = true;
+  await worker.runUntil(async () => {
+    for (const script of ['refund.json', 'injected-ticket.json']) {
+      const input = agentRunInput(manifest, { manifest: '', model: `scripted:${path.join(desk, 'scripts', script)}`, principal: 'agent:support-desk', apiKeyEnv: 'OPENAI_API_KEY', maxTurns: '20', taskQueue });
+      input.grants = manifest.tools.map((t) => t.id);
+      const handle = await startAgentRun(client, input, { taskQueue, workflowId: `support-desk-${script.replace('.json', '')}-${Date.now().toString(36)}` });
+      console.log(`\n${handle.workflowId}: "${input.prompt}"`);
+      const result = await follow<AgentRunResult>(handle, (l) => console.log(l));
+      console.log(`  ${result.status}: ${result.answer ?? result.reason}`);
+      const url = runUrl(server, handle.workflowId, handle.firstExecutionRunId);
+      console.log(url ? `  Web UI: ${url}` : '  Web UI: set TEMPORAL_UI_URL to print a link to this run');
+      ok &&= result.status === 'completed';
+    }
   });
-
-  for (const e of result.value.journal) {
-    console.log(`  #${e.position} ${e.toolId}  ${e.decision}  ${e.outcome}${e.recovery !== 'none' ? ` (${e.recovery})` : ''}`);
-  }
-  console.log(`run ${workflowId} ${result.value.status}`);
-  const url = runUrl(server, workflowId, result.runId);
-  console.log(url ? `Web UI: ${url}` : 'Web UI: set TEMPORAL_UI_URL to print a link to this run');
   await nativeConnection.close();
-  if (once || !server.owned) return stop(result.value.status === 'completed' ? 0 : 1);
-  console.log('The dev server keeps running so the Web UI can show the run. Ctrl-C to stop it.');
+  if (once || !server.owned) return stop(ok ? 0 : 1);
+  console.log('\nThe dev server keeps running so the Web UI can show the runs. Ctrl-C to stop it.');
 }
 
 main().catch((err) => {
