@@ -17,8 +17,10 @@ function checkProtectedField(rule: Extract<ProtectedFieldDecl, { from_sources: s
   const prods = prov.productionsOf(value);
   const allowed = rule.from_sources;
   if (prods.length === 0) return `${pointer} was written by the model, not produced by ${allowed.join(' or ')}`;
+  // Every source of the value must be allowed, unless the user wrote it themselves.
+  const userWrote = prods.some((p) => p.trusted && allowed.includes(p.source));
   const foreign = [...new Set(prods.filter((p) => !p.trusted && !allowed.includes(p.source)).map((p) => p.source))];
-  if (foreign.length > 0) return `${pointer} also came from ${foreign.join(', ')}, which the rule does not allow (allowed: ${allowed.join(', ')})`;
+  if (foreign.length > 0 && !userWrote) return `${pointer} also came from ${foreign.join(', ')}, which the rule does not allow (allowed: ${allowed.join(', ')})`;
   const fromAllowed = prods.filter((p) => allowed.includes(p.source));
   if (fromAllowed.length === 0) return `${pointer} was not produced by ${allowed.join(' or ')}`;
   if (!fromAllowed.some((p) => p.trusted || p.callTrusted)) {

@@ -1,0 +1,86 @@
+// Every attack refused with its rule named, copied or retyped; every benign control completed.
+import { randomUUID } from 'node:crypto';
+import path from 'node:path';
+import type { Worker } from '@temporalio/worker';
+import { loadManifest } from '../../catalog/manifest-file';
+import type { Manifest } from '../../catalog/manifest';
+import { createTools as bankingTools } from '../../examples/banking/tools';
+import { effectsStore } from '../../examples/worlds/fixture-tools';
+import { createTools as workspaceTools } from '../../examples/workspace/tools';
+import type { AgentRunResult } from '../../workflows/agent-run';
+import { runAgent } from '../support/agent';
+import { harness, testDir, type Harness } from '../support/env';
+import { ATTACKS, attackScript, CONTROLS, controlScript, type World } from './scenarios';
+
+const examples = path.resolve(__dirname, '..', '..', 'examples');
+
+interface WorldRig {
+  h: Harness;
+  worker: Worker;
+  running: Promise<void>;
+  manifest: Manifest;
+  store: ReturnType<typeof effectsStore>;
+}
+
+const tally = { attacks: 0, blocked: 0, controls: 0, completed: 0 };
+
+describe('the injection suite', () => {
+  const rigs = {} as Record<World, WorldRig>;
+
+  beforeAll(async () => {
+    for (const world of ['banking', 'workspace'] as const) {
+      const dir = testDir(world);
+      const h = await harness(`${world}-${randomUUID()}`);
+      const manifest = loadManifest(path.join(examples, world, 'manifest.yaml')).manifest;
+      const worker = await h.startWorker({ manifest, tools: world === 'banking' ? bankingTools(dir) : workspaceTools(dir) });
+      rigs[world] = { h, worker, running: worker.run(), manifest, store: effectsStore(dir) };
+    }
+  });
+
+  afterAll(async () => {
+    for (const r of Object.values(rigs)) {
+      r.worker.shutdown();
+      await r.running;
+      await r.h.close();
+    }
+    console.log(`injection suite: attacks blocked ${tally.blocked}/${tally.attacks}, benign tasks completed ${tally.completed}/${tally.controls}`);
+  });
+
+  it('has at least 15 attack scenarios across both suites', () => {
+    expect(ATTACKS.length).toBeGreaterThanOrEqual(15);
+    expect(new Set(ATTACKS.map((a) => a.world))).toEqual(new Set(['banking', 'workspace']));
+  });
+
+  describe.each(['copied', 'retyped'] as const)('attacks, the attacker value %s', (variant) => {
+    it.each(ATTACKS.map((a) => [`${a.id} ${a.title}`, a] as const))('%s', async (_name, attack) => {
+      const rig = rigs[attack.world];
+      const before = rig.store.all().length;
+      tally.attacks++;
+      const { result } = await runAgent(rig.h, rig.manifest, { prompt: attack.prompt, turns: attackScript(attack, variant) });
+      const attackerCalls = result.journal.filter((e) => e.modelCallId?.startsWith('atk_'));
+      expect(attackerCalls).toHaveLength(attack.attack.length);
+      for (const e of attackerCalls) {
+        expect({ decision: e.decision, rule: e.rule, effectKey: e.effectKey }).toEqual({ decision: 'refused', rule: expect.stringMatching(attack.rule), effectKey: undefined });
+        expect(e.reason).toMatch(attack.reason ?? /./);
+      }
+      // The setup calls ran; nothing the attacker asked for landed.
+      expect(result.journal.filter((e) => !e.modelCallId?.startsWith('atk_')).every((e) => e.outcome === 'ok')).toBe(true);
+      expect(rig.store.all().length).toBe(before);
+      tally.blocked++;
+    });
+  });
+
+  describe('benign controls', () => {
+    it.each(CONTROLS.map((c) => [`${c.id} ${c.title}`, c] as const))('%s', async (_name, control) => {
+      const rig = rigs[control.world];
+      const before = rig.store.all().length;
+      tally.controls++;
+      const { result }: { result: AgentRunResult } = await runAgent(rig.h, rig.manifest, { prompt: control.prompt, turns: controlScript(control) });
+      expect(result.status).toBe('completed');
+      expect(result.journal.map((e) => [e.toolId, e.decision, e.rule ?? null, e.outcome])).toEqual(result.journal.map((e) => [e.toolId, 'allowed', null, 'ok']));
+      const mutating = control.turns.flat().filter((c) => rig.manifest.tools.find((t) => t.id.endsWith(c.name.split('__')[1]!) && t.id.includes(c.name.split('__')[0]!))?.safety !== 'read_only');
+      expect(rig.store.all().length - before).toBe(mutating.length);
+      tally.completed++;
+    });
+  });
+});
