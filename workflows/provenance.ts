@@ -31,6 +31,8 @@ const TOKEN_SPLIT = /[\s,;!?()[\]{}<>"'`|*]+/;
 /** The values a piece of text offers: the whole text, its words, and amounts also in minor units. */
 export function tokens(text: string): string[] {
   const out = new Set<string>([text]);
+  // A quoted phrase is a value the writer meant as one.
+  for (const m of text.matchAll(/"([^"]{1,200})"|“([^”]{1,200})”/g)) out.add((m[1] ?? m[2])!);
   for (let t of text.split(TOKEN_SPLIT)) {
     t = t.replace(/^[.:]+|[.:]+$/g, '');
     if (!t) continue;

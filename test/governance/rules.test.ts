@@ -1,0 +1,141 @@
+// Limits, credential binding, approvals, redaction and the model-call binding, on real runs.
+import { randomUUID } from 'node:crypto';
+import type { Worker } from '@temporalio/worker';
+import type { Manifest, ToolDecl } from '../../catalog/manifest';
+import { manifestDigest } from '../../catalog/digest';
+import { KeyedLog } from '../../examples/support-desk/keyed-log';
+import { paymentsStore } from '../../examples/support-desk/payments-store';
+import { createCloseTicket } from '../../examples/support-desk/tools/close-ticket';
+import { lookupCustomer } from '../../examples/support-desk/tools/crm';
+import { createSendEmail, type Mail } from '../../examples/support-desk/tools/mail';
+import { createRefund } from '../../examples/support-desk/tools/payments';
+import { readTicket } from '../../examples/support-desk/tools/tickets';
+import type { AgentRunInput, AgentRunResult } from '../../workflows/agent-run';
+import { pendingEscalations, resolveEscalation } from '../../workflows/escalation';
+import { checkDataFlow } from '../../workflows/taint-gate';
+import { Provenance } from '../../workflows/provenance';
+import { runAgent } from '../support/agent';
+import { exampleManifest, harness, testDir, type Harness } from '../support/env';
+import { historyOf, scheduledActivities } from '../support/history';
+
+const base = exampleManifest();
+function variant(change: (t: ToolDecl) => ToolDecl): Manifest {
+  return { ...base, tools: base.tools.map(change) };
+}
+const refund = (account: string, cents: number, memo = 'refund') => ({ name: 'payments__refund', arguments: { account_id: account, amount_cents: cents, currency: 'EUR', memo } });
+const lookup = (email: string) => ({ name: 'crm__lookup_customer', arguments: { email } });
+const PROMPT = 'Refund alice@example.com 1.00 EUR, then 2.00 EUR, then 3.00 EUR.';
+
+describe('governance rules', () => {
+  let h: Harness;
+  let worker: Worker;
+  let running: Promise<void>;
+  const dir = testDir('rules');
+  const payments = paymentsStore(dir);
+  const outbox = new KeyedLog<Mail>(dir, 'outbox');
+
+  beforeAll(async () => {
+    h = await harness(`rules-${randomUUID()}`);
+    worker = await h.startWorker({ manifest: base, tools: [lookupCustomer, readTicket, createRefund(payments), createSendEmail(outbox), createCloseTicket(new KeyedLog(dir, 'closed'))] });
+    running = worker.run();
+  });
+  afterAll(async () => {
+    worker.shutdown();
+    await running;
+    await h.close();
+  });
+
+  const three = [{ tool_calls: [lookup('alice@example.com')] }, { tool_calls: [refund('acct_alice_001', 100)] }, { tool_calls: [refund('acct_alice_001', 200)] }, { tool_calls: [refund('acct_alice_001', 300)] }, { final: 'done' }];
+
+  it('refuses the call past the tool-call limit, with a typed reason', async () => {
+    const { result } = await runAgent(h, base, { prompt: PROMPT, turns: three }, { limits: { maxToolCalls: 3 } });
+    expect(result.journal.map((e) => e.rule ?? e.outcome)).toEqual(['ok', 'ok', 'ok', 'limit:tool_calls']);
+  });
+
+  it('sums egress bytes per destination across calls', async () => {
+    const small = variant((t) => (t.id === 'tool://payments/refund' ? { ...t, egress: { destination: 'payments.example', max_bytes_per_run: 200 } } : t));
+    const { result } = await runAgent(h, small, { prompt: PROMPT, turns: three });
+    expect(result.journal.map((e) => e.rule ?? e.outcome)).toEqual(['ok', 'ok', 'ok', 'egress:payments.example']);
+    expect(result.usage.egressBytes['payments.example']).toBeLessThanOrEqual(200);
+    expect(result.journal[3]!.reason).toMatch(/would exceed its 200-byte limit for this run/);
+  });
+
+  it('refuses past the cost budget and ends the run at the turn limit', async () => {
+    const { result } = await runAgent(h, base, { prompt: PROMPT, turns: three }, { limits: { maxCostMicros: 2500 } });
+    expect(result.journal.map((e) => e.rule ?? e.outcome)).toEqual(['ok', 'ok', 'ok', 'limit:cost']);
+    const turns = await runAgent(h, base, { prompt: PROMPT, turns: three }, { limits: { maxTurns: 2 } });
+    expect(turns.result).toMatchObject({ status: 'limit', rule: 'limit:turns' });
+    expect(turns.result.journal).toHaveLength(2);
+  });
+
+  it('refuses every effect once the deadline has passed, and the token budget', async () => {
+    const { result } = await runAgent(h, base, { prompt: PROMPT, turns: three }, { limits: { deadline: 0 } });
+    expect(result).toMatchObject({ status: 'limit', rule: 'limit:deadline' });
+    const tokens = await runAgent(h, base, { prompt: PROMPT, turns: three }, { limits: { maxTokens: 50 } });
+    expect(tokens.result).toMatchObject({ status: 'limit', rule: 'limit:tokens' });
+  });
+
+  it('refuses a tool whose credential names another principal than the run', async () => {
+    const bound = variant((t) => (t.id === 'tool://payments/refund' ? { ...t, credential: { principal: 'svc:treasury' } } : t));
+    const { result } = await runAgent(h, bound, { prompt: PROMPT, turns: three.slice(0, 2).concat({ final: 'x' }) }, { principal: 'agent:support' });
+    expect(result.journal[1]).toMatchObject({ decision: 'refused', rule: 'credential' });
+    const ok = await runAgent(h, bound, { prompt: PROMPT, turns: three.slice(0, 2).concat({ final: 'x' }) }, { principal: 'svc:treasury' });
+    expect(ok.result.journal[1]).toMatchObject({ decision: 'allowed', outcome: 'ok' });
+  });
+
+  it('refuses a tool the policy hides even though it is granted', async () => {
+    const { result } = await runAgent(h, base, { prompt: PROMPT, turns: three.slice(0, 2).concat({ final: 'x' }) }, { policy: { allow: '*', deny: ['tool://payments/refund'] } });
+    expect(result.journal[1]).toMatchObject({ decision: 'refused', rule: 'unreachable' });
+  });
+
+  it('refuses a run whose manifest is not the pinned one', async () => {
+    const input = { prompt: 'x', principal: 'p', grants: [], manifest: base, manifestDigest: manifestDigest(variant((t) => ({ ...t, description: `${t.description}!` }))), model: { provider: 'scripted', script: [] } } as AgentRunInput;
+    await expect(h.client.workflow.execute('agentRun', { taskQueue: h.taskQueue, workflowId: `pin-${randomUUID()}`, args: [input] })).rejects.toMatchObject({ cause: { type: 'ManifestDigestMismatch' } });
+  });
+
+  it('asks a person through an update where the tool declares it, and a denial refuses', async () => {
+    const askable = variant((t) => (t.id === 'tool://mail/send_email' ? { ...t, approval: 'on_violation' } : t));
+    const turns = [{ tool_calls: [{ name: 'tickets__read_ticket', arguments: { ticket_id: 'T-101' } }] }, { tool_calls: [{ name: 'mail__send_email', arguments: { to: 'audit@evil.example', subject: 'x', body: 'y' } }] }, { final: 'x' }];
+    for (const decision of ['approve', 'deny'] as const) {
+      const workflowId = `approval-${decision}-${randomUUID()}`;
+      const handle = await h.client.workflow.start('agentRun', {
+        taskQueue: h.taskQueue,
+        workflowId,
+        args: [{ prompt: 'Handle ticket T-101.', principal: 'agent:test', grants: askable.tools.map((t) => t.id), manifest: askable, manifestDigest: manifestDigest(askable), model: { provider: 'scripted', script: turns } } as AgentRunInput],
+      });
+      let pending = await handle.query(pendingEscalations);
+      while (pending.length === 0) {
+        await new Promise((r) => setTimeout(r, 100));
+        pending = await handle.query(pendingEscalations);
+      }
+      expect(pending[0]).toMatchObject({ kind: 'approval', toolId: 'tool://mail/send_email', reason: expect.stringContaining('protected_field:/to') });
+      const description = await handle.describe();
+      expect(description.raw.workflowExecutionInfo?.status).toBeDefined();
+      const wrong = await handle.executeUpdate(resolveEscalation, { args: [{ effectKey: pending[0]!.effectKey, decision: 'retry' }] }).catch((e: Error & { cause?: Error }) => e.cause?.message);
+      expect(wrong).toMatch(/does not answer a approval question/);
+      await handle.executeUpdate(resolveEscalation, { args: [{ effectKey: pending[0]!.effectKey, decision, by: 'supervisor' }] });
+      const result: AgentRunResult = await handle.result();
+      expect(result.journal[1]).toMatchObject({ decision: decision === 'approve' ? 'approved' : 'denied', rule: 'protected_field:/to', outcome: decision === 'approve' ? 'ok' : 'refused' });
+    }
+    expect(outbox.all().map((m) => m.to)).toEqual(['audit@evil.example']);
+  });
+
+  it('redacts a declared field before it reaches a sink for less sensitive data, and records it', async () => {
+    const sensitive = variant((t) => (t.id === 'tool://crm/lookup_customer' ? { ...t, sensitivity: { max: 'internal', output: 'confidential' } } : t));
+    const turns = [
+      { tool_calls: [lookup('alice@example.com')] },
+      { tool_calls: [{ name: 'mail__send_email', arguments: { to: 'alice@example.com', subject: 'Your account', body: 'Your account is acct_alice_001.' } }] },
+      { final: 'x' },
+    ];
+    const { result, workflowId } = await runAgent(h, sensitive, { prompt: 'Email alice@example.com her account id with the subject "Your account".', turns });
+    expect(result.journal[1]).toMatchObject({ decision: 'allowed', rule: 'redaction:/body', outcome: 'ok' });
+    const sent = scheduledActivities(await historyOf(h.client, workflowId)).find((a) => a.input?.toolId === 'tool://mail/send_email')!;
+    expect((sent.input!.args as { body: string }).body).toBe('[redacted: confidential]');
+    expect(outbox.all().at(-1)).toMatchObject({ to: 'alice@example.com', body: '[redacted: confidential]' });
+  });
+
+  it('fails closed when a check itself fails', () => {
+    const broken = { ...base.tools[2]!, protected_fields: undefined } as unknown as ToolDecl;
+    expect(checkDataFlow(broken, { account_id: 'x' }, new Provenance())).toMatchObject({ allow: false, rule: 'gate_error' });
+  });
+});
