@@ -41,7 +41,7 @@ export async function createWorker(opts: ToolplaneWorkerOptions): Promise<Worker
     namespace: opts.namespace ?? 'default',
     taskQueue: opts.taskQueue ?? DEFAULT_TASK_QUEUE,
     ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),
-    activities: { ...createToolActivities({ registry, ledgerSecret: opts.ledgerSecret }), ...createModelActivities(), ...opts.activities },
+    activities: { ...createToolActivities({ registry, manifest: opts.manifest, ledgerSecret: opts.ledgerSecret }), ...createModelActivities(), ...opts.activities },
     interceptors: { activity: [activityTracing] },
     ...opts.workerOptions,
   });

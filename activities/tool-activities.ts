@@ -2,7 +2,8 @@
 import { createHmac } from 'node:crypto';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { FailureType } from '../catalog/failure-types';
-import type { Safety } from '../catalog/manifest';
+import type { Manifest, Safety } from '../catalog/manifest';
+import { shortDigest, toolDigest } from '../catalog/digest';
 import type { Policy } from '../catalog/policy';
 import { idempotencyKey } from '../workflows/effect-key';
 import { ctxFromActivity } from './ctx';
@@ -29,7 +30,10 @@ export interface PerformRequest {
   modelCallId?: string;
   /** Set on a resend: which recovery path sent it again. */
   recoveryPath?: string;
+  /** The run's declaration of the tool, as a short digest; a worker that declares it otherwise refuses. */
+  digest?: string;
 }
+
 
 export interface PerformResult {
   output: unknown;
@@ -47,6 +51,8 @@ export function effectKeyOfActivityId(activityId: string): string {
 
 export interface ToolActivityDeps {
   registry: ToolRegistry;
+  /** The worker's own manifest: a run pinned to another declaration of a tool is refused. */
+  manifest?: Manifest;
   /** How a tool is served, for `gen_ai.tool.type`; in-process tools by default. */
   toolType?: (toolId: string) => GenAiToolType;
   /** Signs `produced_by` references; a worker without one cannot serve `requires_ledger` tools. */
@@ -101,9 +107,15 @@ export function createToolActivities(deps: ToolActivityDeps) {
     return tool;
   };
 
+  const declared = new Map((deps.manifest?.tools ?? []).map((t) => [t.id, shortDigest(toolDigest(t))]));
+
   return {
     async performTool(req: PerformRequest): Promise<PerformResult> {
       const tool = lookup(req.toolId);
+      const ours = declared.get(req.toolId);
+      if (req.digest && ours && req.digest !== ours) {
+        throw ApplicationFailure.nonRetryable(`the run declares ${req.toolId} otherwise than this worker's manifest (digest ${req.digest}, worker ${ours}); nothing was sent`, FailureType.Unavailable);
+      }
       const info = Context.current().info;
       const effectKey = effectKeyOfActivityId(info.activityId);
       const ctx = ctxFromActivity({ ...req, effectKey, idempotencyKey: keyFor(effectKey) });

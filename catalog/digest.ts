@@ -30,3 +30,8 @@ export function manifestDigest(manifest: Manifest): string {
     tools: Object.fromEntries(manifest.tools.map((t) => [t.id, toolDigest(t)])),
   });
 }
+
+/** 64 bits of a tool digest: enough to tell declarations apart, short enough to send with every call. */
+export function shortDigest(digest: string): string {
+  return digest.replace(/^sha256:/, '').slice(0, 16);
+}

@@ -4,7 +4,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { Worker } from '@temporalio/worker';
+import { manifestDigest } from '../catalog/digest';
 import { effectsFromHistory, journalFromCompletion } from '../inspect/journal';
+import type { AgentRunInput } from '../workflows/agent-run';
 
 const dir = path.resolve(__dirname, 'histories');
 const files = fs.readdirSync(dir).filter((f) => f.endsWith('.json')).sort();
@@ -12,7 +14,7 @@ const load = (f: string) => historyFromJSON(JSON.parse(fs.readFileSync(path.join
 
 describe('replaying committed histories', () => {
   it('covers plain, retried, reconciled, escalated and refused runs', () => {
-    expect(files).toEqual(expect.arrayContaining(['plain.json', 'retried.json', 'reconciled.json', 'escalated.json', 'refused.json']));
+    expect(files).toEqual(expect.arrayContaining(['plain.json', 'retried.json', 'reconciled.json', 'escalated.json', 'refused.json', 'agent-refund.json', 'agent-injected-ticket.json', 'agent-approval.json']));
   });
 
   it.each(files)('%s replays without divergence and performs nothing', async (file) => {
@@ -28,6 +30,30 @@ describe('replaying committed histories', () => {
     input.calls.reverse();
     started.input!.payloads![0]!.data = Buffer.from(JSON.stringify(input));
     await expect(Worker.runReplayHistory({ workflowBundle: { codePath: process.env.TOOLPLANE_TEST_BUNDLE! } }, history, 'diverged')).rejects.toThrow(/[Nn]ondeterminism|DeterminismViolation/);
+  });
+
+  it('detects a governed decision that would come out differently on replay', async () => {
+    const history = load('agent-injected-ticket.json');
+    const started = history.events![0]!.workflowExecutionStartedEventAttributes!;
+    const input = JSON.parse(Buffer.from(started.input!.payloads![0]!.data!).toString()) as AgentRunInput;
+    // The same run under a manifest whose refund has no field rules and claims to be read-only:
+    // the attacker's refund would now be scheduled, which the history says it was not.
+    input.manifest.tools = input.manifest.tools.map((t) => (t.id === 'tool://payments/refund' ? { ...t, protected_fields: [], safety: 'read_only' as const } : t));
+    input.manifestDigest = manifestDigest(input.manifest);
+    started.input!.payloads![0]!.data = Buffer.from(JSON.stringify(input));
+    await expect(Worker.runReplayHistory({ workflowBundle: { codePath: process.env.TOOLPLANE_TEST_BUNDLE! } }, history, 'governed-diverged')).rejects.toThrow(/[Nn]ondeterminism|DeterminismViolation/);
+  });
+
+  it('records governed decisions in history: the refusals the model was told', () => {
+    const events = load('agent-injected-ticket.json').events!;
+    const journal = journalFromCompletion(events)!;
+    expect(journal.filter((e) => e.decision === 'refused').map((e) => e.rule)).toEqual(['protected_field:/account_id', 'protected_field:/to']);
+    const turns = events.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'modelTurn');
+    const last = JSON.parse(Buffer.from(turns.at(-1)!.activityTaskScheduledEventAttributes!.input!.payloads![0]!.data!).toString());
+    const told = last.messages.filter((m: { role: string; content: string }) => m.role === 'tool' && m.content.includes('"Refused"'));
+    expect(told.map((m: { content: string }) => JSON.parse(m.content).rule)).toEqual(['protected_field:/account_id', 'protected_field:/to']);
+    const approval = journalFromCompletion(load('agent-approval.json').events!)!;
+    expect(approval[1]).toMatchObject({ decision: 'denied', rule: 'protected_field:/to' });
   });
 
   it('yields the journal view each history implies', () => {

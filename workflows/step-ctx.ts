@@ -6,6 +6,7 @@ import type { Policy } from '../catalog/policy';
 import type { OfferedTool, ToolCatalog } from '../catalog/tool-catalog';
 import { ToolCall } from '../catalog/tool-call';
 import type { PerformRequest } from '../activities/tool-activities';
+import { shortDigest } from '../catalog/digest';
 import { effectKey } from './effect-key';
 import { DECISIONS, pendingEscalations, resolveEscalation, type EscalationDecision, type PendingEscalation } from './escalation';
 import { journalQuery } from './journal-query';
@@ -140,6 +141,7 @@ export class StepCtx {
       toolId,
       args: callArgs,
       principal: this.scope.principal,
+      digest: shortDigest(call.digest),
       ...(call.decl.requires_ledger ? { requiresLedger: true } : {}),
       ...(call.decl.retries_landed ? { retriesLanded: true } : {}),
       ...(options.modelCallId ? { modelCallId: options.modelCallId } : {}),

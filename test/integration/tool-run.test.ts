@@ -89,3 +89,27 @@ describe('a tool run on a real Temporal server', () => {
     expect(createTools().map((t) => t.def().id).sort()).toEqual(grants.slice().sort());
   });
 });
+
+describe('a run pinned to another declaration than the worker', () => {
+  it('is refused by the worker before anything is sent', async () => {
+    const h = await harness(`pinned-${randomUUID()}`);
+    const manifest = exampleManifest();
+    const dir = testDir('pinned');
+    const payments = paymentsStore(dir);
+    const worker = await h.startWorker({ manifest, tools: [lookupCustomer, readTicket, createRefund(payments), createSendEmail(new KeyedLog(dir, 'outbox')), createCloseTicket(new KeyedLog(dir, 'closed'))] });
+    const laxer = { ...manifest, tools: manifest.tools.map((t) => (t.id === 'tool://payments/refund' ? { ...t, protected_fields: [] } : t)) };
+    try {
+      const result: ToolRunResult = await worker.runUntil(
+        h.client.workflow.execute('toolRun', {
+          taskQueue: h.taskQueue,
+          workflowId: `pinned-${randomUUID()}`,
+          args: [{ manifest: laxer, grants: ['tool://payments/refund'], principal: 'agent:test', calls: [{ toolId: 'tool://payments/refund', args: { account_id: 'acct_x', amount_cents: 100, currency: 'EUR' } }] }],
+        }),
+      );
+      expect(result.journal[0]).toMatchObject({ outcome: 'failed', error: { code: 'Failed', message: expect.stringContaining("otherwise than this worker's manifest") } });
+      expect(payments.all()).toEqual([]);
+    } finally {
+      await h.close();
+    }
+  });
+});

