@@ -31,7 +31,7 @@ export function manifestDigest(manifest: Manifest): string {
   });
 }
 
-/** 64 bits of a tool digest: enough to tell declarations apart, short enough to send with every call. */
+/** 48 bits of a tool digest: enough to tell one deployment's declarations apart, short enough to send with every call. */
 export function shortDigest(digest: string): string {
-  return digest.replace(/^sha256:/, '').slice(0, 16);
+  return digest.replace(/^sha256:/, '').slice(0, 12);
 }

@@ -148,7 +148,7 @@ export class StepCtx {
       ...(this.scope.policy.allow === '*' && !this.scope.policy.deny?.length ? {} : { policy: this.scope.policy }),
     };
     try {
-      return await performWithRecovery({ decl: call.decl, request, effectKey: key, position, entry, summary: `${toolId} #${position}`, escalator: this.escalator });
+      return await performWithRecovery({ decl: call.decl, request, effectKey: key, position, entry, summary: `${toolId.replace(/^tool:\/\//, '')} #${position}`, escalator: this.escalator });
     } catch (err) {
       if (StepError.is(err)) entry.error = { code: err.code, message: err.message };
       throw err;
