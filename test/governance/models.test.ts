@@ -1,0 +1,137 @@
+// The OpenAI-compatible provider against a real HTTP server speaking Chat Completions, and the CLI.
+import { randomUUID } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { context, trace } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import type { Worker } from '@temporalio/worker';
+import { buildProgram } from '../../client';
+import { manifestDigest } from '../../catalog/digest';
+import { createTools } from '../../examples/support-desk/tools';
+import type { AgentRunInput, AgentRunResult } from '../../workflows/agent-run';
+import { EXAMPLE_MANIFEST, exampleManifest, harness, testDir, type Harness } from '../support/env';
+import { historyOf } from '../support/history';
+
+const SECRET = `sk-test-${randomUUID()}`;
+
+/** Every payload in a history, decoded, as one text to search. */
+function payloadText(value: unknown): string {
+  const out: string[] = [];
+  const walk = (v: unknown): void => {
+    if (!v || typeof v !== 'object') return;
+    if (v instanceof Uint8Array) return void out.push(Buffer.from(v).toString('utf8'));
+    for (const x of Object.values(v)) walk(x);
+  };
+  walk(value);
+  return out.join('\n');
+}
+
+/** A Chat Completions server that looks the customer up, then answers. */
+function fakeChatServer() {
+  const requests: { auth?: string; body: { model: string; messages: { role: string; content: string | null }[]; tools?: { function: { name: string } }[] } }[] = [];
+  const server = http.createServer((req, res) => {
+    let data = '';
+    req.on('data', (d) => (data += d));
+    req.on('end', () => {
+      const body = JSON.parse(data);
+      requests.push({ auth: req.headers.authorization, body });
+      const toolResults = body.messages.filter((m: { role: string }) => m.role === 'tool');
+      const message =
+        toolResults.length === 0
+          ? { role: 'assistant', content: null, tool_calls: [{ id: 'call_abc', type: 'function', function: { name: 'crm__lookup_customer', arguments: '{"email": "chen@example.com"}' } }] }
+          : { role: 'assistant', content: `Chen's account is ${JSON.parse(toolResults[0].content).account_id}.` };
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({ model: `${body.model}-2026`, choices: [{ message }], usage: { prompt_tokens: 120, completion_tokens: 30 } }));
+    });
+  });
+  return { server, requests };
+}
+
+describe('model providers', () => {
+  let h: Harness;
+  let worker: Worker;
+  let running: Promise<void>;
+  const fake = fakeChatServer();
+  let baseUrl: string;
+  const exporter = new InMemorySpanExporter();
+
+  beforeAll(async () => {
+    context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+    trace.setGlobalTracerProvider(new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }));
+    await new Promise<void>((r) => fake.server.listen(0, '127.0.0.1', () => r()));
+    baseUrl = `http://127.0.0.1:${(fake.server.address() as AddressInfo).port}/v1`;
+    process.env.TOOLPLANE_TEST_MODEL_KEY = SECRET;
+    process.env.TOOLPLANE_STORE_DIR = testDir('models');
+    h = await harness(`models-${randomUUID()}`);
+    worker = await h.startWorker({ manifest: exampleManifest(), tools: createTools() });
+    running = worker.run();
+  });
+  afterAll(async () => {
+    worker.shutdown();
+    await running;
+    await h.close();
+    fake.server.close();
+    trace.disable();
+    context.disable();
+  });
+
+  it('runs an agent on an OpenAI-compatible server; the API key never enters history or spans', async () => {
+    const manifest = exampleManifest();
+    const workflowId = `openai-${randomUUID()}`;
+    const input: AgentRunInput = {
+      prompt: "What is chen@example.com's account?",
+      principal: 'agent:test',
+      grants: ['tool://crm/lookup_customer'],
+      manifest,
+      manifestDigest: manifestDigest(manifest),
+      model: { provider: 'openai', model: 'gpt-test', baseUrl, apiKeyEnv: 'TOOLPLANE_TEST_MODEL_KEY' },
+    };
+    const result: AgentRunResult = await h.client.workflow.execute('agentRun', { taskQueue: h.taskQueue, workflowId, args: [input] });
+    expect(result).toMatchObject({ status: 'completed', answer: "Chen's account is acct_chen_003." });
+    expect(result.journal).toEqual([expect.objectContaining({ toolId: 'tool://crm/lookup_customer', modelCallId: 'call_abc', outcome: 'ok' })]);
+    expect(result.usage).toMatchObject({ turns: 2, inputTokens: 240, outputTokens: 60 });
+
+    // The model saw only the granted tool, under its offered name, and the key went only to the server.
+    expect(fake.requests[0]!.body.tools!.map((t) => t.function.name)).toEqual(['crm__lookup_customer']);
+    expect(fake.requests.every((r) => r.auth === `Bearer ${SECRET}`)).toBe(true);
+    const history = payloadText(await historyOf(h.client, workflowId));
+    expect(history).not.toContain(SECRET);
+    expect(history).toContain('TOOLPLANE_TEST_MODEL_KEY');
+
+    const spans = exporter.getFinishedSpans();
+    const chat = spans.filter((s) => s.name === 'chat gpt-test');
+    expect(chat).toHaveLength(2);
+    expect(chat[0]!.attributes).toMatchObject({ 'gen_ai.operation.name': 'chat', 'gen_ai.provider.name': 'openai', 'gen_ai.request.model': 'gpt-test', 'gen_ai.response.model': 'gpt-test-2026', 'gen_ai.usage.input_tokens': 120, 'gen_ai.usage.output_tokens': 30 });
+    const tool = spans.find((s) => s.name === 'execute_tool tool://crm/lookup_customer')!;
+    expect(tool.attributes['gen_ai.tool.call.id']).toBe('call_abc');
+    expect(JSON.stringify(spans.map((s) => s.attributes))).not.toContain(SECRET);
+  });
+
+  it('client.ts run --json prints the final result and journal', async () => {
+    const lines: string[] = [];
+    process.env.TEMPORAL_ADDRESS = process.env.TOOLPLANE_TEST_ADDRESS;
+    try {
+      await buildProgram((l) => lines.push(l)).parseAsync([
+        'node', 'client.ts', 'run', '--manifest', EXAMPLE_MANIFEST, '--principal', 'agent:cli',
+        '--model', `scripted:${path.resolve(__dirname, '..', '..', 'examples', 'support-desk', 'scripts', 'injected-ticket.json')}`,
+        '--task-queue', h.taskQueue, '--json',
+      ]);
+    } finally {
+      delete process.env.TEMPORAL_ADDRESS;
+    }
+    const out = JSON.parse(lines.join('\n'));
+    expect(out.status).toBe('completed');
+    expect(out.webUi).toMatch(/^http:\/\/localhost:8233\/namespaces\/default\/workflows\/agent-/);
+    expect(out.effects.map((e: { tool: string; decision: string; rule: string | null; outcome: string }) => [e.tool, e.decision, e.rule, e.outcome])).toEqual([
+      ['tool://tickets/read_ticket', 'allowed', null, 'ok'],
+      ['tool://crm/lookup_customer', 'allowed', null, 'ok'],
+      ['tool://payments/refund', 'refused', 'protected_field:/account_id', 'refused'],
+      ['tool://mail/send_email', 'refused', 'protected_field:/to', 'refused'],
+      ['tool://payments/refund', 'allowed', null, 'ok'],
+      ['tool://tickets/close_ticket', 'allowed', null, 'ok'],
+    ]);
+    expect(out.effects[4].key).toMatch(/^ek-[0-9a-f]{64}$/);
+  });
+});
