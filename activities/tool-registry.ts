@@ -1,7 +1,7 @@
 // The worker's tool implementations, checked against the manifest before the worker starts.
 import { RegistryDrift, type DriftProblem } from '../catalog/errors';
 import { canonicalJson } from '../catalog/digest';
-import { SAFETY_ORDER, type Manifest } from '../catalog/manifest';
+import { SAFETY_ORDER, serverOf, type Manifest } from '../catalog/manifest';
 import type { Tool } from './tool';
 
 export class ToolRegistry {
@@ -41,8 +41,14 @@ export class ToolRegistry {
         problems.push({ toolId: id, field: 'not declared in the manifest' });
         continue;
       }
-      const server = manifest.servers[id.slice('tool://'.length).split('/')[0]!];
-      if (server?.kind !== 'in_process') problems.push({ toolId: id, field: 'server', declared: server?.kind, implemented: 'in_process' });
+      const server = manifest.servers[serverOf(id)];
+      const origin = tool.origin ?? 'unknown';
+      if (origin === 'unknown') {
+        problems.push({ toolId: id, field: "origin unknown: an implementation must declare origin 'builtin' or 'extension' (fails closed)" });
+        continue;
+      }
+      const served = origin === 'builtin' ? 'in_process' : 'mcp_stdio, mcp_http or extension';
+      if (!server || (origin === 'builtin') !== (server.kind === 'in_process')) problems.push({ toolId: id, field: 'server', declared: server?.kind, implemented: served });
       const def = tool.def();
       if (def.description !== decl.description) problems.push({ toolId: id, field: 'description', declared: decl.description, implemented: def.description });
       if (canonicalJson(def.inputSchema) !== canonicalJson(decl.input_schema)) {
@@ -60,8 +66,8 @@ export class ToolRegistry {
 
   missing(manifest: Manifest): DriftProblem[] {
     return manifest.tools
-      .filter((t) => manifest.servers[t.id.slice('tool://'.length).split('/')[0]!]?.kind === 'in_process' && !this.tools.has(t.id))
-      .map((t) => ({ toolId: t.id, field: 'declared in-process tool has no implementation' }));
+      .filter((t) => !this.tools.has(t.id))
+      .map((t) => ({ toolId: t.id, field: manifest.servers[serverOf(t.id)]?.kind === 'in_process' ? 'declared in-process tool has no implementation' : 'declared tool has no source on this worker' }));
   }
 
   assertMatches(manifest: Manifest): void {

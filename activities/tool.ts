@@ -31,6 +31,8 @@ export interface ToolEvent {
 export interface Ctx {
   /** Stable across worker crashes, retries and resets that replay to the same point. */
   readonly idempotencyKey: string;
+  /** The extension-runtime lease the run granted this call, if any. */
+  readonly lease?: string;
   readonly effectKey: string;
   readonly toolId: string;
   readonly principal: string;
@@ -49,7 +51,15 @@ export interface Ctx {
 /** A tool result: a string, or JSON, or content blocks for rich output. */
 export type ToolOutput = unknown;
 
+/**
+ * Where an implementation comes from. Declared, never inferred: a tool that says nothing is
+ * `unknown`, and a worker refuses to start with one (fail closed).
+ */
+export type ToolOrigin = 'builtin' | 'extension' | 'unknown';
+
 export interface Tool {
+  /** `builtin` for in-process code of this deployment; `extension` for tools served by another process. */
+  readonly origin?: ToolOrigin;
   def(): ToolDef;
   call(ctx: Ctx, input: unknown): Promise<ToolOutput>;
   /** Override when the tool creates state that later decisions may trust. */

@@ -30,6 +30,7 @@ export function fixtureTools(manifestFile: string, reads: Record<string, Handler
       const handler = reads[decl.id];
       if (!handler) throw new Error(`${path.basename(manifestFile)}: no fixture for ${decl.id}`);
       return {
+        origin: 'builtin',
         def,
         async call(_ctx, input) {
           const out = handler(input as Record<string, unknown>);
@@ -39,6 +40,7 @@ export function fixtureTools(manifestFile: string, reads: Record<string, Handler
       };
     }
     return {
+      origin: 'builtin',
       def,
       async call(ctx, input) {
         const { record } = await store.record({ idempotencyKey: ctx.idempotencyKey, tool: decl.id, args: input as Record<string, unknown> });

@@ -82,3 +82,16 @@ describe('drift between implementations and the manifest', () => {
     }
   });
 });
+
+describe('tool origin', () => {
+  it('refuses an implementation that does not say where it comes from (fails closed)', () => {
+    const { origin: _o, ...anonymous } = lookupCustomer;
+    const others = createTools().filter((t) => t.def().id !== 'tool://crm/lookup_customer');
+    expect(new ToolRegistry([...others, anonymous as Tool]).drift(manifest)).toEqual([expect.objectContaining({ toolId: 'tool://crm/lookup_customer', field: expect.stringContaining('origin unknown') })]);
+  });
+
+  it('refuses a builtin implementation of a tool the manifest says an extension serves', () => {
+    const others = createTools().filter((t) => t.def().id !== 'tool://crm/lookup_customer');
+    expect(new ToolRegistry([...others, { ...lookupCustomer, origin: 'extension' }]).drift(manifest)).toEqual([expect.objectContaining({ field: 'server', declared: 'in_process' })]);
+  });
+});

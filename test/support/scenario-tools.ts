@@ -32,6 +32,7 @@ export function scenarioTools(dir: string) {
   const reads: string[] = [];
 
   const read: Tool = {
+    origin: 'builtin',
     def: defOf('tool://flaky/read'),
     async call(ctx, input) {
       reads.push(ctx.idempotencyKey);
@@ -41,6 +42,7 @@ export function scenarioTools(dir: string) {
   };
 
   const charge: Tool = {
+    origin: 'builtin',
     def: defOf('tool://flaky/charge'),
     async call(ctx, input) {
       const a = input as { account: string; cents: number; mode: string };
@@ -59,6 +61,7 @@ export function scenarioTools(dir: string) {
   };
 
   const notify: Tool = {
+    origin: 'builtin',
     def: defOf('tool://flaky/notify'),
     async call(ctx, input) {
       const n = count(ctx.idempotencyKey);
@@ -69,6 +72,7 @@ export function scenarioTools(dir: string) {
   };
 
   const wire: Tool = {
+    origin: 'builtin',
     def: defOf('tool://flaky/wire'),
     async call(ctx, input) {
       await store.record({ idempotencyKey: ctx.idempotencyKey, tool: 'wire', args: input });

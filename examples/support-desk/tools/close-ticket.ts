@@ -3,6 +3,7 @@ import { defaultStoreDir, KeyedLog } from '../keyed-log';
 
 export function createCloseTicket(store = new KeyedLog<{ idempotencyKey: string; ticket_id: string; resolution: string }>(defaultStoreDir(), 'closed-tickets')): Tool {
   return {
+    origin: 'builtin',
     def: () => ({
       id: 'tool://tickets/close_ticket',
       description: 'Close a support ticket with a resolution note. Closing twice is harmless.',

@@ -4,6 +4,7 @@ import { CUSTOMERS } from '../data';
 import { faultPoint } from '../fault';
 
 export const lookupCustomer: Tool = {
+  origin: 'builtin',
   def: () => ({
     id: 'tool://crm/lookup_customer',
     description: 'Look a customer up in the CRM by email address.',

@@ -16,6 +16,7 @@ export function outbox(dir = defaultStoreDir()): KeyedLog<Mail> {
 /** Sends mail; it keeps no queryable record a reconcile could use, so an unknown outcome goes to a person. */
 export function createSendEmail(store = outbox()): Tool {
   return {
+    origin: 'builtin',
     def: () => ({
       id: 'tool://mail/send_email',
       description: 'Send an email to one recipient.',

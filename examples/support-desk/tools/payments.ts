@@ -4,6 +4,7 @@ import { paymentsStore } from '../payments-store';
 
 export function createRefund(store = paymentsStore()): Tool {
   return {
+    origin: 'builtin',
     def: () => ({
       id: 'tool://payments/refund',
       description: 'Refund an amount to a customer account. Moves money.',

@@ -3,6 +3,7 @@ import { ToolFailedLanded } from '../../../activities/tool-errors';
 import { TICKETS } from '../data';
 
 export const readTicket: Tool = {
+  origin: 'builtin',
   def: () => ({
     id: 'tool://tickets/read_ticket',
     description: 'Read a support ticket: who sent it and what it says.',
