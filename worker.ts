@@ -14,6 +14,9 @@ import { createToolActivities } from './activities/tool-activities';
 import { ToolRegistry } from './activities/tool-registry';
 import { activityTracing } from './activities/telemetry';
 import { createModelActivities } from './activities/model';
+import { createExtensionTools } from './activities/extensions/deferred-extension-tool';
+import { ExtensionManager } from './activities/extensions/extension-manager';
+import { createMcpTools, verifyMcpServers } from './activities/mcp/mcp-tools';
 
 export const DEFAULT_TASK_QUEUE = 'toolplane';
 
@@ -29,13 +32,21 @@ export interface ToolplaneWorkerOptions {
   /** Extra activities beside the tool activities (model providers, test doubles). */
   activities?: Record<string, (...args: never[]) => Promise<unknown>>;
   workerOptions?: Partial<WorkerOptions>;
+  /** Starts and stops `ext:` tools' extension processes; one is made if not given. */
+  extensions?: ExtensionManager;
+  /** List every MCP server's tools at start and refuse definitions that changed (default true). */
+  verifySources?: boolean;
+  log?: (line: string) => void;
 }
 
 export const WORKFLOWS_PATH = require.resolve('./workflows');
 
 export async function createWorker(opts: ToolplaneWorkerOptions): Promise<Worker> {
-  const registry = new ToolRegistry(opts.tools);
+  const log = opts.log ?? ((l: string) => console.error(l));
+  const extensions = opts.extensions ?? new ExtensionManager(opts.manifest, log);
+  const registry = new ToolRegistry([...opts.tools, ...createMcpTools(opts.manifest, log), ...createExtensionTools(opts.manifest, extensions)]);
   registry.assertMatches(opts.manifest);
+  if (opts.verifySources !== false) await verifyMcpServers(opts.manifest, log);
   return Worker.create({
     connection: opts.connection,
     namespace: opts.namespace ?? 'default',

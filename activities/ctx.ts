@@ -6,6 +6,7 @@ import { Cancelled } from './tool-errors';
 
 export interface CtxFields {
   idempotencyKey: string;
+  lease?: string;
   effectKey: string;
   toolId: string;
   principal: string;
@@ -21,6 +22,7 @@ export function ctxFromActivity(fields: CtxFields): Ctx {
   const signal = activity.cancellationSignal;
   return {
     idempotencyKey: fields.idempotencyKey,
+    lease: fields.lease,
     effectKey: fields.effectKey,
     toolId: fields.toolId,
     principal: fields.principal,

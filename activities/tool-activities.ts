@@ -8,7 +8,7 @@ import type { Policy } from '../catalog/policy';
 import { idempotencyKey } from '../workflows/effect-key';
 import { ctxFromActivity } from './ctx';
 import { withToolSpan, type GenAiToolType } from './telemetry';
-import type { LedgerRef, Reconciliation, Tool } from './tool';
+import type { LedgerRef, Reconciliation, Tool, ToolEvent } from './tool';
 import { ToolError } from './tool-errors';
 import type { ToolRegistry } from './tool-registry';
 
@@ -32,16 +32,21 @@ export interface PerformRequest {
   recoveryPath?: string;
   /** The run's declaration of the tool, as a short digest; a worker that declares it otherwise refuses. */
   digest?: string;
+  /** The extension-runtime lease the run granted this call (extension tools only). */
+  lease?: string;
 }
 
 
 export interface PerformResult {
   output: unknown;
+  /** What the tool reported while it ran (an extension starting, ...); omitted when nothing. */
+  events?: ToolEvent[];
 }
 
 export interface ReconcileRequest {
   toolId: string;
   principal: string;
+  lease?: string;
 }
 
 /** `ek-…`, `ek-….1` (a resend) and `ek-….reconcile.0` all name the effect `ek-…`. */
@@ -108,6 +113,7 @@ export function createToolActivities(deps: ToolActivityDeps) {
   };
 
   const declared = new Map((deps.manifest?.tools ?? []).map((t) => [t.id, shortDigest(toolDigest(t))]));
+  const toolType = (toolId: string): GenAiToolType => deps.toolType?.(toolId) ?? (deps.registry.get(toolId)?.origin === 'extension' ? 'extension' : 'function');
 
   return {
     async performTool(req: PerformRequest): Promise<PerformResult> {
@@ -118,8 +124,9 @@ export function createToolActivities(deps: ToolActivityDeps) {
       }
       const info = Context.current().info;
       const effectKey = effectKeyOfActivityId(info.activityId);
-      const ctx = ctxFromActivity({ ...req, effectKey, idempotencyKey: keyFor(effectKey) });
-      const span = { operation: 'execute_tool' as const, toolId: req.toolId, toolType: deps.toolType?.(req.toolId) ?? 'function', effectKey, attempt: info.attempt, recoveryPath: req.recoveryPath ?? 'none', modelCallId: req.modelCallId };
+      const events: ToolEvent[] = [];
+      const ctx = ctxFromActivity({ ...req, effectKey, idempotencyKey: keyFor(effectKey), onEvent: (e) => events.push(e) });
+      const span = { operation: 'execute_tool' as const, toolId: req.toolId, toolType: toolType(req.toolId), effectKey, attempt: info.attempt, recoveryPath: req.recoveryPath ?? 'none', modelCallId: req.modelCallId };
       return withToolSpan(span, async () => {
         try {
           let output: unknown;
@@ -135,7 +142,7 @@ export function createToolActivities(deps: ToolActivityDeps) {
           } else {
             output = await tool.call(ctx, req.args);
           }
-          return { output: jsonRoundTrip(req.toolId, output) };
+          return { output: jsonRoundTrip(req.toolId, output), ...(events.length ? { events } : {}) };
         } catch (err) {
           throw toFailure(err, tool.def().safety, req);
         }
@@ -148,7 +155,7 @@ export function createToolActivities(deps: ToolActivityDeps) {
       const info = Context.current().info;
       const effectKey = effectKeyOfActivityId(info.activityId);
       const ctx = ctxFromActivity({ ...req, effectKey, idempotencyKey: keyFor(effectKey) });
-      const span = { operation: 'reconcile_tool' as const, toolId: req.toolId, toolType: deps.toolType?.(req.toolId) ?? 'function', effectKey, attempt: info.attempt, recoveryPath: 'reconcile' };
+      const span = { operation: 'reconcile_tool' as const, toolId: req.toolId, toolType: toolType(req.toolId), effectKey, attempt: info.attempt, recoveryPath: 'reconcile' };
       return withToolSpan(span, async (s) => {
         const answer = await tool.reconcile!(ctx, ctx.idempotencyKey);
         s.setAttribute('toolplane.reconcile.answer', answer.status);

@@ -38,6 +38,7 @@ export const ServerDecl = z.discriminatedUnion('kind', [
     command: z.string().min(1),
     args: z.array(z.string()).default([]),
     env: z.record(z.string(), z.string()).optional(),
+    cwd: z.string().optional(),
     /** A tool on the server that answers "did the call with this idempotency key land?". */
     reconcile_tool: z.string().optional(),
   }),
@@ -51,6 +52,7 @@ export const ServerDecl = z.discriminatedUnion('kind', [
     command: z.string().min(1),
     args: z.array(z.string()).default([]),
     env: z.record(z.string(), z.string()).optional(),
+    cwd: z.string().optional(),
     idle_timeout: duration.default('60s'),
     reconcile_tool: z.string().optional(),
   }),

@@ -29,4 +29,8 @@ export interface JournalEntry {
   outcome?: Outcome;
   error?: { code: string; message: string };
   modelCallId?: string;
+  /** For extension tools: the lease's lifecycle in this run. */
+  lease?: { id: string; states: LeaseState[] };
 }
+
+export type LeaseState = 'granted' | 'started' | 'committed' | 'released';

@@ -82,6 +82,7 @@ export interface RecoveryInput {
   entry: JournalEntry;
   summary: string;
   escalator: Escalator;
+  onEvents?: (events: NonNullable<PerformResult['events']>) => void;
 }
 
 function requestFor(input: RecoveryInput, scheduleCount: number): PerformRequest {
@@ -101,7 +102,7 @@ function performOptions(input: RecoveryInput, scheduleCount: number): ActivityOp
 
 async function reconcile(input: RecoveryInput, round: number): Promise<Reconciliation> {
   const { decl, request } = input;
-  const req: ReconcileRequest = { toolId: request.toolId, principal: request.principal };
+  const req: ReconcileRequest = { toolId: request.toolId, principal: request.principal, ...(request.lease ? { lease: request.lease } : {}) };
   try {
     return await scheduleActivity<Reconciliation>('reconcileTool', [req], {
       activityId: `${input.effectKey}.reconcile.${round}`,
@@ -128,6 +129,7 @@ export async function performWithRecovery(input: RecoveryInput): Promise<unknown
     try {
       const result = await scheduleActivity<PerformResult>('performTool', [requestFor(input, schedules - 1)], performOptions(input, schedules - 1));
       entry.outcome = 'ok';
+      if (result.events) input.onEvents?.(result.events);
       return result.output;
     } catch (err) {
       if (isCancellation(err)) throw err;

@@ -1,5 +1,7 @@
 // Workflow-safe: the one door through which workflow code reaches a tool.
-import { condition, setCurrentDetails, setHandler } from '@temporalio/workflow';
+import { condition, setCurrentDetails, setHandler, upsertMemo } from '@temporalio/workflow';
+import { EXTENSION_RUNTIME } from '../catalog/capabilities';
+import { serverOf } from '../catalog/manifest';
 import { durationMs } from '../catalog/manifest';
 import { CatalogError } from '../catalog/errors';
 import type { Policy } from '../catalog/policy';
@@ -19,6 +21,8 @@ export interface RunScope {
   principal: string;
   grants: readonly string[];
   policy: Policy;
+  /** Capabilities the run holds, such as the extension-runtime lease. */
+  capabilities?: readonly string[];
 }
 
 /**
@@ -37,6 +41,10 @@ export interface CallOptions {
   /** The offer the model named; a call to any other tool is refused. */
   answering?: OfferedTool;
   gate?: Gate;
+  /** A position reserved with `reserve()`, so concurrent calls keep the order the model gave. */
+  position?: number;
+  /** Performs the prepared, governed call elsewhere (a child workflow for independent tools). */
+  delegate?: (toolId: string, args: Record<string, unknown>, position: number) => Promise<unknown>;
 }
 
 export class StepCtx {
@@ -46,7 +54,7 @@ export class StepCtx {
   private calls = 0;
 
   constructor(private readonly scope: RunScope) {
-    setHandler(journalQuery, () => this.journal);
+    setHandler(journalQuery, () => this.ordered());
     setHandler(pendingEscalations, () => [...this.pending.values()].filter((p) => !p.decision).map((p) => p.info));
     setHandler(
       resolveEscalation,
@@ -70,6 +78,19 @@ export class StepCtx {
     return this.calls;
   }
 
+  /** The lease lifecycle, in the run's memo: visible in the Web UI and kept in history. */
+  private recordLeases(): void {
+    upsertMemo({ toolplaneLeases: Object.fromEntries(this.journal.filter((e) => e.lease).map((e) => [e.lease!.id, e.lease!.states.join(' → ')])) });
+  }
+
+  /** Ends every lease the run still holds. */
+  releaseLeases(): void {
+    const held = this.journal.filter((e) => e.lease && e.lease.states.at(-1) !== 'released');
+    if (held.length === 0) return;
+    for (const e of held) e.lease!.states.push('released');
+    this.recordLeases();
+  }
+
   private readonly escalator: Escalator = {
     await: async (info) => {
       const slot: { info: PendingEscalation; decision?: EscalationDecision } = { info };
@@ -80,9 +101,21 @@ export class StepCtx {
     },
   };
 
+  /** The journal in position order (concurrent calls may enter it out of order). */
+  ordered(): JournalEntry[] {
+    return [...this.journal].sort((a, b) => a.position - b.position);
+  }
+
+  /** Reserves `n` consecutive positions; returns the first. */
+  reserve(n: number): number {
+    const first = this.position;
+    this.position += n;
+    return first;
+  }
+
   /** Refuses an unreachable tool or bad arguments before any activity exists. */
   async callTool(toolId: string, args: unknown, options: CallOptions = {}): Promise<unknown> {
-    const position = this.position++;
+    const position = options.position ?? this.position++;
     const entry: JournalEntry = { position, toolId, decision: 'allowed', attempts: 0, recovery: 'none', modelCallId: options.modelCallId };
     this.journal.push(entry);
     const refuse = (code: StepErrorCode, rule: string, reason: string): never => {
@@ -134,6 +167,17 @@ export class StepCtx {
       }
     }
 
+    let lease: string | undefined;
+    if (toolId.startsWith('ext:')) {
+      // The extension starts only for a call that passed every gate, in a run that holds the lease.
+      if (!this.scope.capabilities?.includes(EXTENSION_RUNTIME)) {
+        return refuse(StepErrorCode.LeaseMissing, 'lease', `${toolId} is an extension tool and this run does not hold the ${EXTENSION_RUNTIME} capability; nothing was started`);
+      }
+      lease = `lease:${serverOf(toolId)}:${position}`;
+      entry.lease = { id: lease, states: ['granted'] };
+      this.recordLeases();
+    }
+
     const key = effectKey({ tool: toolId, args: callArgs }, position);
     entry.effectKey = key;
     this.calls++;
@@ -145,10 +189,40 @@ export class StepCtx {
       ...(call.decl.requires_ledger ? { requiresLedger: true } : {}),
       ...(call.decl.retries_landed ? { retriesLanded: true } : {}),
       ...(options.modelCallId ? { modelCallId: options.modelCallId } : {}),
+      ...(lease ? { lease } : {}),
       ...(this.scope.policy.allow === '*' && !this.scope.policy.deny?.length ? {} : { policy: this.scope.policy }),
     };
+    if (options.delegate) {
+      try {
+        entry.attempts = 1;
+        const output = await options.delegate(toolId, callArgs, position);
+        entry.outcome = 'ok';
+        return output;
+      } catch (err) {
+        entry.outcome = 'failed';
+        const message = (err as Error).message;
+        entry.error = { code: StepErrorCode.Failed, message };
+        throw new StepError(StepErrorCode.Failed, `${toolId} (delegated): ${message}`);
+      }
+    }
     try {
-      return await performWithRecovery({ decl: call.decl, request, effectKey: key, position, entry, summary: `${toolId.replace(/^tool:\/\//, '')} #${position}`, escalator: this.escalator });
+      const output = await performWithRecovery({
+        decl: call.decl,
+        request,
+        effectKey: key,
+        position,
+        entry,
+        summary: `${toolId.replace(/^tool:\/\//, '')} #${position}`,
+        escalator: this.escalator,
+        onEvents: (events) => {
+          if (entry.lease && events.some((e) => e.kind === 'extension.started')) entry.lease.states.push('started');
+        },
+      });
+      if (entry.lease) {
+        entry.lease.states.push('committed');
+        this.recordLeases();
+      }
+      return output;
     } catch (err) {
       if (StepError.is(err)) entry.error = { code: err.code, message: err.message };
       throw err;

@@ -8,6 +8,8 @@ export const StepErrorCode = {
   Failed: 'Failed',
   Aborted: 'Aborted',
   LimitExceeded: 'LimitExceeded',
+  /** An extension tool called by a run without the extension-runtime lease capability. */
+  LeaseMissing: 'LeaseMissing',
 } as const;
 export type StepErrorCode = (typeof StepErrorCode)[keyof typeof StepErrorCode];
 

@@ -15,6 +15,9 @@ export interface ToolRunInput {
   calls: { toolId: string; args: unknown }[];
   /** Stop at the first failed call (default) or go on. */
   continueOnError?: boolean;
+  capabilities?: string[];
+  /** How many delegations deep this run is (a subagent's call runs one level below its parent). */
+  delegationDepth?: number;
 }
 
 export interface ToolRunResult {
@@ -25,7 +28,7 @@ export interface ToolRunResult {
 
 export async function toolRun(input: ToolRunInput): Promise<ToolRunResult> {
   const catalog = ToolCatalog.fromManifest(input.manifest, input.grants);
-  const step = new StepCtx({ catalog, principal: input.principal, grants: input.grants, policy: ALLOW_ALL });
+  const step = new StepCtx({ catalog, principal: input.principal, grants: input.grants, policy: ALLOW_ALL, capabilities: input.capabilities });
   const outputs: unknown[] = [];
   let status: ToolRunResult['status'] = 'completed';
   const called = new Set<string>();
@@ -42,6 +45,7 @@ export async function toolRun(input: ToolRunInput): Promise<ToolRunResult> {
       if (!input.continueOnError) break;
     }
   }
+  step.releaseLeases();
   if (called.size > 0) upsertSearchAttributes([{ key: TOOLS_CALLED, value: [...called] }]);
-  return { status, outputs, journal: step.journal };
+  return { status, outputs, journal: step.ordered() };
 }
