@@ -14,6 +14,7 @@ import { createToolActivities } from './activities/tool-activities';
 import { ToolRegistry } from './activities/tool-registry';
 import { activityTracing } from './activities/telemetry';
 import { createModelActivities } from './activities/model';
+import { FileBlobStore, type BlobStore } from './activities/blob-store';
 import { createExtensionTools } from './activities/extensions/deferred-extension-tool';
 import { ExtensionManager } from './activities/extensions/extension-manager';
 import { createMcpTools, verifyMcpServers } from './activities/mcp/mcp-tools';
@@ -34,6 +35,10 @@ export interface ToolplaneWorkerOptions {
   workerOptions?: Partial<WorkerOptions>;
   /** Starts and stops `ext:` tools' extension processes; one is made if not given. */
   extensions?: ExtensionManager;
+  /** Where large outputs go (default: a folder, TOOLPLANE_BLOB_DIR or .data/blobs). */
+  blobs?: BlobStore;
+  /** Outputs above this many bytes are stored outside history (default 256 KiB). */
+  largeOutputBytes?: number;
   /** List every MCP server's tools at start and refuse definitions that changed (default true). */
   verifySources?: boolean;
   log?: (line: string) => void;
@@ -46,13 +51,16 @@ export async function createWorker(opts: ToolplaneWorkerOptions): Promise<Worker
   const extensions = opts.extensions ?? new ExtensionManager(opts.manifest, log);
   const registry = new ToolRegistry([...opts.tools, ...createMcpTools(opts.manifest, log), ...createExtensionTools(opts.manifest, extensions)]);
   registry.assertMatches(opts.manifest);
+  const blobs = opts.blobs ?? new FileBlobStore();
   if (opts.verifySources !== false) await verifyMcpServers(opts.manifest, log);
   return Worker.create({
     connection: opts.connection,
     namespace: opts.namespace ?? 'default',
     taskQueue: opts.taskQueue ?? DEFAULT_TASK_QUEUE,
     ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),
-    activities: { ...createToolActivities({ registry, manifest: opts.manifest, ledgerSecret: opts.ledgerSecret }), ...createModelActivities(), ...opts.activities },
+    activities: {
+      ...createToolActivities({ registry, manifest: opts.manifest, ledgerSecret: opts.ledgerSecret, blobs, largeOutputBytes: opts.largeOutputBytes }),
+      ...createModelActivities({ blobs }), ...opts.activities },
     interceptors: { activity: [activityTracing] },
     ...opts.workerOptions,
   });
@@ -85,7 +93,9 @@ async function main(argv: string[]): Promise<void> {
   const { manifest } = loadManifest(o.manifest);
   const tools = await loadToolModules(o.tools);
   const connection = await NativeConnection.connect({ address: o.address });
+  const extensions = new ExtensionManager(manifest, (l) => console.error(l));
   const worker = await createWorker({
+    extensions,
     connection,
     namespace: o.namespace,
     taskQueue: o.taskQueue,
@@ -99,8 +109,12 @@ async function main(argv: string[]): Promise<void> {
   });
   for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => worker.shutdown());
   console.error(`[worker] pid ${process.pid} polling ${o.taskQueue} on ${o.address} with ${tools.length} tools`);
-  await worker.run();
-  await connection.close();
+  try {
+    await worker.run();
+  } finally {
+    await extensions.stopAll();
+    await connection.close();
+  }
 }
 
 if (require.main === module) {

@@ -6,6 +6,7 @@ import type { Manifest, Safety } from '../catalog/manifest';
 import { shortDigest, toolDigest } from '../catalog/digest';
 import type { Policy } from '../catalog/policy';
 import { idempotencyKey } from '../workflows/effect-key';
+import { DEFAULT_LARGE_OUTPUT_BYTES, FileBlobStore, offload, type BlobStore } from './blob-store';
 import { ctxFromActivity } from './ctx';
 import { withToolSpan, type GenAiToolType } from './telemetry';
 import type { LedgerRef, Reconciliation, Tool, ToolEvent } from './tool';
@@ -62,6 +63,9 @@ export interface ToolActivityDeps {
   toolType?: (toolId: string) => GenAiToolType;
   /** Signs `produced_by` references; a worker without one cannot serve `requires_ledger` tools. */
   ledgerSecret?: string;
+  /** Where outputs above `largeOutputBytes` go instead of history. */
+  blobs?: BlobStore;
+  largeOutputBytes?: number;
 }
 
 export function signLedgerRef(secret: string, ref: Omit<LedgerRef, 'signature'>): LedgerRef {
@@ -112,6 +116,7 @@ export function createToolActivities(deps: ToolActivityDeps) {
     return tool;
   };
 
+  const blobs = deps.blobs ?? new FileBlobStore();
   const declared = new Map((deps.manifest?.tools ?? []).map((t) => [t.id, shortDigest(toolDigest(t))]));
   const toolType = (toolId: string): GenAiToolType => deps.toolType?.(toolId) ?? (deps.registry.get(toolId)?.origin === 'extension' ? 'extension' : 'function');
 
@@ -142,7 +147,8 @@ export function createToolActivities(deps: ToolActivityDeps) {
           } else {
             output = await tool.call(ctx, req.args);
           }
-          return { output: jsonRoundTrip(req.toolId, output), ...(events.length ? { events } : {}) };
+          const stored = await offload(jsonRoundTrip(req.toolId, output), blobs, deps.largeOutputBytes ?? DEFAULT_LARGE_OUTPUT_BYTES);
+          return { output: stored, ...(events.length ? { events } : {}) };
         } catch (err) {
           throw toFailure(err, tool.def().safety, req);
         }

@@ -3,11 +3,30 @@ import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { Context } from '@temporalio/activity';
 import { openaiTurn } from './openai';
 import { scriptedTurn } from './scripted';
-import { modelName, type ModelTurnRequest, type ModelTurnResult } from './types';
+import { expand, FileBlobStore, isBlobRef, type BlobStore } from '../blob-store';
+import { modelName, type ChatMessage, type ModelTurnRequest, type ModelTurnResult } from './types';
 
-export function createModelActivities() {
+/** Tool results stored outside history are read back here, so the model sees them whole. */
+async function expandMessages(messages: ChatMessage[], blobs: BlobStore): Promise<ChatMessage[]> {
+  return Promise.all(
+    messages.map(async (m) => {
+      if (m.role !== 'tool' || !m.content.includes('"$blob"')) return m;
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(m.content);
+      } catch {
+        return m;
+      }
+      return isBlobRef(parsed) ? { ...m, content: JSON.stringify(await expand(parsed, blobs)) } : m;
+    }),
+  );
+}
+
+export function createModelActivities(deps: { blobs?: BlobStore } = {}) {
+  const blobs = deps.blobs ?? new FileBlobStore();
   return {
-    async modelTurn(req: ModelTurnRequest): Promise<ModelTurnResult> {
+    async modelTurn(turn: ModelTurnRequest): Promise<ModelTurnResult> {
+      const req = { ...turn, messages: await expandMessages(turn.messages, blobs) };
       const name = modelName(req.model);
       return trace.getTracer('toolplane').startActiveSpan(
         `chat ${name}`,
