@@ -3,10 +3,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, type Worker } from '@temporalio/worker';
-import type { Tool } from '../../activities/tool';
 import type { Manifest } from '../../catalog/manifest';
 import { loadManifest } from '../../catalog/manifest-file';
-import { createWorker } from '../../worker';
+import { createWorker, type ToolplaneWorkerOptions } from '../../worker';
 
 export function testAddress(): string {
   const a = process.env.TOOLPLANE_TEST_ADDRESS;
@@ -29,7 +28,7 @@ export interface Harness {
   client: Client;
   native: NativeConnection;
   taskQueue: string;
-  startWorker(opts: { manifest: Manifest; tools: Tool[]; activities?: Record<string, (...a: never[]) => Promise<unknown>> }): Promise<Worker>;
+  startWorker(opts: Omit<ToolplaneWorkerOptions, 'connection' | 'taskQueue'>): Promise<Worker>;
   close(): Promise<void>;
 }
 
@@ -41,15 +40,7 @@ export async function harness(taskQueue: string): Promise<Harness> {
     client,
     native,
     taskQueue,
-    startWorker: ({ manifest, tools, activities }) =>
-      createWorker({
-        connection: native,
-        taskQueue,
-        manifest,
-        tools,
-        activities,
-        workflowBundle: { codePath: process.env.TOOLPLANE_TEST_BUNDLE! },
-      }),
+    startWorker: (opts) => createWorker({ workflowBundle: { codePath: process.env.TOOLPLANE_TEST_BUNDLE! }, ...opts, connection: native, taskQueue }),
     async close() {
       await connection.close();
       await native.close();
