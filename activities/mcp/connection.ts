@@ -5,6 +5,9 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { ServerDecl } from '../../catalog/manifest';
 
+/** The SDK's default of 10 MiB per message is below what a large tool result needs; those go to the blob store. */
+export const MAX_STDIO_MESSAGE_BYTES = 64 * 1024 * 1024;
+
 export type McpServerDecl = Extract<ServerDecl, { kind: 'mcp_stdio' | 'mcp_http' | 'extension' }>;
 
 export interface McpConnection {
@@ -26,7 +29,7 @@ export async function connectMcp(server: McpServerDecl, opts: { name: string; st
     return { client, onClose: (f) => closers.push(f), close: () => client.close() };
   }
   const env = Object.fromEntries(Object.entries({ ...process.env, ...server.env }).filter((e): e is [string, string] => typeof e[1] === 'string'));
-  const transport = new StdioClientTransport({ command: server.command, args: server.args, env, cwd: server.cwd, stderr: 'pipe' });
+  const transport = new StdioClientTransport({ command: server.command, args: server.args, env, cwd: server.cwd, stderr: 'pipe', maxBufferSize: MAX_STDIO_MESSAGE_BYTES });
   const stderr = transport.stderr;
   if (stderr) readline.createInterface({ input: stderr as unknown as NodeJS.ReadableStream }).on('line', (line) => (opts.stderr ?? ((l) => process.stderr.write(`[${opts.name}] ${l}\n`)))(line));
   transport.onclose = () => closers.forEach((f) => f());
