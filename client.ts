@@ -65,6 +65,7 @@ export function buildProgram(out: (line: string) => void = console.log): Command
     .option('--base-url <url>', 'Chat Completions base URL for openai: models (OpenAI, vLLM, Ollama, llama.cpp)')
     .option('--api-key-env <name>', 'the environment variable with the API key (read by the worker)', 'OPENAI_API_KEY')
     .option('--grant <toolId...>', 'tools this run may reach (exact identities; default: every declared tool)')
+    .option('--capability <name...>', 'capabilities the run holds, e.g. extension-runtime')
     .option('--max-turns <n>', 'model turns', '20')
     .option('--max-tool-calls <n>', 'tool calls')
     .option('--deadline <duration>', 'e.g. 10m')
@@ -162,6 +163,7 @@ interface RunOptions {
   baseUrl?: string;
   apiKeyEnv: string;
   grant?: string[];
+  capability?: string[];
   maxTurns: string;
   maxToolCalls?: string;
   deadline?: string;
@@ -200,6 +202,7 @@ export function agentRunInput(manifest: Manifest, opts: RunOptions, note: (line:
     manifest,
     manifestDigest: manifestDigest(manifest),
     model,
+    ...(opts.capability?.length ? { capabilities: opts.capability } : {}),
     limits: { maxTurns: Number(opts.maxTurns), ...(opts.maxToolCalls ? { maxToolCalls: Number(opts.maxToolCalls) } : {}), ...(opts.deadline ? { deadline: opts.deadline } : {}) },
   };
 }

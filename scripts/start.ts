@@ -1,8 +1,8 @@
 /**
  * `npm start`: the main job. Connects to TEMPORAL_ADDRESS or starts a dev server, starts a worker
  * with the support-desk tools, and runs the scripted support-desk agent twice: a refund that goes
- * through, and a ticket carrying an injected instruction that the plane refuses. Prints each
- * effect and the Web UI link. On a terminal it keeps the server up for the Web UI until Ctrl-C;
+ * through, and a ticket carrying an injected instruction that the plane refuses. Then a ledger
+ * run through the example MCP server and a dormant extension. Prints each effect and the Web UI link. On a terminal it keeps the server up for the Web UI until Ctrl-C;
  * with --once, under CI or when output is not a terminal, it exits.
  */
 import path from 'node:path';
@@ -14,9 +14,16 @@ import { createTools } from '../examples/support-desk/tools';
 import { follow } from '../inspect/follow';
 import type { AgentRunResult } from '../workflows/agent-run';
 import { createWorker } from '../worker';
+import { ExtensionManager } from '../activities/extensions/extension-manager';
+import { EXTENSION_RUNTIME } from '../catalog/capabilities';
 import { connectOrStart, runUrl } from './dev-server';
 
 const desk = path.resolve(__dirname, '..', 'examples', 'support-desk');
+const ledger = path.resolve(__dirname, '..', 'examples', 'mcp-ledger');
+/** Tool sources' chatter (MCP servers starting) stays out of the demo's output unless asked for. */
+const quietLog = (line: string) => {
+  if (process.env.TOOLPLANE_VERBOSE) console.error(line);
+};
 
 async function main(): Promise<void> {
   Runtime.install({ logger: new DefaultLogger((process.env.TOOLPLANE_LOG_LEVEL as 'ERROR' | undefined) ?? 'ERROR') });
@@ -32,26 +39,32 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => void stop(130));
   process.on('SIGTERM', () => void stop(143));
 
-  const { manifest } = loadManifest(path.join(desk, 'manifest.yaml'));
   const nativeConnection = await NativeConnection.connect({ address: server.address });
-  const taskQueue = `toolplane-start-${process.pid}`;
-  const worker = await createWorker({ connection: nativeConnection, namespace: server.namespace, taskQueue, manifest, tools: createTools() });
   const client = new Client({ connection: await Connection.connect({ address: server.address }), namespace: server.namespace });
+  const runs = [
+    { manifestFile: path.join(desk, 'manifest.yaml'), tools: createTools(), script: path.join(desk, 'scripts', 'refund.json') },
+    { manifestFile: path.join(desk, 'manifest.yaml'), tools: createTools(), script: path.join(desk, 'scripts', 'injected-ticket.json') },
+    { manifestFile: path.join(ledger, 'manifest.yaml'), tools: [], script: path.join(ledger, 'scripts', 'ledger.json'), capability: [EXTENSION_RUNTIME] },
+  ];
 
   let ok = true;
-  await worker.runUntil(async () => {
-    for (const script of ['refund.json', 'injected-ticket.json']) {
-      const input = agentRunInput(manifest, { manifest: '', model: `scripted:${path.join(desk, 'scripts', script)}`, principal: 'agent:support-desk', apiKeyEnv: 'OPENAI_API_KEY', maxTurns: '20', taskQueue });
-      input.grants = manifest.tools.map((t) => t.id);
-      const handle = await startAgentRun(client, input, { taskQueue, workflowId: `support-desk-${script.replace('.json', '')}-${Date.now().toString(36)}` });
+  for (const r of runs) {
+    const { manifest } = loadManifest(r.manifestFile);
+    const taskQueue = `toolplane-start-${manifest.name}-${process.pid}`;
+    const extensions = new ExtensionManager(manifest, quietLog);
+    const worker = await createWorker({ connection: nativeConnection, namespace: server.namespace, taskQueue, manifest, tools: r.tools, extensions, log: quietLog });
+    await worker.runUntil(async () => {
+      const input = agentRunInput(manifest, { manifest: r.manifestFile, model: `scripted:${r.script}`, principal: 'agent:support-desk', apiKeyEnv: 'OPENAI_API_KEY', maxTurns: '20', taskQueue, capability: r.capability });
+      const handle = await startAgentRun(client, input, { taskQueue, workflowId: `${manifest.name}-${path.basename(r.script, '.json')}-${Date.now().toString(36)}` });
       console.log(`\n${handle.workflowId}: "${input.prompt}"`);
       const result = await follow<AgentRunResult>(handle, (l) => console.log(l));
       console.log(`  ${result.status}: ${result.answer ?? result.reason}`);
       const url = runUrl(server, handle.workflowId, handle.firstExecutionRunId);
       console.log(url ? `  Web UI: ${url}` : '  Web UI: set TEMPORAL_UI_URL to print a link to this run');
       ok &&= result.status === 'completed';
-    }
-  });
+    });
+    await extensions.stopAll();
+  }
   await nativeConnection.close();
   if (once || !server.owned) return stop(ok ? 0 : 1);
   console.log('\nThe dev server keeps running so the Web UI can show the runs. Ctrl-C to stop it.');
