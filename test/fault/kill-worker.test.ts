@@ -3,7 +3,8 @@ import { randomUUID } from 'node:crypto';
 import type { Manifest, ToolDecl } from '../../catalog/manifest';
 import { paymentsStore } from '../../examples/support-desk/payments-store';
 import { outbox } from '../../examples/support-desk/tools/mail';
-import { pendingEscalations, resolveEscalation } from '../../workflows/escalation';
+import { resolveEscalation } from '../../workflows/escalation';
+import { waitForPending } from '../support/escalations';
 import type { ToolRunInput, ToolRunResult } from '../../workflows/tool-run';
 import { idempotencyKey } from '../../workflows/effect-key';
 import { exampleManifest, harness, testDir, type Harness } from '../support/env';
@@ -92,11 +93,7 @@ describe('killing the worker with SIGKILL', () => {
   it('escalate: the run waits for a person and resumes on the update', async () => {
     const to = `kill-${randomUUID()}@example.com`;
     const { handle, dir } = await scenario({ manifest: fastManifest(), calls: [{ toolId: 'tool://mail/send_email', args: { to, subject: 'Your refund', body: 'Done.' } }], killAt: ['after_commit'] });
-    let pending = await handle.query(pendingEscalations);
-    while (pending.length === 0) {
-      await new Promise((r) => setTimeout(r, 200));
-      pending = await handle.query(pendingEscalations);
-    }
+    const pending = [await waitForPending(handle, 200)];
     expect(pending[0]).toMatchObject({ toolId: 'tool://mail/send_email', kind: 'in_doubt' });
     expect(outbox(dir).all()).toHaveLength(1);
     await handle.executeUpdate(resolveEscalation, { args: [{ effectKey: pending[0]!.effectKey, decision: 'landed', output: { status: 'sent', message_id: outbox(dir).all()[0]!.id }, by: 'oncall' }] });

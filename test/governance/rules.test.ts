@@ -11,7 +11,8 @@ import { createSendEmail, type Mail } from '../../examples/support-desk/tools/ma
 import { createRefund } from '../../examples/support-desk/tools/payments';
 import { readTicket } from '../../examples/support-desk/tools/tickets';
 import type { AgentRunInput, AgentRunResult } from '../../workflows/agent-run';
-import { pendingEscalations, resolveEscalation } from '../../workflows/escalation';
+import { resolveEscalation } from '../../workflows/escalation';
+import { waitForPending } from '../support/escalations';
 import { checkDataFlow } from '../../workflows/taint-gate';
 import { Provenance } from '../../workflows/provenance';
 import { runAgent } from '../support/agent';
@@ -113,11 +114,7 @@ describe('governance rules', () => {
         workflowId,
         args: [{ prompt: 'Handle ticket T-101.', principal: 'agent:test', grants: askable.tools.map((t) => t.id), manifest: askable, manifestDigest: manifestDigest(askable), model: { provider: 'scripted', script: turns } } as AgentRunInput],
       });
-      let pending = await handle.query(pendingEscalations);
-      while (pending.length === 0) {
-        await new Promise((r) => setTimeout(r, 100));
-        pending = await handle.query(pendingEscalations);
-      }
+      const pending = [await waitForPending(handle)];
       expect(pending[0]).toMatchObject({ kind: 'approval', toolId: 'tool://mail/send_email', reason: expect.stringContaining('protected_field:/to') });
       const description = await handle.describe();
       expect(description.raw.workflowExecutionInfo?.status).toBeDefined();

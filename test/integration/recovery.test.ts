@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { Worker } from '@temporalio/worker';
 import { buildProgram } from '../../client';
 import { loadManifest } from '../../catalog/manifest-file';
-import { pendingEscalations, resolveEscalation, type PendingEscalation } from '../../workflows/escalation';
+import { resolveEscalation } from '../../workflows/escalation';
+import { waitForPending } from '../support/escalations';
 import type { ToolRunInput, ToolRunResult } from '../../workflows/tool-run';
 import { harness, testDir, type Harness } from '../support/env';
 import { historyOf, scheduledActivities } from '../support/history';
@@ -94,14 +95,6 @@ describe('recovery, as each tool declares it', () => {
     expect(landedFor(args)).toHaveLength(1);
     expect(activities.map((a) => a.type)).toEqual(['performTool']);
   });
-
-  async function waitForPending(handle: Awaited<ReturnType<typeof start>>): Promise<PendingEscalation> {
-    for (;;) {
-      const pending = await handle.query(pendingEscalations);
-      if (pending.length > 0) return pending[0]!;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
 
   it('escalate: the run waits for a person; "retry" sends again and the run resumes', async () => {
     const args = { to: `ops-${randomUUID()}@example.com`, text: 'hello' };

@@ -16,7 +16,8 @@ import { loadManifest } from '../../catalog/manifest-file';
 import type { Manifest } from '../../catalog/manifest';
 import { createTools } from '../../examples/support-desk/tools';
 import { freePort, startDevServer } from '../../scripts/dev-server';
-import { pendingEscalations, resolveEscalation } from '../../workflows/escalation';
+import { resolveEscalation } from '../../workflows/escalation';
+import { waitForPending } from './escalations';
 import type { ToolRunInput } from '../../workflows/tool-run';
 import type { AgentRunInput } from '../../workflows/agent-run';
 import { manifestDigest } from '../../catalog/digest';
@@ -76,12 +77,7 @@ async function main(): Promise<void> {
       calls: [{ toolId: 'tool://flaky/notify', args: { to: 'ops@example.com', text: 'hello' } }],
       during: async (c, workflowId) => {
         const handle = c.workflow.getHandle(workflowId);
-        let pending = await handle.query(pendingEscalations);
-        while (pending.length === 0) {
-          await new Promise((r) => setTimeout(r, 100));
-          pending = await handle.query(pendingEscalations);
-        }
-        await handle.executeUpdate(resolveEscalation, { args: [{ effectKey: pending[0]!.effectKey, decision: 'retry', by: 'oncall' }] });
+        await handle.executeUpdate(resolveEscalation, { args: [{ effectKey: (await waitForPending(handle)).effectKey, decision: 'retry', by: 'oncall' }] });
       },
     },
     {
@@ -116,12 +112,7 @@ async function main(): Promise<void> {
       },
       during: async (c, workflowId) => {
         const handle = c.workflow.getHandle(workflowId);
-        let pending = await handle.query(pendingEscalations);
-        while (pending.length === 0) {
-          await new Promise((r) => setTimeout(r, 100));
-          pending = await handle.query(pendingEscalations);
-        }
-        await handle.executeUpdate(resolveEscalation, { args: [{ effectKey: pending[0]!.effectKey, decision: 'deny', by: 'supervisor' }] });
+        await handle.executeUpdate(resolveEscalation, { args: [{ effectKey: (await waitForPending(handle)).effectKey, decision: 'deny', by: 'supervisor' }] });
       },
     },
   ];
