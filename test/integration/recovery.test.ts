@@ -112,6 +112,13 @@ describe('recovery, as each tool declares it', () => {
     expect(events.filter((e) => e.workflowExecutionUpdateAcceptedEventAttributes)).toHaveLength(1);
   });
 
+  it('escalate: when nobody decides before the deadline, the step ends InDoubt and nothing is resent', async () => {
+    const args = { to: `pager-${randomUUID()}`, text: 'disk full' };
+    const { result } = await run([{ toolId: 'tool://flaky/page', args }]);
+    expect(result.journal[0]).toMatchObject({ recovery: 'escalation_expired', outcome: 'in_doubt', attempts: 1, error: { code: 'InDoubt', message: expect.stringContaining('nobody decided within 1s') } });
+    expect(landedFor(args)).toHaveLength(1);
+  });
+
   it('escalate: "landed" takes the person\'s output and sends nothing more; "abort" ends the step', async () => {
     const a1 = { to: `ops-${randomUUID()}@example.com`, text: 'landed' };
     const h1 = await start([{ toolId: 'tool://flaky/notify', args: a1 }]);

@@ -80,5 +80,7 @@ export function scenarioTools(dir: string) {
     },
   };
 
-  return { tools: [read, charge, notify, wire], store, reads, performs };
+  const page: Tool = { ...notify, def: defOf('tool://flaky/page') };
+
+  return { tools: [read, charge, notify, wire, page], store, reads, performs };
 }
