@@ -109,6 +109,25 @@ describe('model providers', () => {
     expect(JSON.stringify(spans.map((s) => s.attributes))).not.toContain(SECRET);
   });
 
+  it('does not record a model call id over 256 bytes on the span', async () => {
+    const manifest = exampleManifest();
+    exporter.reset();
+    const longId = `call_${'x'.repeat(300)}`;
+    const input: AgentRunInput = {
+      prompt: 'Look up chen@example.com.',
+      principal: 'agent:test',
+      grants: ['tool://crm/lookup_customer'],
+      manifest,
+      manifestDigest: manifestDigest(manifest),
+      model: { provider: 'scripted', script: [{ tool_calls: [{ id: longId, name: 'crm__lookup_customer', arguments: { email: 'chen@example.com' } }] }, { final: 'x' }] },
+    };
+    const result: AgentRunResult = await h.client.workflow.execute('agentRun', { taskQueue: h.taskQueue, workflowId: `longid-${randomUUID()}`, args: [input] });
+    expect(result.journal[0]).toMatchObject({ modelCallId: longId, outcome: 'ok' });
+    const span = exporter.getFinishedSpans().find((s) => s.name === 'execute_tool tool://crm/lookup_customer')!;
+    expect(span.attributes['gen_ai.tool.call.id']).toBeUndefined();
+    expect(span.attributes['toolplane.effect_key']).toBe(result.journal[0]!.effectKey);
+  });
+
   it('client.ts run --json prints the final result and journal', async () => {
     const lines: string[] = [];
     process.env.TEMPORAL_ADDRESS = process.env.TOOLPLANE_TEST_ADDRESS;
