@@ -51,7 +51,6 @@ export class StepCtx {
   private position = 0;
   readonly journal: JournalEntry[] = [];
   private readonly pending = new Map<string, { info: PendingEscalation; decision?: EscalationDecision }>();
-  private calls = 0;
 
   constructor(private readonly scope: RunScope) {
     setHandler(journalQuery, () => this.ordered());
@@ -72,10 +71,6 @@ export class StepCtx {
         },
       },
     );
-  }
-
-  get callCount(): number {
-    return this.calls;
   }
 
   /** The lease lifecycle, in the run's memo: visible in the Web UI and kept in history. */
@@ -180,7 +175,6 @@ export class StepCtx {
 
     const key = effectKey({ tool: toolId, args: callArgs }, position);
     entry.effectKey = key;
-    this.calls++;
     const request: PerformRequest = {
       toolId,
       args: callArgs,

@@ -35,9 +35,7 @@ export async function toolRun(input: ToolRunInput): Promise<ToolRunResult> {
   for (const c of input.calls) {
     try {
       outputs.push(await step.callTool(c.toolId, c.args));
-      if (!called.has(c.toolId)) {
-        called.add(c.toolId);
-      }
+      called.add(c.toolId);
     } catch (err) {
       if (!StepError.is(err)) throw err;
       outputs.push({ error: { code: err.code, message: err.message, rule: err.rule } });

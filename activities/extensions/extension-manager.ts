@@ -8,6 +8,7 @@ type ExtensionDecl = Extract<ServerDecl, { kind: 'extension' }>;
 
 interface Running {
   conn: McpConnection;
+  start: ExtensionStart;
   idle?: NodeJS.Timeout;
 }
 
@@ -45,19 +46,16 @@ export class ExtensionManager {
       this.touch(plugin, existing);
       return { conn: existing.conn };
     }
-    let pending = this.starting.get(plugin);
-    let started: ExtensionStart | undefined;
-    if (!pending) {
-      pending = this.start(plugin).then((r) => {
-        started = this.starts.at(-1);
-        return r;
-      });
+    // Concurrent first calls share one start; only the call that began it reports it.
+    const joined = this.starting.get(plugin);
+    const pending = joined ?? this.start(plugin);
+    if (!joined) {
       this.starting.set(plugin, pending);
       pending.finally(() => this.starting.delete(plugin)).catch(() => {});
     }
     const r = await pending;
     this.touch(plugin, r);
-    return { conn: r.conn, started };
+    return { conn: r.conn, started: joined ? undefined : r.start };
   }
 
   private async start(plugin: string): Promise<Running> {
@@ -71,7 +69,8 @@ export class ExtensionManager {
       await conn.close();
       throw new SourceDrift(plugin, drift);
     }
-    const running: Running = { conn };
+    const start: ExtensionStart = { plugin, pid: conn.pid, ms: Math.round(performance.now() - t0) };
+    const running: Running = { conn, start };
     conn.onClose(() => {
       if (this.running.get(plugin) === running) {
         this.running.delete(plugin);
@@ -80,7 +79,6 @@ export class ExtensionManager {
       }
     });
     this.running.set(plugin, running);
-    const start: ExtensionStart = { plugin, pid: conn.pid, ms: Math.round(performance.now() - t0) };
     this.starts.push(start);
     this.log(`[ext:${plugin}] started (pid ${conn.pid}, ${start.ms} ms)`);
     return running;

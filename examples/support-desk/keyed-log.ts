@@ -45,13 +45,14 @@ export class KeyedLog<T extends Keyed> {
   /** Records once per key; a repeat returns the first record. */
   async record(value: T): Promise<{ record: T & { id: string; at: string }; duplicate: boolean }> {
     return this.locked(() => {
-      const existing = this.byKey(value.idempotencyKey);
+      const records = this.all();
+      const existing = records.find((r) => r.idempotencyKey === value.idempotencyKey);
       if (existing) {
         // A provider that honours keys absorbs a resend; the chaos campaign counts them.
         fs.appendFileSync(this.repeatsFile, JSON.stringify({ idempotencyKey: value.idempotencyKey, at: new Date().toISOString() }) + '\n');
         return { record: existing, duplicate: true };
       }
-      const record = { ...value, id: `${this.name}_${this.all().length + 1}`, at: new Date().toISOString() };
+      const record = { ...value, id: `${this.name}_${records.length + 1}`, at: new Date().toISOString() };
       const fd = fs.openSync(this.file, 'a');
       try {
         fs.writeSync(fd, JSON.stringify(record) + '\n');
