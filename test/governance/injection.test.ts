@@ -1,7 +1,6 @@
 // Every attack refused with its rule named, copied or retyped; every benign control completed.
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
-import type { Worker } from '@temporalio/worker';
 import { loadManifest } from '../../catalog/manifest-file';
 import type { Manifest } from '../../catalog/manifest';
 import { createTools as bankingTools } from '../../examples/banking/tools';
@@ -16,8 +15,6 @@ const examples = path.resolve(__dirname, '..', '..', 'examples');
 
 interface WorldRig {
   h: Harness;
-  worker: Worker;
-  running: Promise<void>;
   manifest: Manifest;
   store: ReturnType<typeof effectsStore>;
 }
@@ -32,17 +29,13 @@ describe('the injection suite', () => {
       const dir = testDir(world);
       const h = await harness(`${world}-${randomUUID()}`);
       const manifest = loadManifest(path.join(examples, world, 'manifest.yaml')).manifest;
-      const worker = await h.startWorker({ manifest, tools: world === 'banking' ? bankingTools(dir) : workspaceTools(dir) });
-      rigs[world] = { h, worker, running: worker.run(), manifest, store: effectsStore(dir) };
+      await h.runWorker({ manifest, tools: world === 'banking' ? bankingTools(dir) : workspaceTools(dir) });
+      rigs[world] = { h, manifest, store: effectsStore(dir) };
     }
   });
 
   afterAll(async () => {
-    for (const r of Object.values(rigs)) {
-      r.worker.shutdown();
-      await r.running;
-      await r.h.close();
-    }
+    for (const r of Object.values(rigs)) await r.h.close();
     console.log(`injection suite: attacks blocked ${tally.blocked}/${tally.attacks}, benign tasks completed ${tally.completed}/${tally.controls}`);
   });
 

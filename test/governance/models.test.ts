@@ -1,17 +1,15 @@
 // The OpenAI-compatible provider against a real HTTP server speaking Chat Completions, and the CLI.
 import { randomUUID } from 'node:crypto';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { context, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
-import type { Worker } from '@temporalio/worker';
 import { buildProgram } from '../../client';
 import { manifestDigest } from '../../catalog/digest';
 import { createTools } from '../../examples/support-desk/tools';
 import type { AgentRunInput, AgentRunResult } from '../../workflows/agent-run';
 import { EXAMPLE_MANIFEST, exampleManifest, harness, testDir, type Harness } from '../support/env';
+import { startFakeChat, type ChatRequest, type Reply } from '../support/fake-chat';
 import { historyOf } from '../support/history';
 
 const SECRET = `sk-test-${randomUUID()}`;
@@ -28,51 +26,33 @@ function payloadText(value: unknown): string {
   return out.join('\n');
 }
 
-/** A Chat Completions server that looks the customer up, then answers. */
-function fakeChatServer() {
-  const requests: { auth?: string; body: { model: string; messages: { role: string; content: string | null }[]; tools?: { function: { name: string } }[] } }[] = [];
-  const server = http.createServer((req, res) => {
-    let data = '';
-    req.on('data', (d) => (data += d));
-    req.on('end', () => {
-      const body = JSON.parse(data);
-      requests.push({ auth: req.headers.authorization, body });
-      const toolResults = body.messages.filter((m: { role: string }) => m.role === 'tool');
-      const message =
-        toolResults.length === 0
-          ? { role: 'assistant', content: null, tool_calls: [{ id: 'call_abc', type: 'function', function: { name: 'crm__lookup_customer', arguments: '{"email": "chen@example.com"}' } }] }
-          : { role: 'assistant', content: `Chen's account is ${JSON.parse(toolResults[0].content).account_id}.` };
-      res.setHeader('content-type', 'application/json');
-      res.end(JSON.stringify({ model: `${body.model}-2026`, choices: [{ message }], usage: { prompt_tokens: 120, completion_tokens: 30 } }));
-    });
-  });
-  return { server, requests };
+/** Looks the customer up, then answers with what the lookup returned. */
+function lookupThenAnswer(req: ChatRequest): Reply {
+  const toolResults = req.body.messages.filter((m) => m.role === 'tool');
+  return toolResults.length === 0
+    ? { tool_calls: [{ id: 'call_abc', name: 'crm__lookup_customer', arguments: '{"email": "chen@example.com"}' }] }
+    : { content: `Chen's account is ${JSON.parse(toolResults[0]!.content!).account_id}.` };
 }
 
 describe('model providers', () => {
   let h: Harness;
-  let worker: Worker;
-  let running: Promise<void>;
-  const fake = fakeChatServer();
+  let fake: Awaited<ReturnType<typeof startFakeChat>>;
   let baseUrl: string;
   const exporter = new InMemorySpanExporter();
 
   beforeAll(async () => {
     context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
     trace.setGlobalTracerProvider(new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }));
-    await new Promise<void>((r) => fake.server.listen(0, '127.0.0.1', () => r()));
-    baseUrl = `http://127.0.0.1:${(fake.server.address() as AddressInfo).port}/v1`;
+    fake = await startFakeChat(lookupThenAnswer);
+    baseUrl = fake.baseUrl;
     process.env.TOOLPLANE_TEST_MODEL_KEY = SECRET;
     process.env.TOOLPLANE_STORE_DIR = testDir('models');
     h = await harness(`models-${randomUUID()}`);
-    worker = await h.startWorker({ manifest: exampleManifest(), tools: createTools() });
-    running = worker.run();
+    await h.runWorker({ manifest: exampleManifest(), tools: createTools() });
   });
   afterAll(async () => {
-    worker.shutdown();
-    await running;
     await h.close();
-    fake.server.close();
+    await fake.close();
     trace.disable();
     context.disable();
   });

@@ -1,6 +1,5 @@
 // Limits, credential binding, approvals, redaction and the model-call binding, on real runs.
 import { randomUUID } from 'node:crypto';
-import type { Worker } from '@temporalio/worker';
 import type { Manifest, ToolDecl } from '../../catalog/manifest';
 import { manifestDigest } from '../../catalog/digest';
 import { KeyedLog } from '../../examples/support-desk/keyed-log';
@@ -32,13 +31,13 @@ describe('governance rules', () => {
   const payments = paymentsStore(dir);
   const outbox = new KeyedLog<Mail>(dir, 'outbox');
   const tools = () => [lookupCustomer, readTicket, createRefund(payments), createSendEmail(outbox), createCloseTicket(new KeyedLog(dir, 'closed'))];
-  const rigs: { h: Harness; worker: Worker; running: Promise<void> }[] = [];
+  const rigs: Harness[] = [];
 
   /** A worker deployed with this manifest: workers refuse runs that declare a tool otherwise. */
   async function deployed(manifest: Manifest): Promise<Harness> {
     const h = await harness(`rules-${randomUUID()}`);
-    const worker = await h.startWorker({ manifest, tools: tools() });
-    rigs.push({ h, worker, running: worker.run() });
+    await h.runWorker({ manifest, tools: tools() });
+    rigs.push(h);
     return h;
   }
   let h: Harness;
@@ -47,11 +46,7 @@ describe('governance rules', () => {
     h = await deployed(base);
   });
   afterAll(async () => {
-    for (const r of rigs) {
-      r.worker.shutdown();
-      await r.running;
-      await r.h.close();
-    }
+    for (const r of rigs) await r.close();
   });
 
   const three = [{ tool_calls: [lookup('alice@example.com')] }, { tool_calls: [refund('acct_alice_001', 100)] }, { tool_calls: [refund('acct_alice_001', 200)] }, { tool_calls: [refund('acct_alice_001', 300)] }, { final: 'done' }];

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
-import type { Worker } from '@temporalio/worker';
 import { KeyedLog } from '../../examples/support-desk/keyed-log';
 import { paymentsStore } from '../../examples/support-desk/payments-store';
 import { createCloseTicket } from '../../examples/support-desk/tools/close-ticket';
@@ -15,8 +14,6 @@ const scripts = path.resolve(__dirname, '..', '..', 'examples', 'support-desk', 
 
 describe('the support-desk agent', () => {
   let h: Harness;
-  let worker: Worker;
-  let running: Promise<void>;
   const dir = testDir('desk');
   const payments = paymentsStore(dir);
   const outbox = new KeyedLog<{ idempotencyKey: string; to: string }>(dir, 'outbox');
@@ -24,12 +21,9 @@ describe('the support-desk agent', () => {
 
   beforeAll(async () => {
     h = await harness(`desk-${randomUUID()}`);
-    worker = await h.startWorker({ manifest, tools: [lookupCustomer, readTicket, createRefund(payments), createSendEmail(outbox as never), createCloseTicket(new KeyedLog(dir, 'closed'))] });
-    running = worker.run();
+    await h.runWorker({ manifest, tools: [lookupCustomer, readTicket, createRefund(payments), createSendEmail(outbox as never), createCloseTicket(new KeyedLog(dir, 'closed'))] });
   });
   afterAll(async () => {
-    worker.shutdown();
-    await running;
     await h.close();
   });
 

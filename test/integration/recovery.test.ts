@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import type { Worker } from '@temporalio/worker';
 import { buildProgram } from '../../client';
 import { loadManifest } from '../../catalog/manifest-file';
 import { resolveEscalation } from '../../workflows/escalation';
@@ -14,19 +13,14 @@ const grants = manifest.tools.map((t) => t.id);
 
 describe('recovery, as each tool declares it', () => {
   let h: Harness;
-  let worker: Worker;
-  let running: Promise<void>;
   let s: ReturnType<typeof scenarioTools>;
 
   beforeAll(async () => {
     h = await harness(`recovery-${randomUUID()}`);
     s = scenarioTools(testDir('recovery'));
-    worker = await h.startWorker({ manifest, tools: s.tools });
-    running = worker.run();
+    await h.runWorker({ manifest, tools: s.tools });
   });
   afterAll(async () => {
-    worker.shutdown();
-    await running;
     await h.close();
   });
 

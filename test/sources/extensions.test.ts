@@ -3,7 +3,6 @@ import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { MockActivityEnvironment } from '@temporalio/testing';
-import type { Worker } from '@temporalio/worker';
 import { createExtensionTools } from '../../activities/extensions/deferred-extension-tool';
 import { ExtensionManager } from '../../activities/extensions/extension-manager';
 import { createToolActivities } from '../../activities/tool-activities';
@@ -28,8 +27,6 @@ const started = (pidDir: string) => (fs.existsSync(pidDir) ? fs.readdirSync(pidD
 
 describe('deferred extension tools', () => {
   let h: Harness;
-  let worker: Worker;
-  let running: Promise<void>;
   const pidDir = testDir('ext-pids');
   const manifest = withPidDir(pidDir);
   const logs: string[] = [];
@@ -38,12 +35,9 @@ describe('deferred extension tools', () => {
   beforeAll(async () => {
     process.env.TOOLPLANE_STORE_DIR = testDir('ext-store');
     h = await harness(`ext-${randomUUID()}`);
-    worker = await h.startWorker({ manifest, tools: [], extensions, log: () => {} });
-    running = worker.run();
+    await h.runWorker({ manifest, tools: [], extensions, log: () => {} });
   });
   afterAll(async () => {
-    worker.shutdown();
-    await running;
     await extensions.stopAll();
     await h.close();
   });

@@ -1,7 +1,6 @@
 // The order tool calls ran in, read from the history's activity start and close times.
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
-import type { Worker } from '@temporalio/worker';
 import type { Tool } from '../../activities/tool';
 import { loadManifest } from '../../catalog/manifest-file';
 import type { AgentRunResult } from '../../workflows/agent-run';
@@ -42,16 +41,11 @@ const overlap = (a: { start: number; end: number }, b: { start: number; end: num
 
 describe('scheduling lanes', () => {
   let h: Harness;
-  let worker: Worker;
-  let running: Promise<void>;
   beforeAll(async () => {
     h = await harness(`lanes-${randomUUID()}`);
-    worker = await h.startWorker({ manifest, tools, workerOptions: { maxConcurrentActivityTaskExecutions: 20 } });
-    running = worker.run();
+    await h.runWorker({ manifest, tools, workerOptions: { maxConcurrentActivityTaskExecutions: 20 } });
   });
   afterAll(async () => {
-    worker.shutdown();
-    await running;
     await h.close();
   });
 

@@ -2,7 +2,6 @@
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Worker } from '@temporalio/worker';
 import { FileBlobStore } from '../../activities/blob-store';
 import { manifestDigest } from '../../catalog/digest';
 import { loadManifest } from '../../catalog/manifest-file';
@@ -16,19 +15,14 @@ const manifest = loadManifest(path.resolve(__dirname, '..', '..', 'examples', 'm
 
 describe('large outputs', () => {
   let h: Harness;
-  let worker: Worker;
-  let running: Promise<void>;
   const blobDir = testDir('blobs');
 
   beforeAll(async () => {
     process.env.TOOLPLANE_STORE_DIR = testDir('large');
     h = await harness(`large-${randomUUID()}`);
-    worker = await h.startWorker({ manifest, tools: [], blobs: new FileBlobStore(blobDir), log: () => {} });
-    running = worker.run();
+    await h.runWorker({ manifest, tools: [], blobs: new FileBlobStore(blobDir), log: () => {} });
   });
   afterAll(async () => {
-    worker.shutdown();
-    await running;
     await h.close();
   });
 

@@ -1,7 +1,6 @@
 // MCP servers as tool sources: real server processes over stdio.
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
-import type { Worker } from '@temporalio/worker';
 import { detachedCtx } from '../../activities/ctx';
 import { createMcpTool, SourceDrift } from '../../activities/mcp/mcp-tools';
 import { CatalogError } from '../../catalog/errors';
@@ -21,21 +20,16 @@ const quiet = () => {};
 
 describe('MCP servers as tool sources', () => {
   let h: Harness;
-  let worker: Worker;
-  let running: Promise<void>;
   const dir = testDir('mcp');
   const ledger = new KeyedLog<{ idempotencyKey: string; account: string; amount_cents: number }>(dir, 'ledger');
 
   beforeAll(async () => {
     process.env.TOOLPLANE_STORE_DIR = dir;
     h = await harness(`mcp-${randomUUID()}`);
-    worker = await h.startWorker({ manifest, tools: [], log: quiet });
-    running = worker.run();
+    await h.runWorker({ manifest, tools: [], log: quiet });
   });
   afterAll(async () => {
     delete process.env.LEDGER_RUGPULL;
-    worker.shutdown();
-    await running;
     await h.close();
   });
 

@@ -28,20 +28,35 @@ export interface Harness {
   client: Client;
   native: NativeConnection;
   taskQueue: string;
-  startWorker(opts: Omit<ToolplaneWorkerOptions, 'connection' | 'taskQueue'>): Promise<Worker>;
+  startWorker(opts: WorkerSetup): Promise<Worker>;
+  /** Starts a worker polling until `close()`, which shuts it down first. */
+  runWorker(opts: WorkerSetup): Promise<Worker>;
   close(): Promise<void>;
 }
+
+type WorkerSetup = Omit<ToolplaneWorkerOptions, 'connection' | 'taskQueue'>;
 
 export async function harness(taskQueue: string): Promise<Harness> {
   const connection = await Connection.connect({ address: testAddress() });
   const native = await NativeConnection.connect({ address: testAddress() });
   const client = new Client({ connection });
+  const running: { worker: Worker; done: Promise<void> }[] = [];
+  const startWorker = (opts: WorkerSetup) => createWorker({ workflowBundle: { codePath: process.env.TOOLPLANE_TEST_BUNDLE! }, ...opts, connection: native, taskQueue });
   return {
     client,
     native,
     taskQueue,
-    startWorker: (opts) => createWorker({ workflowBundle: { codePath: process.env.TOOLPLANE_TEST_BUNDLE! }, ...opts, connection: native, taskQueue }),
+    startWorker,
+    async runWorker(opts) {
+      const worker = await startWorker(opts);
+      running.push({ worker, done: worker.run() });
+      return worker;
+    },
     async close() {
+      for (const r of running.splice(0)) {
+        r.worker.shutdown();
+        await r.done;
+      }
       await connection.close();
       await native.close();
     },
