@@ -1,68 +1,52 @@
 /**
- * The toolplane worker: runs agent workflows and performs their tool calls. Refuses to start when
- * its tool implementations disagree with the manifest.
+ * The toolplane CLI worker (`toolplane worker …`): toolplane's own workflows and the plugin, on
+ * one task queue. Refuses to start when its tool implementations disagree with the manifest.
  *
- *   tsx worker.ts --manifest examples/support-desk/manifest.yaml --tools examples/support-desk/tools
+ *   toolplane worker --manifest examples/support-desk/manifest.yaml --tools examples/support-desk/tools
  */
+import fs from 'node:fs';
 import path from 'node:path';
 import { Command } from 'commander';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { loadManifest } from './catalog/manifest-file';
+import { ToolplaneError } from './catalog/errors';
 import type { Manifest } from './catalog/manifest';
 import type { Tool } from './activities/tool';
-import { createToolActivities } from './activities/tool-activities';
-import { ToolRegistry } from './activities/tool-registry';
-import { activityTracing } from './activities/telemetry';
-import { createModelActivities } from './activities/model';
-import { FileBlobStore, type BlobStore } from './activities/blob-store';
-import { createExtensionTools } from './activities/extensions/deferred-extension-tool';
-import { ExtensionManager } from './activities/extensions/extension-manager';
-import { createMcpTools, verifyMcpServers } from './activities/mcp/mcp-tools';
+import { DEFAULT_TASK_QUEUE } from './common/names';
+import { WORKFLOWS_PATH } from './workflows/path';
+import { ToolplanePlugin, type ToolplanePluginOptions } from './plugin';
 
-export const DEFAULT_TASK_QUEUE = 'toolplane';
-
-export interface ToolplaneWorkerOptions {
+export interface ToolplaneWorkerOptions extends ToolplanePluginOptions {
   connection: NativeConnection;
   namespace?: string;
   taskQueue?: string;
-  manifest: Manifest;
-  tools: Tool[];
-  ledgerSecret?: string;
-  /** A prebuilt workflow bundle (tests share one); otherwise `workflows/` is bundled here. */
+  /** A prebuilt workflow bundle; otherwise the one built with the package, or `workflows/` bundled here. */
   workflowBundle?: WorkerOptions['workflowBundle'];
-  /** Extra activities beside the tool activities (model providers, test doubles). */
+  /** Extra activities beside toolplane's (test doubles). */
   activities?: Record<string, (...args: never[]) => Promise<unknown>>;
   workerOptions?: Partial<WorkerOptions>;
-  /** Starts and stops `ext:` tools' extension processes; one is made if not given. */
-  extensions?: ExtensionManager;
-  /** Where large outputs go (default: a folder, TOOLPLANE_BLOB_DIR or .data/blobs). */
-  blobs?: BlobStore;
-  /** Outputs above this many bytes are stored outside history (default 256 KiB). */
-  largeOutputBytes?: number;
-  /** List every MCP server's tools at start and refuse definitions that changed (default true). */
-  verifySources?: boolean;
-  log?: (line: string) => void;
 }
 
-export const WORKFLOWS_PATH = require.resolve('./workflows');
+/** Built by `npm run build` beside the compiled workflows, so a CLI worker does not bundle at every start. */
+export function prebuiltBundle(): { codePath: string } | undefined {
+  const codePath = path.join(__dirname, 'workflow-bundle.js');
+  return fs.existsSync(codePath) ? { codePath } : undefined;
+}
 
+/** A worker running toolplane's own workflows with the plugin; checks MCP sources before it returns. */
 export async function createWorker(opts: ToolplaneWorkerOptions): Promise<Worker> {
-  const log = opts.log ?? ((l: string) => console.error(l));
-  const extensions = opts.extensions ?? new ExtensionManager(opts.manifest, log);
-  const registry = new ToolRegistry([...opts.tools, ...createMcpTools(opts.manifest, log), ...createExtensionTools(opts.manifest, extensions)]);
-  registry.assertMatches(opts.manifest);
-  const blobs = opts.blobs ?? new FileBlobStore();
-  if (opts.verifySources !== false) await verifyMcpServers(opts.manifest, log);
+  const { connection, namespace, taskQueue, workflowBundle, activities, workerOptions, ...pluginOptions } = opts;
+  const plugin = new ToolplanePlugin(pluginOptions);
+  await plugin.verifySources();
+  const bundle = workflowBundle ?? prebuiltBundle();
   return Worker.create({
-    connection: opts.connection,
-    namespace: opts.namespace ?? 'default',
-    taskQueue: opts.taskQueue ?? DEFAULT_TASK_QUEUE,
-    ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),
-    activities: {
-      ...createToolActivities({ registry, manifest: opts.manifest, ledgerSecret: opts.ledgerSecret, blobs, largeOutputBytes: opts.largeOutputBytes }),
-      ...createModelActivities({ blobs }), ...opts.activities },
-    interceptors: { activity: [activityTracing] },
-    ...opts.workerOptions,
+    connection,
+    namespace: namespace ?? 'default',
+    taskQueue: taskQueue ?? DEFAULT_TASK_QUEUE,
+    ...(bundle ? { workflowBundle: bundle } : { workflowsPath: WORKFLOWS_PATH }),
+    plugins: [plugin],
+    ...(activities ? { activities } : {}),
+    ...workerOptions,
   });
 }
 
@@ -72,17 +56,17 @@ export async function loadToolModules(modules: string[]): Promise<Tool[]> {
   for (const m of modules) {
     const mod = (await import(path.resolve(m))) as Record<string, unknown>;
     const source = mod.createTools ?? mod.default ?? mod.tools;
-    const loaded = typeof source === 'function' ? await (source as () => Tool[] | Promise<Tool[]>)() : source;
-    if (!Array.isArray(loaded)) throw new Error(`${m} exports no tools (expected createTools(), a default export or \`tools\`)`);
+    const loaded: unknown = typeof source === 'function' ? await (source as () => Tool[] | Promise<Tool[]>)() : source;
+    if (!Array.isArray(loaded)) throw new ToolplaneError('UsageError', `${m} exports no tools (expected createTools(), a default export or \`tools\`)`);
     tools.push(...(loaded as Tool[]));
   }
   return tools;
 }
 
-async function main(argv: string[]): Promise<void> {
+export async function runWorkerCli(argv: string[]): Promise<void> {
   const program = new Command()
-    .name('worker')
-    .requiredOption('--manifest <file>', 'the manifest declaring every tool this worker may perform')
+    .name('toolplane worker')
+    .requiredOption('--manifest <file>', 'the manifest declaring every tool, principal and model endpoint this worker serves')
     .option('--tools <module...>', 'modules exporting in-process tool implementations', [])
     .option('--task-queue <name>', 'task queue', process.env.TOOLPLANE_TASK_QUEUE ?? DEFAULT_TASK_QUEUE)
     .option('--address <host:port>', 'Temporal frontend', process.env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233')
@@ -90,12 +74,10 @@ async function main(argv: string[]): Promise<void> {
     .option('--workflow-bundle <file>', 'a prebuilt workflow bundle (skips bundling at start)', process.env.TOOLPLANE_WORKFLOW_BUNDLE)
     .parse(argv);
   const o = program.opts<{ manifest: string; tools: string[]; taskQueue: string; address: string; namespace: string; workflowBundle?: string }>();
-  const { manifest } = loadManifest(o.manifest);
+  const { manifest }: { manifest: Manifest } = loadManifest(o.manifest);
   const tools = await loadToolModules(o.tools);
   const connection = await NativeConnection.connect({ address: o.address });
-  const extensions = new ExtensionManager(manifest, (l) => console.error(l));
   const worker = await createWorker({
-    extensions,
     connection,
     namespace: o.namespace,
     taskQueue: o.taskQueue,
@@ -112,13 +94,12 @@ async function main(argv: string[]): Promise<void> {
   try {
     await worker.run();
   } finally {
-    await extensions.stopAll();
     await connection.close();
   }
 }
 
 if (require.main === module) {
-  main(process.argv).catch((err) => {
+  runWorkerCli(process.argv).catch((err: unknown) => {
     console.error(err instanceof Error ? err.message : err);
     process.exit(1);
   });

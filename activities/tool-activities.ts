@@ -2,10 +2,14 @@
 import { createHmac } from 'node:crypto';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { FailureType } from '../catalog/failure-types';
+import { mayGrant, mayHold } from '../catalog/authority';
+import { EXTENSION_RUNTIME } from '../catalog/capabilities';
 import type { Manifest, Safety } from '../catalog/manifest';
+import { serverOf } from '../catalog/manifest';
 import { shortDigest, toolDigest } from '../catalog/digest';
 import type { Policy } from '../catalog/policy';
-import { idempotencyKey } from '../workflows/effect-key';
+import { effectKeyOfActivityId, idempotencyKey } from '../common/effect-key';
+import type { StoredOutput } from '../common/stored-output';
 import { DEFAULT_LARGE_OUTPUT_BYTES, FileBlobStore, offload, type BlobStore } from './blob-store';
 import { ctxFromActivity } from './ctx';
 import { withToolSpan, type GenAiToolType } from './telemetry';
@@ -39,7 +43,10 @@ export interface PerformRequest {
 
 
 export interface PerformResult {
-  output: unknown;
+  /** Absent when the output is stored outside history (`stored`). */
+  output?: unknown;
+  /** Made only here, for an output above the threshold; a tool's output cannot imitate it. */
+  stored?: StoredOutput;
   /** What the tool reported while it ran (an extension starting, ...); omitted when nothing. */
   events?: ToolEvent[];
 }
@@ -50,15 +57,10 @@ export interface ReconcileRequest {
   lease?: string;
 }
 
-/** `ek-…`, `ek-….1` (a resend) and `ek-….reconcile.0` all name the effect `ek-…`. */
-export function effectKeyOfActivityId(activityId: string): string {
-  return activityId.split('.')[0]!;
-}
-
 export interface ToolActivityDeps {
   registry: ToolRegistry;
-  /** The worker's own manifest: a run pinned to another declaration of a tool is refused. */
-  manifest?: Manifest;
+  /** The worker's own manifest: it decides what a principal may reach and hold. */
+  manifest: Manifest;
   /** How a tool is served, for `gen_ai.tool.type`; in-process tools by default. */
   toolType?: (toolId: string) => GenAiToolType;
   /** Signs `produced_by` references; a worker without one cannot serve `requires_ledger` tools. */
@@ -92,7 +94,7 @@ function retryable(type: FailureType, req: PerformRequest): boolean {
 
 function toFailure(err: unknown, safety: Safety, req: PerformRequest): ApplicationFailure {
   if (err instanceof ApplicationFailure) return err;
-  if (err instanceof ToolError) {
+  if (ToolError.is(err)) {
     return ApplicationFailure.create({ type: err.type, message: err.message, details: err.details === undefined ? [] : [err.details], nonRetryable: !retryable(err.type, req) });
   }
   // Tool code that threw something untyped may have sent the request already.
@@ -117,22 +119,40 @@ export function createToolActivities(deps: ToolActivityDeps) {
   };
 
   const blobs = deps.blobs ?? new FileBlobStore();
-  const declared = new Map((deps.manifest?.tools ?? []).map((t) => [t.id, shortDigest(toolDigest(t))]));
+  const declared = new Map(deps.manifest.tools.map((t) => [t.id, shortDigest(toolDigest(t))]));
+  const principals = deps.manifest.principals;
+
+  /** The workflow already checked; the worker checks again against its own manifest, not the run's word. */
+  const assertAuthority = (req: PerformRequest | ReconcileRequest): void => {
+    if (!mayGrant(principals, req.principal, req.toolId)) {
+      throw ApplicationFailure.nonRetryable(`${req.principal} may not be granted ${req.toolId} on this worker; nothing was sent`, FailureType.Unavailable);
+    }
+    if (!req.toolId.startsWith('ext:')) return;
+    const leaseFor = new RegExp(`^lease:${serverOf(req.toolId).replace(/[.]/g, '\\.')}:\\d+$`);
+    if (!req.lease || !leaseFor.test(req.lease) || !mayHold(principals, req.principal, EXTENSION_RUNTIME)) {
+      throw ApplicationFailure.nonRetryable(
+        `${req.toolId} needs the ${EXTENSION_RUNTIME} lease this run was granted (${req.principal} ${mayHold(principals, req.principal, EXTENSION_RUNTIME) ? `holds it, but the lease is ${req.lease ?? 'missing'}` : 'may not hold it'}); nothing was started`,
+        FailureType.Unavailable,
+      );
+    }
+  };
   const toolType = (toolId: string): GenAiToolType => deps.toolType?.(toolId) ?? (deps.registry.get(toolId)?.origin === 'extension' ? 'extension' : 'function');
 
   return {
     async performTool(req: PerformRequest): Promise<PerformResult> {
       const tool = lookup(req.toolId);
+      const info = Context.current().info;
+      const effectKey = effectKeyOfActivityId(info.activityId);
+      assertAuthority(req);
       const ours = declared.get(req.toolId);
       if (req.digest && ours && req.digest !== ours) {
         throw ApplicationFailure.nonRetryable(`the run declares ${req.toolId} otherwise than this worker's manifest (digest ${req.digest}, worker ${ours}); nothing was sent`, FailureType.Unavailable);
       }
-      const info = Context.current().info;
-      const effectKey = effectKeyOfActivityId(info.activityId);
       const events: ToolEvent[] = [];
       const ctx = ctxFromActivity({ ...req, effectKey, idempotencyKey: keyFor(effectKey), onEvent: (e) => events.push(e) });
       const span = { operation: 'execute_tool' as const, toolId: req.toolId, toolType: toolType(req.toolId), effectKey, attempt: info.attempt, recoveryPath: req.recoveryPath ?? 'none', modelCallId: req.modelCallId };
       return withToolSpan(span, async () => {
+        let landed: unknown;
         try {
           let output: unknown;
           if (tool.callWithLedger) {
@@ -147,16 +167,24 @@ export function createToolActivities(deps: ToolActivityDeps) {
           } else {
             output = await tool.call(ctx, req.args);
           }
-          const stored = await offload(jsonRoundTrip(req.toolId, output), blobs, deps.largeOutputBytes ?? DEFAULT_LARGE_OUTPUT_BYTES);
-          return { output: stored, ...(events.length ? { events } : {}) };
+          landed = jsonRoundTrip(req.toolId, output);
         } catch (err) {
           throw toFailure(err, tool.def().safety, req);
         }
+        let stored: StoredOutput | undefined;
+        try {
+          stored = await offload(landed, blobs, deps.largeOutputBytes ?? DEFAULT_LARGE_OUTPUT_BYTES, info.workflowExecution?.workflowId ?? '');
+        } catch (err) {
+          // The effect happened; only keeping its output failed. Not the tool's failure, and never a reason to resend.
+          throw ApplicationFailure.nonRetryable(`${req.toolId} landed, but its output could not be stored: ${(err as Error).message}`, FailureType.OutputUnstored);
+        }
+        return { ...(stored ? { stored } : { output: landed }), ...(events.length ? { events } : {}) };
       });
     },
 
     async reconcileTool(req: ReconcileRequest): Promise<Reconciliation> {
       const tool = lookup(req.toolId);
+      assertAuthority(req);
       if (!tool.reconcile) throw ApplicationFailure.nonRetryable(`${req.toolId} cannot reconcile`, FailureType.Unavailable);
       const info = Context.current().info;
       const effectKey = effectKeyOfActivityId(info.activityId);

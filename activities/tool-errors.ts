@@ -1,14 +1,26 @@
 // What a tool throws to say how it failed; the tool activity turns these into typed failures.
+import { ToolplaneError } from '../catalog/errors';
 import { FailureType } from '../catalog/failure-types';
 
-export class ToolError extends Error {
+const BRAND = Symbol.for('toolplane.ToolError');
+
+/** Thrown by tool code; its `code` is the failure type recovery acts on. */
+export class ToolError extends ToolplaneError<FailureType> {
+  readonly [BRAND] = true;
   constructor(
-    readonly type: FailureType,
+    type: FailureType,
     message: string,
     readonly details?: unknown,
   ) {
-    super(message);
-    this.name = type;
+    super(type, message, details);
+  }
+
+  get type(): FailureType {
+    return this.code;
+  }
+
+  static override is(err: unknown): err is ToolError {
+    return typeof err === 'object' && err !== null && (err as Record<symbol, unknown>)[BRAND] === true;
   }
 }
 

@@ -28,6 +28,9 @@ export function manifestDigest(manifest: Manifest): string {
     version: manifest.version,
     servers: manifest.servers,
     tools: Object.fromEntries(manifest.tools.map((t) => [t.id, toolDigest(t)])),
+    // Absent sections stay out, so a manifest without them keeps its digest.
+    ...(manifest.principals ? { principals: manifest.principals } : {}),
+    ...(manifest.models ? { models: manifest.models } : {}),
   });
 }
 

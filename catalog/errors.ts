@@ -6,15 +6,28 @@ export const CatalogErrorCode = {
   InvalidArguments: 'InvalidArguments',
   RegistryDrift: 'RegistryDrift',
   DigestMismatch: 'DigestMismatch',
+  /** A run asked for what the worker does not declare. */
+  RunRefused: 'RunRefused',
+  /** A run named a model endpoint, or a model, the worker does not declare. */
+  ModelRefused: 'ModelRefused',
 } as const;
 export type CatalogErrorCode = (typeof CatalogErrorCode)[keyof typeof CatalogErrorCode];
 
-const BRAND = Symbol.for('toolplane.CatalogError');
+const TOOLPLANE = Symbol.for('toolplane.Error');
+const CATALOG = Symbol.for('toolplane.CatalogError');
 
-export class CatalogError<D = unknown> extends Error {
-  readonly [BRAND] = true;
+function branded(err: unknown, brand: symbol): boolean {
+  return typeof err === 'object' && err !== null && (err as Record<symbol, unknown>)[brand] === true;
+}
+
+/**
+ * The base of every toolplane error: a string `code` to branch on, typed `data`, and a brand, so
+ * `is()` works across the workflow sandbox and across two copies of the package.
+ */
+export class ToolplaneError<C extends string = string, D = unknown> extends Error {
+  readonly [TOOLPLANE] = true;
   constructor(
-    readonly code: CatalogErrorCode,
+    readonly code: C,
     message: string,
     readonly data?: D,
   ) {
@@ -22,9 +35,16 @@ export class CatalogError<D = unknown> extends Error {
     this.name = code;
   }
 
-  /** Works across the workflow sandbox, where `instanceof` sees another realm's class. */
-  static is(err: unknown): err is CatalogError {
-    return typeof err === 'object' && err !== null && (err as Record<symbol, unknown>)[BRAND] === true;
+  static is(err: unknown): err is ToolplaneError {
+    return branded(err, TOOLPLANE);
+  }
+}
+
+export class CatalogError<D = unknown> extends ToolplaneError<CatalogErrorCode, D> {
+  readonly [CATALOG] = true;
+
+  static override is(err: unknown): err is CatalogError {
+    return branded(err, CATALOG);
   }
 }
 

@@ -11,5 +11,7 @@ export const FailureType = {
   Unavailable: 'ToolUnavailable',
   /** The arguments or the request were wrong: retrying cannot help. */
   Invalid: 'ToolInvalid',
+  /** The call landed, but the plane could not store its output: never resent, not the tool's fault. */
+  OutputUnstored: 'ToolOutputUnstored',
 } as const;
 export type FailureType = (typeof FailureType)[keyof typeof FailureType];

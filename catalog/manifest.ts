@@ -1,5 +1,6 @@
 // Workflow-safe: the manifest's shape, parsed with zod. Strict: an unknown key is an error.
 import { z } from 'zod';
+import { ModelsDecl, PrincipalsDecl } from './authority';
 
 export const Safety = { ReadOnly: 'read_only', Idempotent: 'idempotent', Mutating: 'mutating' } as const;
 export type Safety = (typeof Safety)[keyof typeof Safety];
@@ -141,6 +142,10 @@ export const Manifest = z.strictObject({
   name: z.string().min(1).optional(),
   servers: z.record(serverName, ServerDecl),
   tools: z.array(ToolDecl),
+  /** Which principals may be granted which tools and capabilities. */
+  principals: PrincipalsDecl.optional(),
+  /** The model endpoints this worker serves, by name; a run names one. */
+  models: ModelsDecl.optional(),
 });
 export type Manifest = z.infer<typeof Manifest>;
 export type ManifestInput = z.input<typeof Manifest>;

@@ -15,7 +15,7 @@ import { loadManifest } from '../catalog/manifest-file';
 import type { Manifest } from '../catalog/manifest';
 import { paymentsStore } from '../examples/support-desk/payments-store';
 import type { ToolRunResult } from '../workflows/tool-run';
-import { WORKFLOWS_PATH } from '../worker';
+import { WORKFLOWS_PATH } from '../workflows/path';
 import { freePort, startDevServer } from './dev-server';
 import { spawnWorker, writeManifest, type WorkerProcess } from './worker-process';
 

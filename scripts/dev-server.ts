@@ -8,7 +8,10 @@ import net from 'node:net';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { findTemporalCli } from './temporal-cli';
-import { SEARCH_ATTRIBUTES } from '../workflows/search-attributes';
+import { SEARCH_ATTRIBUTES } from '../common/search-attributes';
+import { probe, runUrl, TemporalUnreachable } from '../inspect/connection';
+
+export { probe, runUrl, TemporalUnreachable };
 
 export interface TemporalServer {
   address: string;
@@ -18,36 +21,6 @@ export interface TemporalServer {
   /** Whether this process started the server (and so stops it). */
   owned: boolean;
   stop(): Promise<void>;
-}
-
-export class TemporalUnreachable extends Error {
-  readonly code = 'TemporalUnreachable';
-  constructor(
-    readonly address: string,
-    cause: string,
-  ) {
-    super(`Temporal server at ${address} is unreachable: ${cause}`);
-    this.name = 'TemporalUnreachable';
-  }
-}
-
-export function runUrl(server: Pick<TemporalServer, 'uiUrl' | 'namespace'>, workflowId: string, runId?: string): string | undefined {
-  if (!server.uiUrl) return undefined;
-  const base = `${server.uiUrl.replace(/\/$/, '')}/namespaces/${encodeURIComponent(server.namespace)}/workflows/${encodeURIComponent(workflowId)}`;
-  return runId ? `${base}/${runId}/history` : base;
-}
-
-/** Fails in seconds, not minutes, when nothing answers. */
-export async function probe(address: string, timeoutMs = 5000): Promise<void> {
-  let connection: Connection | undefined;
-  try {
-    connection = await Connection.connect({ address, connectTimeout: timeoutMs });
-    await connection.workflowService.getSystemInfo({});
-  } catch (err) {
-    throw new TemporalUnreachable(address, (err as Error).message.split('\n')[0] ?? String(err));
-  } finally {
-    await connection?.close();
-  }
 }
 
 export async function freePort(): Promise<number> {

@@ -9,7 +9,8 @@ import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { loadManifest } from '../catalog/manifest-file';
-import { agentRunInput, startAgentRun } from '../client';
+import { startAgentRun } from '../client';
+import { agentRunInput } from '../cli';
 import { createTools } from '../examples/support-desk/tools';
 import { follow } from '../inspect/follow';
 import type { AgentRunResult } from '../workflows/agent-run';
@@ -54,7 +55,7 @@ async function main(): Promise<void> {
     const extensions = new ExtensionManager(manifest, quietLog);
     const worker = await createWorker({ connection: nativeConnection, namespace: server.namespace, taskQueue, manifest, tools: r.tools, extensions, log: quietLog });
     await worker.runUntil(async () => {
-      const input = agentRunInput(manifest, { manifest: r.manifestFile, model: `scripted:${r.script}`, principal: 'agent:support-desk', apiKeyEnv: 'OPENAI_API_KEY', maxTurns: '20', taskQueue, capability: r.capability });
+      const input = agentRunInput(manifest, { manifest: r.manifestFile, model: `scripted:${r.script}`, principal: 'agent:support-desk', maxTurns: '20', capability: r.capability });
       const handle = await startAgentRun(client, input, { taskQueue, workflowId: `${manifest.name}-${path.basename(r.script, '.json')}-${Date.now().toString(36)}` });
       console.log(`\n${handle.workflowId}: "${input.prompt}"`);
       const result = await follow<AgentRunResult>(handle, (l) => console.log(l));

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
 import { loadManifest } from '../catalog/manifest-file';
-import { SEARCH_ATTRIBUTES } from '../workflows/search-attributes';
+import { SEARCH_ATTRIBUTES } from '../common/search-attributes';
 
 const root = path.resolve(__dirname, '..');
 type Service = {

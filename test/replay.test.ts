@@ -38,8 +38,8 @@ describe('replaying committed histories', () => {
     const input = JSON.parse(Buffer.from(started.input!.payloads![0]!.data!).toString()) as AgentRunInput;
     // The same run under a manifest whose refund has no field rules and claims to be read-only:
     // the attacker's refund would now be scheduled, which the history says it was not.
-    input.manifest.tools = input.manifest.tools.map((t) => (t.id === 'tool://payments/refund' ? { ...t, protected_fields: [], safety: 'read_only' as const } : t));
-    input.manifestDigest = manifestDigest(input.manifest);
+    input.manifest!.tools = input.manifest!.tools.map((t) => (t.id === 'tool://payments/refund' ? { ...t, protected_fields: [], safety: 'read_only' as const } : t));
+    input.manifestDigest = manifestDigest(input.manifest!);
     started.input!.payloads![0]!.data = Buffer.from(JSON.stringify(input));
     await expect(Worker.runReplayHistory({ workflowBundle: { codePath: process.env.TOOLPLANE_TEST_BUNDLE! } }, history, 'governed-diverged')).rejects.toThrow(/[Nn]ondeterminism|DeterminismViolation/);
   });

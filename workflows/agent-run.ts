@@ -1,37 +1,44 @@
 // Workflow-safe: an agent run. Model turns and tool calls alternate; every call is governed.
-import { ApplicationFailure, executeChild, proxyActivities, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { ApplicationFailure, executeChild, patched, proxyActivities, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import type { ModelRequest } from '../catalog/authority';
 import { manifestDigest } from '../catalog/digest';
 import type { Manifest, Sensitivity } from '../catalog/manifest';
 import { ALLOW_ALL, type Policy } from '../catalog/policy';
 import { ToolCatalog, type OfferedTool } from '../catalog/tool-catalog';
-import { laneOf, runInLanes } from './lanes';
-import type { ToolRunResult } from './tool-run';
+import { Patch, WorkflowName } from '../common/names';
+import { TOOLS_CALLED } from '../common/search-attributes';
+import { isStoredHandle, storedOf } from '../common/stored-output';
 import type { ModelActivities } from '../activities/model';
-import type { ChatMessage, ModelChoice } from '../activities/model/types';
+import type { ChatMessage } from '../activities/model/types';
+import type { DelegatedCallInput, DelegatedCallResult } from './delegated-call';
 import { governanceGate } from './governance';
 import type { JournalEntry } from './journal';
+import { laneOf, runInLanes } from './lanes';
 import { Budget, type Limits, type Usage } from './limits';
 import { Provenance, USER_PROMPT } from './provenance';
-import { TOOLS_CALLED } from './search-attributes';
 import { StepCtx } from './step-ctx';
 import { StepError } from './step-error';
+import type { ToolRunResult } from './tool-run';
 
 export interface AgentRunInput {
   prompt: string;
   principal: string;
-  grants: string[];
-  manifest: Manifest;
-  /** The digest the caller pinned; a different manifest is refused. */
-  manifestDigest: string;
-  model: ModelChoice;
+  /** Tools the run asks for (default: every tool the worker lets this principal have). */
+  grants?: string[];
+  /** The manifest digest the caller pinned; a worker with another manifest refuses the run. */
+  manifestDigest?: string;
+  /** A worker-declared model endpoint by name. */
+  model: ModelRequest;
   policy?: Policy;
   limits?: Limits;
   systemPrompt?: string;
   /** How sensitive the prompt itself is (default internal). */
   promptSensitivity?: Sensitivity;
   delegationDepth?: number;
-  /** Capabilities granted to the run, such as `extension-runtime`. */
+  /** Capabilities the run asks for, such as `extension-runtime`; the worker decides. */
   capabilities?: string[];
+  /** @deprecated Ignored: the worker's manifest governs. Read only when replaying runs started before the worker decided. */
+  manifest?: Manifest;
 }
 
 export interface AgentRunResult {
@@ -46,18 +53,30 @@ export interface AgentRunResult {
 
 const { modelTurn } = proxyActivities<ModelActivities>({
   startToCloseTimeout: '2m',
-  retry: { maximumAttempts: 3, initialInterval: '1s', nonRetryableErrorTypes: ['ModelAuth', 'ModelRequestInvalid'] },
+  retry: { maximumAttempts: 3, initialInterval: '1s', nonRetryableErrorTypes: ['ModelAuth', 'ModelRequestInvalid', 'ModelRefused'] },
 });
 
-export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
-  const digest = manifestDigest(input.manifest);
+/** Runs started before the worker decided carried their manifest and were trusted with it. */
+function legacyStep(input: AgentRunInput, policy: Policy): StepCtx {
+  const manifest = input.manifest!;
+  const digest = manifestDigest(manifest);
   if (digest !== input.manifestDigest) {
     throw ApplicationFailure.nonRetryable(`the manifest's digest is ${digest}, not the pinned ${input.manifestDigest}`, 'ManifestDigestMismatch');
   }
+  const grants = input.grants ?? [];
+  const step = new StepCtx({ catalog: ToolCatalog.fromManifest(manifest, grants), principal: input.principal, grants, policy, capabilities: input.capabilities });
+  step.manifest = manifest;
+  return step;
+}
+
+export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
   const policy = input.policy ?? ALLOW_ALL;
-  const catalog = ToolCatalog.fromManifest(input.manifest, input.grants);
+  const decided = patched(Patch.WorkerAuthority);
+  const step = decided
+    ? await StepCtx.open({ principal: input.principal, grants: input.grants, capabilities: input.capabilities, manifestDigest: input.manifestDigest, model: input.model, policy })
+    : legacyStep(input, policy);
+  const catalog = step.catalog;
   const offered = catalog.offered(policy);
-  const step = new StepCtx({ catalog, principal: input.principal, grants: input.grants, policy, capabilities: input.capabilities });
   const budget = new Budget(input.limits ?? {}, Date.now(), input.delegationDepth ?? 0);
   const provenance = new Provenance();
   provenance.produce(input.prompt, { source: USER_PROMPT, trusted: true, callTrusted: true, sensitivity: input.promptSensitivity ?? 'internal' });
@@ -72,16 +91,23 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
 
   const delegate = async (toolId: string, args: Record<string, unknown>, position: number): Promise<unknown> => {
     // A subagent: its own workflow and lane, one delegation level deeper; the gates already ran here.
-    const child: ToolRunResult = await executeChild('toolRun', {
-      workflowId: `${workflowInfo().workflowId}/delegated-${position}`,
-      args: [{ manifest: input.manifest, grants: [toolId], principal: input.principal, calls: [{ toolId, args }], capabilities: input.capabilities, delegationDepth: (input.delegationDepth ?? 0) + 1 }],
-    });
-    const out = child.outputs[0] as { error?: { message: string } } | undefined;
-    if (child.status !== 'completed') throw new Error(out?.error?.message ?? 'the delegated call failed');
-    return out;
+    const workflowId = `${workflowInfo().workflowId}/delegated-${position}`;
+    if (!decided) {
+      const child: ToolRunResult = await executeChild(WorkflowName.ToolRun, {
+        workflowId,
+        args: [{ manifest: input.manifest, grants: [toolId], principal: input.principal, calls: [{ toolId, args }], capabilities: input.capabilities, delegationDepth: (input.delegationDepth ?? 0) + 1 }],
+      });
+      const out = child.outputs[0] as { error?: { message: string } } | undefined;
+      if (child.status !== 'completed') throw new Error(out?.error?.message ?? 'the delegated call failed');
+      return out;
+    }
+    const childInput: DelegatedCallInput = { principal: input.principal, toolId, args, capabilities: step.scope.capabilities ? [...step.scope.capabilities] : undefined, manifestDigest: input.manifestDigest };
+    const child: DelegatedCallResult = await executeChild(WorkflowName.DelegatedCall, { workflowId, args: [childInput] });
+    if (child.error) throw new StepError(child.error.code, child.error.message, child.error.rule);
+    return child.output;
   };
 
-  const governedCall = async (c: { toolId: string; args: unknown; offer: OfferedTool | undefined; position: number; callId: string; independent: boolean }): Promise<string> => {
+  const governedCall = async (c: { toolId: string; args: unknown; offer: OfferedTool | undefined; position: number; callId: string; independent: boolean }): Promise<ChatMessage> => {
     let callTrusted = false;
     try {
       const output = await step.callTool(c.toolId, c.args, {
@@ -94,10 +120,11 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
       called.add(c.toolId);
       const decl = catalog.declared(c.toolId)!.decl;
       provenance.produce(output, { source: c.toolId, trusted: false, callTrusted, sensitivity: decl.sensitivity.output });
-      return JSON.stringify(output);
+      if (isStoredHandle(output)) return { role: 'tool', toolCallId: c.callId, content: output.preview, stored: storedOf(output) };
+      return { role: 'tool', toolCallId: c.callId, content: JSON.stringify(output) };
     } catch (err) {
       if (!StepError.is(err)) throw err;
-      return JSON.stringify({ error: err.code, rule: err.rule, reason: err.message });
+      return { role: 'tool', toolCallId: c.callId, content: JSON.stringify({ error: err.code, rule: err.rule, reason: err.message }) };
     }
   };
 
@@ -112,7 +139,7 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
 
     // Positions follow the model's order; lanes decide what may run at the same time.
     const base = step.reserve(calls.length);
-    const contents = await runInLanes(
+    const results = await runInLanes(
       calls.map((c, i) => {
         const offer = offered.find((o) => o.name === c.name || o.toolId === c.name);
         const toolId = offer?.toolId ?? c.name;
@@ -127,10 +154,11 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
         return { lane: laneOf(decl, args, position), run: () => governedCall({ toolId, args, offer, position, callId: c.id, independent: decl?.concurrency?.class === 'independent' }) };
       }),
     );
-    calls.forEach((c, i) => messages.push({ role: 'tool', toolCallId: c.id, content: contents[i]! }));
+    messages.push(...results);
     if (workflowInfo().continueAsNewSuggested) {
       // A run this long should be split; until then it ends cleanly rather than hitting the history limit.
       return finish({ status: 'limit', rule: 'limit:history', reason: 'the history is near its size limit' });
     }
   }
 }
+

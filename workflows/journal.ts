@@ -29,6 +29,8 @@ export interface JournalEntry {
   outcome?: Outcome;
   error?: { code: string; message: string };
   modelCallId?: string;
+  /** Values the gate replaced with the exact trusted value they matched (protected fields). */
+  substitutions?: { pointer: string; written: string; sent: string }[];
   /** For extension tools: the lease's lifecycle in this run. */
   lease?: { id: string; states: LeaseState[] };
 }

@@ -4,7 +4,7 @@ import {
   ActivityFailure,
   ApplicationFailure,
   isCancellation,
-  scheduleActivity,
+  proxyActivities,
   setCurrentDetails,
   sleep,
   TimeoutFailure,
@@ -13,13 +13,18 @@ import {
 } from '@temporalio/workflow';
 import { FailureType } from '../catalog/failure-types';
 import { durationMs, type ToolDecl } from '../catalog/manifest';
-import type { PerformRequest, PerformResult, ReconcileRequest } from '../activities/tool-activities';
+import type { PerformRequest, PerformResult, ReconcileRequest, ToolActivities } from '../activities/tool-activities';
+import { performActivityId, reconcileActivityId } from '../common/effect-key';
+import { storedHandle } from '../common/stored-output';
 import type { Reconciliation } from '../activities/tool';
 import type { EscalationDecision, PendingEscalation } from './escalation';
 import type { JournalEntry } from './journal';
 import { StepError, StepErrorCode } from './step-error';
 
-type Failure = { kind: 'rejected' | 'failed_landed' | 'in_doubt' | 'unavailable'; message: string };
+type Failure = { kind: 'rejected' | 'failed_landed' | 'in_doubt' | 'unavailable' | 'output_unstored'; message: string };
+
+// Every call sets its own id, summary, timeouts and retry policy.
+const tools = proxyActivities<ToolActivities>({ startToCloseTimeout: '30s' });
 
 export function classify(err: unknown): Failure {
   if (err instanceof ActivityFailure) {
@@ -34,6 +39,8 @@ export function classify(err: unknown): Failure {
         case FailureType.Unavailable:
         case FailureType.Invalid:
           return { kind: 'unavailable', message };
+        case FailureType.OutputUnstored:
+          return { kind: 'output_unstored', message };
         default:
           return { kind: 'in_doubt', message };
       }
@@ -92,7 +99,7 @@ function requestFor(input: RecoveryInput, scheduleCount: number): PerformRequest
 function performOptions(input: RecoveryInput, scheduleCount: number): ActivityOptions {
   const { decl, request } = input;
   return {
-    activityId: scheduleCount === 0 ? input.effectKey : `${input.effectKey}.${scheduleCount}`,
+    activityId: performActivityId(input.effectKey, scheduleCount),
     summary: input.summary,
     startToCloseTimeout: decl.timeouts.start_to_close,
     heartbeatTimeout: decl.timeouts.heartbeat,
@@ -104,12 +111,12 @@ async function reconcile(input: RecoveryInput, round: number): Promise<Reconcili
   const { decl, request } = input;
   const req: ReconcileRequest = { toolId: request.toolId, principal: request.principal, ...(request.lease ? { lease: request.lease } : {}) };
   try {
-    return await scheduleActivity<Reconciliation>('reconcileTool', [req], {
-      activityId: `${input.effectKey}.reconcile.${round}`,
+    return await tools.reconcileTool.executeWithOptions({
+      activityId: reconcileActivityId(input.effectKey, round),
       summary: `reconcile ${input.summary}`,
       startToCloseTimeout: decl.timeouts.start_to_close,
       retry: { maximumAttempts: 10, initialInterval: '1s', maximumInterval: '30s', nonRetryableErrorTypes: [FailureType.Unavailable] },
-    });
+    }, [req]);
   } catch (err) {
     if (isCancellation(err)) throw err;
     return { status: 'unknown', reason: classify(err).message };
@@ -127,15 +134,20 @@ export async function performWithRecovery(input: RecoveryInput): Promise<unknown
     entry.attempts = ++schedules;
     let failure: Failure;
     try {
-      const result = await scheduleActivity<PerformResult>('performTool', [requestFor(input, schedules - 1)], performOptions(input, schedules - 1));
+      const result: PerformResult = await tools.performTool.executeWithOptions(performOptions(input, schedules - 1), [requestFor(input, schedules - 1)]);
       entry.outcome = 'ok';
       if (result.events) input.onEvents?.(result.events);
-      return result.output;
+      return result.stored ? storedHandle(result.stored) : result.output;
     } catch (err) {
       if (isCancellation(err)) throw err;
       failure = classify(err);
     }
 
+    if (failure.kind === 'output_unstored') {
+      // It landed: resending would do it twice. The person reading the journal learns the output is lost.
+      entry.outcome = 'failed';
+      throw new StepError(StepErrorCode.OutputLost, failure.message);
+    }
     if (failure.kind === 'unavailable') {
       entry.outcome = 'failed';
       throw new StepError(StepErrorCode.Failed, failure.message);

@@ -1,39 +1,32 @@
-// Workflow-safe: the one door through which workflow code reaches a tool.
-import { condition, setCurrentDetails, setHandler, upsertMemo } from '@temporalio/workflow';
-import { EXTENSION_RUNTIME } from '../catalog/capabilities';
-import { serverOf } from '../catalog/manifest';
-import { durationMs } from '../catalog/manifest';
-import { CatalogError } from '../catalog/errors';
-import type { Policy } from '../catalog/policy';
-import type { OfferedTool, ToolCatalog } from '../catalog/tool-catalog';
-import { ToolCall } from '../catalog/tool-call';
-import type { PerformRequest } from '../activities/tool-activities';
-import { shortDigest } from '../catalog/digest';
-import { effectKey } from './effect-key';
+// Workflow-safe: the one door through which workflow code reaches a tool. A call passes, in order:
+// prepare → gate → approval → lease → perform (see workflows/call/).
+import { ActivityFailure, ApplicationFailure, condition, proxyActivities, setHandler, upsertMemo } from '@temporalio/workflow';
+import type { AuthorizeActivities, AuthorizeRequest } from '../activities/authorize';
+import { CatalogErrorCode } from '../catalog/errors';
+import type { Manifest } from '../catalog/manifest';
+import { ALLOW_ALL, type Policy } from '../catalog/policy';
+import { ToolCatalog, type OfferedTool } from '../catalog/tool-catalog';
+import { awaitApproval } from './call/approval';
+import { gateCall, type Gate } from './call/gate';
+import { takeLease } from './call/lease';
+import { performCall, type Delegate } from './call/perform';
+import { prepareCall } from './call/prepare';
 import { DECISIONS, pendingEscalations, resolveEscalation, type EscalationDecision, type PendingEscalation } from './escalation';
 import { journalQuery } from './journal-query';
 import type { JournalEntry } from './journal';
-import { performWithRecovery, type Escalator } from './recovery';
-import { StepError, StepErrorCode } from './step-error';
+import type { Escalator } from './recovery';
+
+export type { Gate, GateVerdict } from './call/gate';
+export type { Delegate } from './call/perform';
 
 export interface RunScope {
   catalog: ToolCatalog;
   principal: string;
   grants: readonly string[];
   policy: Policy;
-  /** Capabilities the run holds, such as the extension-runtime lease. */
+  /** Capabilities the worker granted the run, such as the extension-runtime lease. */
   capabilities?: readonly string[];
 }
-
-/**
- * A check made after preparation and before the effect key exists. Returning a refusal stops
- * the call; returning `args` replaces them (a declared redaction).
- */
-export type Gate = (call: ToolCall) => GateVerdict | Promise<GateVerdict>;
-export type GateVerdict =
-  | { allow: true; args?: Record<string, unknown>; rule?: string; reason?: string; askPerson?: boolean; deadline?: string | number }
-  /** `askPerson`: the tool declares that a person may overrule this refusal. */
-  | { allow: false; rule: string; reason: string; askPerson?: boolean; deadline?: string | number };
 
 export interface CallOptions {
   /** The model's tool call this execution answers; telemetry only, never in the effect key. */
@@ -44,15 +37,55 @@ export interface CallOptions {
   /** A position reserved with `reserve()`, so concurrent calls keep the order the model gave. */
   position?: number;
   /** Performs the prepared, governed call elsewhere (a child workflow for independent tools). */
-  delegate?: (toolId: string, args: Record<string, unknown>, position: number) => Promise<unknown>;
+  delegate?: Delegate;
 }
+
+/** What a workflow asks for when it opens a StepCtx; the worker decides what it gets. */
+export interface OpenRequest extends AuthorizeRequest {
+  /** Which granted tools the run's model may see (default: all). */
+  policy?: Policy;
+}
+
+const { authorizeRun } = proxyActivities<AuthorizeActivities>({
+  startToCloseTimeout: '30s',
+  retry: { maximumAttempts: 5, nonRetryableErrorTypes: [CatalogErrorCode.RunRefused, CatalogErrorCode.ModelRefused] },
+});
 
 export class StepCtx {
   private position = 0;
   readonly journal: JournalEntry[] = [];
   private readonly pending = new Map<string, { info: PendingEscalation; decision?: EscalationDecision }>();
+  /** The worker's manifest, for a StepCtx opened with `StepCtx.open`. */
+  manifest?: Manifest;
 
-  constructor(private readonly scope: RunScope) {
+  /**
+   * Asks the worker what this run may reach and hold (its manifest and the principal's grants),
+   * and opens a StepCtx over exactly that. A request for what the worker does not declare fails
+   * the run with a non-retryable `RunRefused` or `ModelRefused`.
+   */
+  static async open(request: OpenRequest): Promise<StepCtx> {
+    const { policy, ...ask } = request;
+    let authority;
+    try {
+      authority = await authorizeRun.executeWithOptions({ activityId: 'authorize', summary: `authorize ${request.principal}` }, [ask]);
+    } catch (err) {
+      const cause = err instanceof ActivityFailure ? err.cause : undefined;
+      if (cause instanceof ApplicationFailure && cause.nonRetryable) throw ApplicationFailure.nonRetryable(cause.message, cause.type ?? undefined);
+      throw err;
+    }
+    if (authority.withheld.grants.length || authority.withheld.capabilities.length) upsertMemo({ toolplaneWithheld: authority.withheld });
+    const step = new StepCtx({
+      catalog: ToolCatalog.fromManifest(authority.manifest, authority.grants),
+      principal: authority.principal,
+      grants: authority.grants,
+      policy: policy ?? ALLOW_ALL,
+      capabilities: authority.capabilities,
+    });
+    step.manifest = authority.manifest;
+    return step;
+  }
+
+  constructor(readonly scope: RunScope) {
     setHandler(journalQuery, () => this.ordered());
     setHandler(pendingEscalations, () => [...this.pending.values()].filter((p) => !p.decision).map((p) => p.info));
     setHandler(
@@ -71,6 +104,10 @@ export class StepCtx {
         },
       },
     );
+  }
+
+  get catalog(): ToolCatalog {
+    return this.scope.catalog;
   }
 
   /** The lease lifecycle, in the run's memo: visible in the Web UI and kept in history. */
@@ -108,118 +145,29 @@ export class StepCtx {
     return first;
   }
 
-  /** Refuses an unreachable tool or bad arguments before any activity exists. */
+  /** Refuses an unreachable tool, bad arguments or a gate's verdict before any activity exists. */
   async callTool(toolId: string, args: unknown, options: CallOptions = {}): Promise<unknown> {
-    const position = options.position ?? this.position++;
-    const entry: JournalEntry = { position, toolId, decision: 'allowed', attempts: 0, recovery: 'none', modelCallId: options.modelCallId };
+    const entry: JournalEntry = { position: options.position ?? this.position++, toolId, decision: 'allowed', attempts: 0, recovery: 'none', modelCallId: options.modelCallId };
     this.journal.push(entry);
-    const refuse = (code: StepErrorCode, rule: string, reason: string): never => {
-      if (entry.decision !== 'denied') entry.decision = 'refused';
-      entry.rule = rule;
-      entry.reason = reason;
-      entry.outcome = 'refused';
-      entry.error = { code, message: reason };
-      throw new StepError(code, reason, rule);
-    };
-
-    if (options.answering && options.answering.toolId !== toolId) {
-      refuse(StepErrorCode.Unreachable, 'answering', `the model's call named ${options.answering.toolId}, not ${toolId}`);
-    }
-    let call: ToolCall;
-    try {
-      call = ToolCall.prepare(this.scope.catalog, toolId, args);
-    } catch (err) {
-      if (!CatalogError.is(err)) throw err;
-      const code = err.code === 'InvalidArguments' ? StepErrorCode.InvalidArguments : StepErrorCode.Unreachable;
-      return refuse(code, err.code === 'InvalidArguments' ? 'schema' : 'unreachable', err.message);
-    }
-    let callArgs = call.args;
-    if (options.gate) {
-      const verdict = await options.gate(call);
-      if (verdict.allow && verdict.args) callArgs = verdict.args;
-      if (verdict.rule) entry.rule = verdict.rule;
-      if (verdict.reason) entry.reason = verdict.reason;
-      if (verdict.askPerson) {
-        const question = verdict.allow ? `${toolId} needs a person's approval` : `${toolId} was refused (${verdict.rule}: ${verdict.reason}); a person may approve it`;
-        setCurrentDetails(`**Waiting for approval**: ${question}`);
-        const answer = await this.escalator.await({
-          effectKey: effectKey({ tool: toolId, args: callArgs }, position),
-          toolId,
-          position,
-          reason: question,
-          deadline: Date.now() + durationMs(verdict.deadline ?? call.decl.escalation?.deadline ?? '24h'),
-          kind: 'approval',
-        });
-        setCurrentDetails('');
-        if (answer?.decision !== 'approve') {
-          entry.decision = 'denied';
-          const why = answer ? `denied by ${answer.by ?? 'a person'}${answer.decision === 'deny' && answer.reason ? `: ${answer.reason}` : ''}` : 'nobody approved it in time';
-          return refuse(StepErrorCode.Refused, verdict.rule ?? 'approval', `${question}; ${why}`);
-        }
-        entry.decision = 'approved';
-      } else if (!verdict.allow) {
-        return refuse(StepErrorCode.Refused, verdict.rule, verdict.reason);
-      }
-    }
-
-    let lease: string | undefined;
-    if (toolId.startsWith('ext:')) {
-      // The extension starts only for a call that passed every gate, in a run that holds the lease.
-      if (!this.scope.capabilities?.includes(EXTENSION_RUNTIME)) {
-        return refuse(StepErrorCode.LeaseMissing, 'lease', `${toolId} is an extension tool and this run does not hold the ${EXTENSION_RUNTIME} capability; nothing was started`);
-      }
-      lease = `lease:${serverOf(toolId)}:${position}`;
-      entry.lease = { id: lease, states: ['granted'] };
+    const call = prepareCall(entry, this.scope.catalog, toolId, args, options.answering);
+    const gated = await gateCall(entry, call, options.gate);
+    await awaitApproval(entry, call, gated, this.escalator);
+    gated.verdict?.charge?.();
+    const lease = takeLease(entry, toolId, this.scope.capabilities);
+    if (lease) this.recordLeases();
+    const output = await performCall(entry, call, gated.args, {
+      principal: this.scope.principal,
+      policy: this.scope.policy,
+      escalator: this.escalator,
+      modelCallId: options.modelCallId,
+      lease,
+      delegate: options.delegate,
+      onStarted: () => entry.lease?.states.push('started'),
+    });
+    if (entry.lease) {
+      entry.lease.states.push('committed');
       this.recordLeases();
     }
-
-    const key = effectKey({ tool: toolId, args: callArgs }, position);
-    entry.effectKey = key;
-    const request: PerformRequest = {
-      toolId,
-      args: callArgs,
-      principal: this.scope.principal,
-      digest: shortDigest(call.digest),
-      ...(call.decl.requires_ledger ? { requiresLedger: true } : {}),
-      ...(call.decl.retries_landed ? { retriesLanded: true } : {}),
-      ...(options.modelCallId ? { modelCallId: options.modelCallId } : {}),
-      ...(lease ? { lease } : {}),
-      ...(this.scope.policy.allow === '*' && !this.scope.policy.deny?.length ? {} : { policy: this.scope.policy }),
-    };
-    if (options.delegate) {
-      try {
-        entry.attempts = 1;
-        const output = await options.delegate(toolId, callArgs, position);
-        entry.outcome = 'ok';
-        return output;
-      } catch (err) {
-        entry.outcome = 'failed';
-        const message = (err as Error).message;
-        entry.error = { code: StepErrorCode.Failed, message };
-        throw new StepError(StepErrorCode.Failed, `${toolId} (delegated): ${message}`);
-      }
-    }
-    try {
-      const output = await performWithRecovery({
-        decl: call.decl,
-        request,
-        effectKey: key,
-        position,
-        entry,
-        summary: `${toolId.replace(/^tool:\/\//, '')} #${position}`,
-        escalator: this.escalator,
-        onEvents: (events) => {
-          if (entry.lease && events.some((e) => e.kind === 'extension.started')) entry.lease.states.push('started');
-        },
-      });
-      if (entry.lease) {
-        entry.lease.states.push('committed');
-        this.recordLeases();
-      }
-      return output;
-    } catch (err) {
-      if (StepError.is(err)) entry.error = { code: err.code, message: err.message };
-      throw err;
-    }
+    return output;
   }
 }

@@ -1,8 +1,14 @@
 // OpenAI-compatible Chat Completions over HTTP (OpenAI, vLLM, Ollama, llama.cpp servers).
 import { ApplicationFailure } from '@temporalio/activity';
-import type { ChatMessage, ModelChoice, ModelTurnRequest, ModelTurnResult } from './types';
+import type { ModelEndpointDecl } from '../../catalog/authority';
+import type { ChatMessage, ModelTurnRequest, ModelTurnResult } from './types';
 
-type OpenAIChoice = Extract<ModelChoice, { provider: 'openai' }>;
+/** The endpoint as the worker declared it: URL and key variable never come from a run. */
+export interface OpenAITarget {
+  decl: Extract<ModelEndpointDecl, { provider: 'openai-compatible' }>;
+  model: string;
+  temperature?: number;
+}
 
 function toWire(m: ChatMessage): Record<string, unknown> {
   if (m.role === 'tool') return { role: 'tool', tool_call_id: m.toolCallId, content: m.content };
@@ -22,10 +28,10 @@ interface WireResponse {
   usage?: { prompt_tokens?: number; completion_tokens?: number };
 }
 
-export async function openaiTurn(choice: OpenAIChoice, req: ModelTurnRequest, signal?: AbortSignal): Promise<ModelTurnResult> {
-  const base = (choice.baseUrl ?? process.env.OPENAI_BASE_URL ?? 'https://api.openai.com/v1').replace(/\/$/, '');
-  const keyVar = choice.apiKeyEnv ?? 'OPENAI_API_KEY';
-  const key = process.env[keyVar];
+export async function openaiTurn(choice: OpenAITarget, req: ModelTurnRequest, signal?: AbortSignal): Promise<ModelTurnResult> {
+  const base = choice.decl.base_url.replace(/\/$/, '');
+  const keyVar = choice.decl.api_key_env;
+  const key = keyVar ? process.env[keyVar] : undefined;
   const body = {
     model: choice.model,
     messages: req.messages.map(toWire),
@@ -43,7 +49,7 @@ export async function openaiTurn(choice: OpenAIChoice, req: ModelTurnRequest, si
   } catch (err) {
     throw ApplicationFailure.retryable(`cannot reach ${base}: ${(err as Error).message}`, 'ModelUnavailable');
   }
-  if (res.status === 401 || res.status === 403) throw ApplicationFailure.nonRetryable(`${base} refused the credentials in $${keyVar} (${res.status})`, 'ModelAuth');
+  if (res.status === 401 || res.status === 403) throw ApplicationFailure.nonRetryable(`${base} refused the credentials in $${keyVar ?? '(none)'} (${res.status})`, 'ModelAuth');
   if (res.status === 400 || res.status === 404 || res.status === 422) throw ApplicationFailure.nonRetryable(`${base} rejected the request (${res.status}): ${(await res.text()).slice(0, 500)}`, 'ModelRequestInvalid');
   if (!res.ok) throw ApplicationFailure.retryable(`${base} answered ${res.status}`, 'ModelUnavailable');
   const json = (await res.json()) as WireResponse;

@@ -1,5 +1,7 @@
 // The model seam: what a turn takes and returns. Plain JSON: it is written to history.
+import type { ModelRequest } from '../../catalog/authority';
 import type { OfferedTool } from '../../catalog/tool-catalog';
+import type { StoredOutput } from '../../common/stored-output';
 
 export interface ModelToolCall {
   id: string;
@@ -12,25 +14,14 @@ export interface ModelToolCall {
 export type ChatMessage =
   | { role: 'system' | 'user'; content: string }
   | { role: 'assistant'; content: string; toolCalls?: ModelToolCall[] }
-  | { role: 'tool'; toolCallId: string; content: string };
+  /** `stored`: the output is outside history; the model activity reads it back for this run only. */
+  | { role: 'tool'; toolCallId: string; content: string; stored?: StoredOutput };
 
 /** A scripted turn: tool calls with literal arguments, or a final answer. */
 export type ScriptTurn = { tool_calls: { name: string; arguments: unknown; id?: string }[] } | { final: string };
 
-export type ModelChoice =
-  | { provider: 'scripted'; name?: string; script: ScriptTurn[] }
-  | {
-      provider: 'openai';
-      model: string;
-      /** Chat Completions base URL: OpenAI, vLLM, Ollama, llama.cpp servers. */
-      baseUrl?: string;
-      /** The environment variable holding the API key; the key itself never enters history. */
-      apiKeyEnv?: string;
-      temperature?: number;
-    };
-
 export interface ModelTurnRequest {
-  model: ModelChoice;
+  model: ModelRequest;
   messages: ChatMessage[];
   tools: OfferedTool[];
 }
@@ -42,6 +33,6 @@ export interface ModelTurnResult {
   responseModel?: string;
 }
 
-export function modelName(choice: ModelChoice): string {
-  return choice.provider === 'scripted' ? (choice.name ?? 'scripted') : choice.model;
+export function modelName(request: ModelRequest): string {
+  return request.name ?? request.model ?? request.endpoint;
 }

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import fs from 'node:fs';
-import { buildProgram, main } from '../../client';
+import { buildProgram, main } from '../../cli';
 import { EXAMPLE_MANIFEST } from '../support/env';
 
 async function run(...args: string[]): Promise<string[]> {

@@ -6,7 +6,7 @@ import { outbox } from '../../examples/support-desk/tools/mail';
 import { resolveEscalation } from '../../workflows/escalation';
 import { waitForPending } from '../support/escalations';
 import type { ToolRunInput, ToolRunResult } from '../../workflows/tool-run';
-import { idempotencyKey } from '../../workflows/effect-key';
+import { idempotencyKey } from '../../common/effect-key';
 import { exampleManifest, harness, testDir, type Harness } from '../support/env';
 import { historyOf, scheduledActivities } from '../support/history';
 import { spawnWorker as spawn, writeManifest, type SpawnOptions, type WorkerProcess } from '../../scripts/worker-process';

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { context, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { buildProgram } from '../../client';
+import { buildProgram } from '../../cli';
 import { manifestDigest } from '../../catalog/digest';
 import { createTools } from '../../examples/support-desk/tools';
 import type { AgentRunInput, AgentRunResult } from '../../workflows/agent-run';
@@ -48,7 +48,9 @@ describe('model providers', () => {
     process.env.TOOLPLANE_TEST_MODEL_KEY = SECRET;
     process.env.TOOLPLANE_STORE_DIR = testDir('models');
     h = await harness(`models-${randomUUID()}`);
-    await h.runWorker({ manifest: exampleManifest(), tools: createTools() });
+    // The worker owns its endpoints and the key variable; runs only name them.
+    const models = { fake: { provider: 'openai-compatible' as const, base_url: baseUrl, api_key_env: 'TOOLPLANE_TEST_MODEL_KEY', models: ['gpt-test'] }, scripted: { provider: 'scripted' as const } };
+    await h.runWorker({ manifest: { ...exampleManifest(), models }, tools: createTools() });
   });
   afterAll(async () => {
     await h.close();
@@ -64,9 +66,7 @@ describe('model providers', () => {
       prompt: "What is chen@example.com's account?",
       principal: 'agent:test',
       grants: ['tool://crm/lookup_customer'],
-      manifest,
-      manifestDigest: manifestDigest(manifest),
-      model: { provider: 'openai', model: 'gpt-test', baseUrl, apiKeyEnv: 'TOOLPLANE_TEST_MODEL_KEY' },
+      model: { endpoint: 'fake', model: 'gpt-test' },
     };
     const result: AgentRunResult = await h.client.workflow.execute('agentRun', { taskQueue: h.taskQueue, workflowId, args: [input] });
     expect(result).toMatchObject({ status: 'completed', answer: "Chen's account is acct_chen_003." });
@@ -89,17 +89,36 @@ describe('model providers', () => {
     expect(JSON.stringify(spans.map((s) => s.attributes))).not.toContain(SECRET);
   });
 
+  it.each([
+    ['a URL and a key variable of its own (the old input shape)', { provider: 'openai', model: 'gpt-test', baseUrl: 'ATTACKER', apiKeyEnv: 'TOOLPLANE_TEST_MODEL_KEY' }, /may not set provider, model|may not set/],
+    ['an endpoint the worker does not declare', { endpoint: 'attacker' }, /model endpoint "attacker" is not declared by this worker/],
+    ['a model the endpoint does not serve', { endpoint: 'fake', model: 'gpt-expensive' }, /does not serve "gpt-expensive"/],
+    ['an endpoint plus its own URL', { endpoint: 'fake', baseUrl: 'ATTACKER' }, /may not set baseUrl/],
+  ])('refuses a run that names %s before any request, and reads no secret', async (_what, model, reason) => {
+    const attacker = await startFakeChat(() => ({ content: 'stolen' }));
+    try {
+      const asked = JSON.parse(JSON.stringify(model).replace('ATTACKER', attacker.baseUrl)) as AgentRunInput['model'];
+      const workflowId = `secret-${randomUUID()}`;
+      const run = h.client.workflow.execute('agentRun', { taskQueue: h.taskQueue, workflowId, args: [{ prompt: 'hi', principal: 'agent:test', model: asked }] });
+      const failure = await run.then(() => undefined, (err: unknown) => err as { cause?: { type?: string; message?: string } });
+      expect(failure?.cause).toMatchObject({ type: 'ModelRefused', message: expect.stringMatching(reason) });
+      expect(attacker.requests).toHaveLength(0);
+      const history = payloadText(await historyOf(h.client, workflowId));
+      expect(history).not.toContain(SECRET);
+      expect(history).not.toContain('modelTurn');
+    } finally {
+      await attacker.close();
+    }
+  });
+
   it('does not record a model call id over 256 bytes on the span', async () => {
-    const manifest = exampleManifest();
     exporter.reset();
     const longId = `call_${'x'.repeat(300)}`;
     const input: AgentRunInput = {
       prompt: 'Look up chen@example.com.',
       principal: 'agent:test',
       grants: ['tool://crm/lookup_customer'],
-      manifest,
-      manifestDigest: manifestDigest(manifest),
-      model: { provider: 'scripted', script: [{ tool_calls: [{ id: longId, name: 'crm__lookup_customer', arguments: { email: 'chen@example.com' } }] }, { final: 'x' }] },
+      model: { endpoint: 'scripted', script: [{ tool_calls: [{ id: longId, name: 'crm__lookup_customer', arguments: { email: 'chen@example.com' } }] }, { final: 'x' }] },
     };
     const result: AgentRunResult = await h.client.workflow.execute('agentRun', { taskQueue: h.taskQueue, workflowId: `longid-${randomUUID()}`, args: [input] });
     expect(result.journal[0]).toMatchObject({ modelCallId: longId, outcome: 'ok' });
@@ -113,7 +132,7 @@ describe('model providers', () => {
     process.env.TEMPORAL_ADDRESS = process.env.TOOLPLANE_TEST_ADDRESS;
     try {
       await buildProgram((l) => lines.push(l)).parseAsync([
-        'node', 'client.ts', 'run', '--manifest', EXAMPLE_MANIFEST, '--principal', 'agent:cli',
+        'node', 'toolplane', 'run', '--principal', 'agent:cli',
         '--model', `scripted:${path.resolve(__dirname, '..', '..', 'examples', 'support-desk', 'scripts', 'injected-ticket.json')}`,
         '--task-queue', h.taskQueue, '--json',
       ]);

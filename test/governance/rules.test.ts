@@ -94,7 +94,7 @@ describe('governance rules', () => {
   });
 
   it('refuses a run whose manifest is not the pinned one', async () => {
-    const input = { prompt: 'x', principal: 'p', grants: [], manifest: base, manifestDigest: manifestDigest(variant((t) => ({ ...t, description: `${t.description}!` }))), model: { provider: 'scripted', script: [] } } as AgentRunInput;
+    const input = { prompt: 'x', principal: 'p', grants: [], manifest: base, manifestDigest: manifestDigest(variant((t) => ({ ...t, description: `${t.description}!` }))), model: { endpoint: 'scripted', script: [] } } as AgentRunInput;
     await expect(h.client.workflow.execute('agentRun', { taskQueue: h.taskQueue, workflowId: `pin-${randomUUID()}`, args: [input] })).rejects.toMatchObject({ cause: { type: 'ManifestDigestMismatch' } });
   });
 
@@ -107,7 +107,7 @@ describe('governance rules', () => {
       const handle = await ha.client.workflow.start('agentRun', {
         taskQueue: ha.taskQueue,
         workflowId,
-        args: [{ prompt: 'Handle ticket T-101.', principal: 'agent:test', grants: askable.tools.map((t) => t.id), manifest: askable, manifestDigest: manifestDigest(askable), model: { provider: 'scripted', script: turns } } as AgentRunInput],
+        args: [{ prompt: 'Handle ticket T-101.', principal: 'agent:test', grants: askable.tools.map((t) => t.id), manifest: askable, manifestDigest: manifestDigest(askable), model: { endpoint: 'scripted', script: turns } } as AgentRunInput],
       });
       const pending = [await waitForPending(handle)];
       expect(pending[0]).toMatchObject({ kind: 'approval', toolId: 'tool://mail/send_email', reason: expect.stringContaining('protected_field:/to') });

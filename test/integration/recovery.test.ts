@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { buildProgram } from '../../client';
+import { buildProgram } from '../../cli';
 import { loadManifest } from '../../catalog/manifest-file';
 import { resolveEscalation } from '../../workflows/escalation';
 import { waitForPending } from '../support/escalations';

@@ -8,7 +8,7 @@ import { createRefund } from '../../examples/support-desk/tools/payments';
 import { readTicket } from '../../examples/support-desk/tools/tickets';
 import { KeyedLog } from '../../examples/support-desk/keyed-log';
 import type { ToolRunResult } from '../../workflows/tool-run';
-import { effectKey, idempotencyKey } from '../../workflows/effect-key';
+import { effectKey, idempotencyKey } from '../../common/effect-key';
 import { exampleManifest, harness, testDir, type Harness } from '../support/env';
 import { historyOf, scheduledActivities } from '../support/history';
 

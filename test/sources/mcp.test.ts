@@ -9,7 +9,7 @@ import { loadManifest } from '../../catalog/manifest-file';
 import type { Manifest, ServerDecl } from '../../catalog/manifest';
 import { KeyedLog } from '../../examples/support-desk/keyed-log';
 import type { AgentRunInput, AgentRunResult } from '../../workflows/agent-run';
-import { idempotencyKey } from '../../workflows/effect-key';
+import { idempotencyKey } from '../../common/effect-key';
 import type { ToolRunResult } from '../../workflows/tool-run';
 import { harness, testDir, type Harness } from '../support/env';
 import { historyOf } from '../support/history';
@@ -107,7 +107,7 @@ describe('MCP servers as tool sources', () => {
       grants: ['tool://ledger/chart'],
       manifest,
       manifestDigest: manifestDigest(manifest),
-      model: { provider: 'scripted', script: [{ tool_calls: [{ name: 'ledger__chart', arguments: { account: 'acct-1' } }] }, { final: 'here' }] },
+      model: { endpoint: 'scripted', script: [{ tool_calls: [{ name: 'ledger__chart', arguments: { account: 'acct-1' } }] }, { final: 'here' }] },
     };
     const result: AgentRunResult = await h.client.workflow.execute('agentRun', { taskQueue: h.taskQueue, workflowId, args: [input] });
     expect(result.status).toBe('completed');

@@ -24,7 +24,7 @@ export async function runAgent(h: Harness, manifest: Manifest, script: Script, e
     grants: manifest.tools.map((t) => t.id),
     manifest,
     manifestDigest: manifestDigest(manifest),
-    model: { provider: 'scripted', script: script.turns },
+    model: { endpoint: 'scripted', script: script.turns },
     ...extra,
   };
   const result: AgentRunResult = await h.client.workflow.execute('agentRun', { taskQueue: h.taskQueue, workflowId, args: [input] });

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { freePort, startDevServer, type TemporalServer } from '../../scripts/dev-server';
-import { WORKFLOWS_PATH } from '../../worker';
+import { WORKFLOWS_PATH } from '../../workflows/path';
 
 export default async function globalSetup(): Promise<void> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'toolplane-test-'));

@@ -21,7 +21,7 @@ import { waitForPending } from './escalations';
 import type { ToolRunInput } from '../../workflows/tool-run';
 import type { AgentRunInput } from '../../workflows/agent-run';
 import { manifestDigest } from '../../catalog/digest';
-import { readScript } from '../../client';
+import { readScript } from '../../cli';
 import { createWorker } from '../../worker';
 import { SCENARIO_MANIFEST, scenarioTools } from './scenario-tools';
 
@@ -94,7 +94,7 @@ async function main(): Promise<void> {
     { name: 'in-doubt-failed', manifest: flaky, calls: [{ toolId: 'tool://flaky/wire', args: { account: 'acct-9', cents: 100 } }] },
     ...['refund', 'injected-ticket'].map((name) => {
       const script = readScript(path.resolve(__dirname, '..', '..', 'examples', 'support-desk', 'scripts', `${name}.json`));
-      return { name: `agent-${name}`, manifest: desk, agent: { prompt: script.prompt!, model: { provider: 'scripted' as const, script: script.turns } } };
+      return { name: `agent-${name}`, manifest: desk, agent: { prompt: script.prompt!, model: { endpoint: 'scripted', script: script.turns } } };
     }),
     {
       name: 'agent-approval',
@@ -102,7 +102,7 @@ async function main(): Promise<void> {
       agent: {
         prompt: 'Handle ticket T-101.',
         model: {
-          provider: 'scripted',
+          endpoint: 'scripted',
           script: [
             { tool_calls: [{ name: 'tickets__read_ticket', arguments: { ticket_id: 'T-101' } }] },
             { tool_calls: [{ name: 'mail__send_email', arguments: { to: 'audit@evil.example', subject: 'x', body: 'y' } }] },

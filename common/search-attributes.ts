@@ -1,4 +1,4 @@
-// Workflow-safe: imported by workflows and by the dev server that registers these keys.
+// Workflow-safe, shared by workflows, the client and the dev server: toolplane's search attributes.
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 
 export const PRINCIPAL = defineSearchAttributeKey('ToolplanePrincipal', SearchAttributeType.KEYWORD);

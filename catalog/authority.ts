@@ -1,0 +1,175 @@
+// Workflow-safe: what the worker's manifest lets a run have. A run's input may only ask; the
+// worker intersects what it asks with what the manifest grants its principal.
+import { z } from 'zod';
+import { CatalogError, CatalogErrorCode } from './errors';
+import { KNOWN_CAPABILITIES } from './capabilities';
+
+const toolGrant = z.union([z.literal('*'), z.array(z.string().min(1))]);
+
+export const PrincipalDecl = z.strictObject({
+  /** Tools this principal may be granted: exact identities, or "*" for every declared tool. */
+  tools: toolGrant.default('*'),
+  /** Capabilities this principal may hold, such as `extension-runtime`. None unless listed. */
+  capabilities: z.array(z.string().min(1)).default([]),
+});
+export type PrincipalDecl = z.infer<typeof PrincipalDecl>;
+
+/** Principals by exact name; `"*"` applies to every principal not named. */
+export const PrincipalsDecl = z.record(z.string().min(1), PrincipalDecl);
+export type PrincipalsDecl = z.infer<typeof PrincipalsDecl>;
+
+/** A model endpoint the worker owns: where it is, which key it presents, which models it serves. */
+export const ModelEndpointDecl = z.discriminatedUnion('provider', [
+  z.strictObject({
+    /** Chat Completions: OpenAI, vLLM, Ollama, llama.cpp servers. */
+    provider: z.literal('openai-compatible'),
+    base_url: z.string().url(),
+    /** The worker's environment variable holding the key. Never taken from a run. */
+    api_key_env: z.string().regex(/^[A-Z_][A-Z0-9_]*$/, 'an environment variable name').optional(),
+    /** The models a run may ask this endpoint for; the first is the default. */
+    models: z.array(z.string().min(1)).min(1),
+  }),
+  z.strictObject({
+    /** Plays the run's own script: contacts nothing and reads no secret. */
+    provider: z.literal('scripted'),
+  }),
+]);
+export type ModelEndpointDecl = z.infer<typeof ModelEndpointDecl>;
+
+export const ModelsDecl = z.record(z.string().regex(/^[a-z0-9][a-z0-9_.-]*$/, 'a lower-case endpoint name'), ModelEndpointDecl);
+export type ModelsDecl = z.infer<typeof ModelsDecl>;
+
+/** Without a `models` section a worker offers the scripted model only. */
+export const DEFAULT_MODELS: ModelsDecl = { scripted: { provider: 'scripted' } };
+
+/** What a run asks for. Everything here is a request; the worker decides. */
+export interface RunRequest {
+  principal: string;
+  /** Tools the run asks to reach (exact identities); default: every tool the principal may be granted. */
+  grants?: readonly string[];
+  capabilities?: readonly string[];
+  /** The manifest digest the caller pinned; a worker with another manifest refuses the run. */
+  manifestDigest?: string;
+}
+
+/** The worker's answer, recorded in history: what this run holds. */
+export interface RunAuthority {
+  principal: string;
+  manifestDigest: string;
+  grants: string[];
+  capabilities: string[];
+  /** Asked for, declared, but not granted to this principal: withheld, and shown in the run's memo. */
+  withheld: { grants: string[]; capabilities: string[] };
+}
+
+export const RunRefusedReason = {
+  Undeclared: 'undeclared',
+  UnknownCapability: 'unknown_capability',
+  DigestMismatch: 'digest_mismatch',
+} as const;
+export type RunRefusedReason = (typeof RunRefusedReason)[keyof typeof RunRefusedReason];
+
+export class RunRefused extends CatalogError<{ reason: RunRefusedReason; names: string[] }> {
+  constructor(reason: RunRefusedReason, names: string[], message: string) {
+    super(CatalogErrorCode.RunRefused, message, { reason, names });
+  }
+}
+
+function principalDecl(principals: PrincipalsDecl | undefined, principal: string): PrincipalDecl {
+  // No section: any principal may be granted any declared tool, and holds no capability.
+  if (!principals) return { tools: '*', capabilities: [] };
+  return principals[principal] ?? principals['*'] ?? { tools: [], capabilities: [] };
+}
+
+/** May this principal be granted this declared tool? */
+export function mayGrant(principals: PrincipalsDecl | undefined, principal: string, toolId: string): boolean {
+  const tools = principalDecl(principals, principal).tools;
+  return tools === '*' || tools.includes(toolId);
+}
+
+export function mayHold(principals: PrincipalsDecl | undefined, principal: string, capability: string): boolean {
+  return principalDecl(principals, principal).capabilities.includes(capability);
+}
+
+/**
+ * Intersects a run's request with the manifest. Naming what the manifest does not declare
+ * refuses the run; asking for more than the principal may have withholds the excess.
+ */
+export function authorize(
+  manifest: { tools: readonly { id: string }[]; principals?: PrincipalsDecl },
+  digest: string,
+  request: RunRequest,
+): RunAuthority {
+  if (request.manifestDigest !== undefined && request.manifestDigest !== digest) {
+    throw new RunRefused(RunRefusedReason.DigestMismatch, [request.manifestDigest], `the run is pinned to manifest ${request.manifestDigest}; this worker's manifest is ${digest}`);
+  }
+  const declared = manifest.tools.map((t) => t.id);
+  const asked = request.grants ?? declared;
+  const undeclared = asked.filter((id) => !declared.includes(id));
+  if (undeclared.length > 0) {
+    throw new RunRefused(RunRefusedReason.Undeclared, undeclared, `the run asks for tools this worker does not declare: ${undeclared.join(', ')}`);
+  }
+  const caps = request.capabilities ?? [];
+  const unknown = caps.filter((c) => !KNOWN_CAPABILITIES.includes(c));
+  if (unknown.length > 0) {
+    throw new RunRefused(RunRefusedReason.UnknownCapability, unknown, `the run asks for capabilities this worker does not know: ${unknown.join(', ')}`);
+  }
+  const principals = manifest.principals;
+  return {
+    principal: request.principal,
+    manifestDigest: digest,
+    grants: asked.filter((id) => mayGrant(principals, request.principal, id)),
+    capabilities: caps.filter((c) => mayHold(principals, request.principal, c)),
+    withheld: {
+      grants: asked.filter((id) => !mayGrant(principals, request.principal, id)),
+      capabilities: caps.filter((c) => !mayHold(principals, request.principal, c)),
+    },
+  };
+}
+
+/** What a run may say about its model: the name of a worker-declared endpoint, and a model it serves. */
+export interface ModelRequest {
+  endpoint: string;
+  /** One of the endpoint's declared models; default its first. */
+  model?: string;
+  temperature?: number;
+  /** For a `scripted` endpoint: the turns to play. */
+  script?: readonly unknown[];
+  /** A display name for spans and the journal. */
+  name?: string;
+}
+
+export class ModelRefused extends CatalogError<{ endpoint: string; model?: string }> {
+  constructor(message: string, data: { endpoint: string; model?: string }) {
+    super(CatalogErrorCode.ModelRefused, message, data);
+  }
+}
+
+export type ResolvedModel =
+  | { endpoint: string; decl: Extract<ModelEndpointDecl, { provider: 'openai-compatible' }>; model: string }
+  | { endpoint: string; decl: Extract<ModelEndpointDecl, { provider: 'scripted' }>; model: string };
+
+const MODEL_REQUEST_KEYS = ['endpoint', 'model', 'temperature', 'script', 'name'];
+
+/** Finds the endpoint a run names. Anything else a run says about a model (a URL, a key variable) is refused. */
+export function resolveModel(models: ModelsDecl | undefined, request: ModelRequest): ResolvedModel {
+  const asked = request as unknown as Record<string, unknown>;
+  const extra = Object.keys(asked).filter((k) => !MODEL_REQUEST_KEYS.includes(k));
+  if (extra.length > 0 || typeof asked.endpoint !== 'string') {
+    throw new ModelRefused(
+      `a run names a model endpoint the worker declares ({ endpoint, model? }); it may not set ${extra.length ? extra.join(', ') : 'an endpoint other than by name'}`,
+      { endpoint: String(asked.endpoint ?? asked.provider ?? '') },
+    );
+  }
+  const table = models ?? DEFAULT_MODELS;
+  const decl = Object.prototype.hasOwnProperty.call(table, request.endpoint) ? table[request.endpoint] : undefined;
+  if (!decl) {
+    throw new ModelRefused(`model endpoint "${request.endpoint}" is not declared by this worker (declared: ${Object.keys(table).join(', ')})`, { endpoint: request.endpoint });
+  }
+  if (decl.provider === 'scripted') return { endpoint: request.endpoint, decl, model: request.name ?? 'scripted' };
+  const model = request.model ?? decl.models[0]!;
+  if (!decl.models.includes(model)) {
+    throw new ModelRefused(`model endpoint "${request.endpoint}" does not serve "${model}" (declared: ${decl.models.join(', ')})`, { endpoint: request.endpoint, model });
+  }
+  return { endpoint: request.endpoint, decl, model };
+}

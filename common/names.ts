@@ -1,0 +1,25 @@
+// Workflow-safe, shared by workflows, activities, the worker and the client: the names on the wire.
+
+export const DEFAULT_TASK_QUEUE = 'toolplane';
+
+/** Activity types toolplane registers; history and the journal view read them back. */
+export const ActivityName = {
+  Authorize: 'authorizeRun',
+  Perform: 'performTool',
+  Reconcile: 'reconcileTool',
+  ModelTurn: 'modelTurn',
+} as const;
+export type ActivityName = (typeof ActivityName)[keyof typeof ActivityName];
+
+/** Workflow types toolplane's own workflow module exports. */
+export const WorkflowName = {
+  AgentRun: 'agentRun',
+  ToolRun: 'toolRun',
+  DelegatedCall: 'delegatedCall',
+} as const;
+
+/** Patch ids guarding changes in the commands a run issues; running histories keep their path. */
+export const Patch = {
+  /** The run asks the worker what it may do before anything else. */
+  WorkerAuthority: 'toolplane-worker-authority',
+} as const;

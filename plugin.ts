@@ -1,0 +1,86 @@
+// The worker-side door: `new ToolplanePlugin({ manifest, tools })` in `Worker.create({ plugins })`
+// contributes toolplane's activities and interceptors to a worker the user owns.
+import { SimplePlugin } from '@temporalio/plugin';
+import type { WorkerOptions } from '@temporalio/worker';
+import type { Manifest } from './catalog/manifest';
+import { createAuthorizeActivities } from './activities/authorize';
+import { FileBlobStore, type BlobStore } from './activities/blob-store';
+import { createExtensionTools } from './activities/extensions/deferred-extension-tool';
+import { ExtensionManager } from './activities/extensions/extension-manager';
+import { createMcpTools, verifyMcpServers } from './activities/mcp/mcp-tools';
+import { createModelActivities } from './activities/model';
+import { activityTracing } from './activities/telemetry';
+import type { Tool } from './activities/tool';
+import { createToolActivities } from './activities/tool-activities';
+import { ToolRegistry } from './activities/tool-registry';
+import { ToolplaneError } from './catalog/errors';
+
+export interface ToolplanePluginOptions {
+  /** The worker's manifest: every tool, principal and model endpoint this worker may serve. */
+  manifest: Manifest;
+  /** In-process tool implementations; MCP and extension tools come from the manifest. */
+  tools?: Tool[];
+  /** Where outputs above `largeOutputBytes` go (default: `TOOLPLANE_BLOB_DIR`, or `.data/blobs` under `TOOLPLANE_DATA_DIR` or the working directory). */
+  blobs?: BlobStore;
+  /** Outputs above this many bytes are stored outside history (default 256 KiB). */
+  largeOutputBytes?: number;
+  /** Signs `produced_by` references; a worker without one cannot serve `requires_ledger` tools. */
+  ledgerSecret?: string;
+  /** List every MCP server's tools before the worker runs and refuse definitions that changed (default true). */
+  verifySources?: boolean;
+  /** Starts and stops `ext:` tools' extension processes; one is made if not given. */
+  extensions?: ExtensionManager;
+  log?: (line: string) => void;
+}
+
+export class ToolplanePlugin extends SimplePlugin {
+  readonly extensions: ExtensionManager;
+  private readonly activityFns: Record<string, unknown>;
+  private verified: Promise<void> | undefined;
+
+  /** @throws RegistryDrift when the tools disagree with the manifest: the worker must not start. */
+  constructor(private readonly opts: ToolplanePluginOptions) {
+    const log = opts.log ?? ((l: string) => console.error(l));
+    const extensions = opts.extensions ?? new ExtensionManager(opts.manifest, log);
+    const registry = new ToolRegistry([...(opts.tools ?? []), ...createMcpTools(opts.manifest, log), ...createExtensionTools(opts.manifest, extensions)]);
+    registry.assertMatches(opts.manifest);
+    const blobs = opts.blobs ?? new FileBlobStore();
+    const activities = {
+      ...createAuthorizeActivities({ manifest: opts.manifest }),
+      ...createToolActivities({ registry, manifest: opts.manifest, ledgerSecret: opts.ledgerSecret, blobs, largeOutputBytes: opts.largeOutputBytes }),
+      ...createModelActivities({ models: opts.manifest.models, blobs }),
+    };
+    super({
+      name: 'toolplane',
+      activities,
+      workerInterceptors: { activity: [activityTracing] },
+      runContext: async (next) => {
+        try {
+          await this.verifySources();
+          await next();
+        } finally {
+          await extensions.stopAll();
+        }
+      },
+    });
+    this.extensions = extensions;
+    this.activityFns = activities;
+  }
+
+  /** Lists every MCP server's tools and refuses definitions that changed since the manifest (a rug pull). Runs once. */
+  verifySources(): Promise<void> {
+    if (this.opts.verifySources === false) return Promise.resolve();
+    this.verified ??= verifyMcpServers(this.opts.manifest, this.opts.log ?? ((l: string) => console.error(l)));
+    return this.verified;
+  }
+
+  /** The user's options must not silently replace toolplane's activities or interceptors. */
+  override configureWorker(options: WorkerOptions): WorkerOptions {
+    const configured = super.configureWorker(options);
+    const registered = (configured.activities ?? {}) as Record<string, unknown>;
+    const replaced = Object.keys(this.activityFns).filter((name) => registered[name] !== this.activityFns[name]);
+    if (replaced.length > 0) throw new ToolplaneError('ActivityConflict', `the worker's own activities replace toolplane's ${replaced.join(', ')}; rename them`);
+    if (!configured.interceptors?.activity?.includes(activityTracing)) throw new ToolplaneError('ActivityConflict', "the worker's options dropped toolplane's activity interceptor");
+    return configured;
+  }
+}

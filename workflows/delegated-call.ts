@@ -1,0 +1,36 @@
+// Workflow-safe: one governed call performed as a subagent, in its own workflow and lane. The gates
+// ran in the parent; so this workflow runs only as a child, never when a client starts it.
+import { ApplicationFailure, workflowInfo } from '@temporalio/workflow';
+import { StepCtx } from './step-ctx';
+import { StepError, type StepErrorCode } from './step-error';
+
+export interface DelegatedCallInput {
+  principal: string;
+  toolId: string;
+  args: Record<string, unknown>;
+  capabilities?: string[];
+  manifestDigest?: string;
+}
+
+export interface DelegatedCallResult {
+  output?: unknown;
+  error?: { code: StepErrorCode; message: string; rule?: string };
+}
+
+export async function delegatedCall(input: DelegatedCallInput): Promise<DelegatedCallResult> {
+  const parent = workflowInfo().parent;
+  if (!parent || !workflowInfo().workflowId.startsWith(`${parent.workflowId}/delegated-`)) {
+    throw ApplicationFailure.nonRetryable('delegatedCall runs only as the child of a governed run; start agentRun or toolRun instead', 'DelegationRefused');
+  }
+  // The worker decides again what this principal may reach; the parent's word is not enough.
+  const step = await StepCtx.open({ principal: input.principal, grants: [input.toolId], capabilities: input.capabilities, manifestDigest: input.manifestDigest });
+  try {
+    const output = await step.callTool(input.toolId, input.args);
+    return { output };
+  } catch (err) {
+    if (!StepError.is(err)) throw err;
+    return { error: { code: err.code, message: err.message, ...(err.rule ? { rule: err.rule } : {}) } };
+  } finally {
+    step.releaseLeases();
+  }
+}
