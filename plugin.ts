@@ -28,6 +28,8 @@ export interface ToolplanePluginOptions {
   ledgerSecret?: string;
   /** List every MCP server's tools before the worker runs and refuse definitions that changed (default true). */
   verifySources?: boolean;
+  /** Serve `toolRun`, the workflow without a data-flow gate (tests, internals). Default false: such runs are refused. */
+  allowUngovernedToolRun?: boolean;
   /** Starts and stops `ext:` tools' extension processes; one is made if not given. */
   extensions?: ExtensionManager;
   log?: (line: string) => void;
@@ -46,7 +48,7 @@ export class ToolplanePlugin extends SimplePlugin {
     registry.assertMatches(opts.manifest);
     const blobs = opts.blobs ?? new FileBlobStore();
     const activities = {
-      ...createAuthorizeActivities({ manifest: opts.manifest }),
+      ...createAuthorizeActivities({ manifest: opts.manifest, allowUngovernedToolRun: opts.allowUngovernedToolRun }),
       ...createToolActivities({ registry, manifest: opts.manifest, ledgerSecret: opts.ledgerSecret, blobs, largeOutputBytes: opts.largeOutputBytes }),
       ...createModelActivities({ models: opts.manifest.models, blobs }),
     };

@@ -71,9 +71,10 @@ export async function runWorkerCli(argv: string[]): Promise<void> {
     .option('--task-queue <name>', 'task queue', process.env.TOOLPLANE_TASK_QUEUE ?? DEFAULT_TASK_QUEUE)
     .option('--address <host:port>', 'Temporal frontend', process.env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233')
     .option('--namespace <ns>', 'Temporal namespace', process.env.TEMPORAL_NAMESPACE ?? 'default')
+    .option('--allow-ungoverned-tool-run', 'serve toolRun, which has no data-flow gate (tests, internals)')
     .option('--workflow-bundle <file>', 'a prebuilt workflow bundle (skips bundling at start)', process.env.TOOLPLANE_WORKFLOW_BUNDLE)
     .parse(argv);
-  const o = program.opts<{ manifest: string; tools: string[]; taskQueue: string; address: string; namespace: string; workflowBundle?: string }>();
+  const o = program.opts<{ manifest: string; tools: string[]; taskQueue: string; address: string; namespace: string; workflowBundle?: string; allowUngovernedToolRun?: boolean }>();
   const { manifest }: { manifest: Manifest } = loadManifest(o.manifest);
   const tools = await loadToolModules(o.tools);
   const connection = await NativeConnection.connect({ address: o.address });
@@ -84,6 +85,7 @@ export async function runWorkerCli(argv: string[]): Promise<void> {
     manifest,
     tools,
     ledgerSecret: process.env.TOOLPLANE_LEDGER_SECRET,
+    allowUngovernedToolRun: o.allowUngovernedToolRun === true,
     workflowBundle: o.workflowBundle ? { codePath: o.workflowBundle } : undefined,
     // How long a run waits on this worker's sticky queue before another worker takes it over
     // after a crash; the SDK's default is 10s.

@@ -66,6 +66,7 @@ export const RunRefusedReason = {
   Undeclared: 'undeclared',
   UnknownCapability: 'unknown_capability',
   DigestMismatch: 'digest_mismatch',
+  Ungoverned: 'ungoverned',
 } as const;
 export type RunRefusedReason = (typeof RunRefusedReason)[keyof typeof RunRefusedReason];
 

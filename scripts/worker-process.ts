@@ -35,7 +35,7 @@ export interface SpawnOptions {
 }
 
 export function spawnWorker(opts: SpawnOptions): WorkerProcess {
-  const args = ['--import', 'tsx', path.join(root, 'worker.ts'), '--manifest', opts.manifestFile, '--task-queue', opts.taskQueue, '--address', opts.address];
+  const args = ['--import', 'tsx', path.join(root, 'worker.ts'), '--allow-ungoverned-tool-run', '--manifest', opts.manifestFile, '--task-queue', opts.taskQueue, '--address', opts.address];
   for (const t of opts.tools ?? [path.join(root, 'examples', 'support-desk', 'tools')]) args.push('--tools', t);
   const env: NodeJS.ProcessEnv = { ...process.env, TOOLPLANE_STORE_DIR: opts.storeDir, TOOLPLANE_STICKY_TIMEOUT: '1s', ...opts.env };
   if (opts.workflowBundle) env.TOOLPLANE_WORKFLOW_BUNDLE = opts.workflowBundle;

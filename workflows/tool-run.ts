@@ -1,15 +1,13 @@
-// Workflow-safe: a fixed list of tool calls, no model. The calls come from whoever started the run,
-// so they are labelled like a prompt and pass the same gate as an agent's calls.
+// Workflow-safe: a fixed list of tool calls, no model and no data-flow gate: the durable tool call on
+// its own, for tests and internals. A worker serves it only when its configuration says so
+// (`allowUngovernedToolRun`); otherwise the worker refuses the run before anything happens.
 import { patched, upsertSearchAttributes } from '@temporalio/workflow';
 import type { Manifest } from '../catalog/manifest';
 import { ALLOW_ALL } from '../catalog/policy';
 import { ToolCatalog } from '../catalog/tool-catalog';
 import { Patch } from '../common/names';
 import { TOOLS_CALLED } from '../common/search-attributes';
-import { governanceGate } from './governance';
 import type { JournalEntry } from './journal';
-import { Budget, type Limits } from './limits';
-import { Provenance, USER_PROMPT } from './provenance';
 import { StepCtx } from './step-ctx';
 import { StepError } from './step-error';
 
@@ -22,7 +20,6 @@ export interface ToolRunInput {
   continueOnError?: boolean;
   capabilities?: string[];
   manifestDigest?: string;
-  limits?: Limits;
   /** How many delegations deep this run is (a subagent's call runs one level below its parent). */
   delegationDepth?: number;
   /** @deprecated Ignored: the worker's manifest governs. Read only when replaying older runs. */
@@ -36,27 +33,17 @@ export interface ToolRunResult {
 }
 
 export async function toolRun(input: ToolRunInput): Promise<ToolRunResult> {
-  const governed = patched(Patch.WorkerAuthority);
-  const step = governed
-    ? await StepCtx.open({ principal: input.principal, grants: input.grants, capabilities: input.capabilities, manifestDigest: input.manifestDigest })
+  const step = patched(Patch.WorkerAuthority)
+    ? await StepCtx.open({ principal: input.principal, grants: input.grants, capabilities: input.capabilities, manifestDigest: input.manifestDigest, ungoverned: true })
     : new StepCtx({ catalog: ToolCatalog.fromManifest(input.manifest!, input.grants ?? []), principal: input.principal, grants: input.grants ?? [], policy: ALLOW_ALL, capabilities: input.capabilities });
-  const budget = new Budget(input.limits ?? {}, Date.now(), input.delegationDepth ?? 0);
-  const provenance = new Provenance();
-  provenance.produce(input.calls.map((c) => c.args), { source: USER_PROMPT, trusted: true, callTrusted: true, sensitivity: 'internal' });
-  const offered = step.catalog.offered(ALLOW_ALL);
 
   const outputs: unknown[] = [];
   let status: ToolRunResult['status'] = 'completed';
   const called = new Set<string>();
   for (const c of input.calls) {
-    let callTrusted = false;
     try {
-      const gate = governed ? governanceGate({ principal: input.principal, offer: offered.find((o) => o.toolId === c.toolId), budget, provenance, onAllowed: (t) => (callTrusted = t) }) : undefined;
-      const output = await step.callTool(c.toolId, c.args, { gate });
-      outputs.push(output);
+      outputs.push(await step.callTool(c.toolId, c.args));
       called.add(c.toolId);
-      const decl = step.catalog.declared(c.toolId)?.decl;
-      if (decl) provenance.produce(output, { source: c.toolId, trusted: false, callTrusted, sensitivity: decl.sensitivity.output });
     } catch (err) {
       if (!StepError.is(err)) throw err;
       outputs.push({ error: { code: err.code, message: err.message, rule: err.rule } });

@@ -9,6 +9,7 @@ import { readTicket } from '../../examples/support-desk/tools/tickets';
 import { KeyedLog } from '../../examples/support-desk/keyed-log';
 import type { ToolRunResult } from '../../workflows/tool-run';
 import { effectKey, idempotencyKey } from '../../common/effect-key';
+import { manifestDigest } from '../../catalog/digest';
 import { exampleManifest, harness, testDir, type Harness } from '../support/env';
 import { historyOf, scheduledActivities } from '../support/history';
 
@@ -90,8 +91,8 @@ describe('a tool run on a real Temporal server', () => {
   });
 });
 
-describe('a run pinned to another declaration than the worker', () => {
-  it('is refused by the worker before anything is sent', async () => {
+describe('a run pinned to another manifest than the worker', () => {
+  it('is refused by the worker before anything is sent; a declaration in the input is ignored', async () => {
     const h = await harness(`pinned-${randomUUID()}`);
     const manifest = exampleManifest();
     const dir = testDir('pinned');
@@ -99,14 +100,14 @@ describe('a run pinned to another declaration than the worker', () => {
     const worker = await h.startWorker({ manifest, tools: [lookupCustomer, readTicket, createRefund(payments), createSendEmail(new KeyedLog(dir, 'outbox')), createCloseTicket(new KeyedLog(dir, 'closed'))] });
     const laxer = { ...manifest, tools: manifest.tools.map((t) => (t.id === 'tool://payments/refund' ? { ...t, protected_fields: [] } : t)) };
     try {
-      const result: ToolRunResult = await worker.runUntil(
+      const run = worker.runUntil(
         h.client.workflow.execute('toolRun', {
           taskQueue: h.taskQueue,
           workflowId: `pinned-${randomUUID()}`,
-          args: [{ manifest: laxer, grants: ['tool://payments/refund'], principal: 'agent:test', calls: [{ toolId: 'tool://payments/refund', args: { account_id: 'acct_x', amount_cents: 100, currency: 'EUR' } }] }],
+          args: [{ manifest: laxer, manifestDigest: manifestDigest(laxer), grants: ['tool://payments/refund'], principal: 'agent:test', calls: [{ toolId: 'tool://payments/refund', args: { account_id: 'acct_x', amount_cents: 100, currency: 'EUR' } }] }],
         }),
       );
-      expect(result.journal[0]).toMatchObject({ outcome: 'failed', error: { code: 'Failed', message: expect.stringContaining("otherwise than this worker's manifest") } });
+      await expect(run).rejects.toMatchObject({ cause: { type: 'RunRefused', message: expect.stringContaining(`pinned to manifest ${manifestDigest(laxer)}`) } });
       expect(payments.all()).toEqual([]);
     } finally {
       await h.close();

@@ -41,7 +41,8 @@ export async function harness(taskQueue: string): Promise<Harness> {
   const native = await NativeConnection.connect({ address: testAddress() });
   const client = new Client({ connection });
   const running: { worker: Worker; done: Promise<void> }[] = [];
-  const startWorker = (opts: WorkerSetup) => createWorker({ workflowBundle: { codePath: process.env.TOOLPLANE_TEST_BUNDLE! }, ...opts, connection: native, taskQueue });
+  // toolRun, the durable call without the data-flow gate, is what most tests drive; a worker serves it only when told.
+  const startWorker = (opts: WorkerSetup) => createWorker({ workflowBundle: { codePath: process.env.TOOLPLANE_TEST_BUNDLE! }, allowUngovernedToolRun: true, ...opts, connection: native, taskQueue });
   return {
     client,
     native,

@@ -1,4 +1,5 @@
 // Reading what a run's history holds, the way an auditor would.
+import { ActivityName } from '../../common/names';
 import type { Client } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import type { temporal } from '@temporalio/proto';
@@ -10,9 +11,10 @@ export async function historyOf(client: Client, workflowId: string): Promise<His
   return history.events ?? [];
 }
 
+/** The activities a run scheduled, but for the worker's answer to what the run may hold (`authorizeRun`), which is no effect. */
 export function scheduledActivities(events: HistoryEvent[]) {
   return events
-    .filter((e) => e.activityTaskScheduledEventAttributes)
+    .filter((e) => e.activityTaskScheduledEventAttributes && e.activityTaskScheduledEventAttributes.activityType?.name !== ActivityName.Authorize)
     .map((e) => {
       const a = e.activityTaskScheduledEventAttributes!;
       const summary = e.userMetadata?.summary ? defaultPayloadConverter.fromPayload<string>(e.userMetadata.summary) : undefined;
