@@ -31,6 +31,8 @@ export interface JournalEntry {
   modelCallId?: string;
   /** For extension tools: the lease's lifecycle in this run. */
   lease?: { id: string; states: LeaseState[] };
+  /** Protected fields whose look-alike was replaced by the trusted source's exact value. */
+  substitutions?: { pointer: string; written: string; sent: string }[];
 }
 
 export type LeaseState = 'granted' | 'started' | 'committed' | 'released';

@@ -31,7 +31,7 @@ export interface RunScope {
  */
 export type Gate = (call: ToolCall) => GateVerdict | Promise<GateVerdict>;
 export type GateVerdict =
-  | { allow: true; args?: Record<string, unknown>; rule?: string; reason?: string; askPerson?: boolean; deadline?: string | number }
+  | { allow: true; args?: Record<string, unknown>; rule?: string; reason?: string; askPerson?: boolean; deadline?: string | number; substitutions?: JournalEntry['substitutions'] }
   /** `askPerson`: the tool declares that a person may overrule this refusal. */
   | { allow: false; rule: string; reason: string; askPerson?: boolean; deadline?: string | number };
 
@@ -137,6 +137,7 @@ export class StepCtx {
     if (options.gate) {
       const verdict = await options.gate(call);
       if (verdict.allow && verdict.args) callArgs = verdict.args;
+      if (verdict.allow && verdict.substitutions) entry.substitutions = verdict.substitutions;
       if (verdict.rule) entry.rule = verdict.rule;
       if (verdict.reason) entry.reason = verdict.reason;
       if (verdict.askPerson) {
