@@ -19,7 +19,7 @@ import type { EscalationDecision, PendingEscalation } from './escalation';
 import type { JournalEntry } from './journal';
 import { StepError, StepErrorCode } from './step-error';
 
-type Failure = { kind: 'rejected' | 'failed_landed' | 'in_doubt' | 'unavailable'; message: string };
+type Failure = { kind: 'rejected' | 'failed_landed' | 'in_doubt' | 'unavailable' | 'definition_changed'; message: string };
 
 export function classify(err: unknown): Failure {
   if (err instanceof ActivityFailure) {
@@ -31,6 +31,8 @@ export function classify(err: unknown): Failure {
           return { kind: 'rejected', message };
         case FailureType.FailedLanded:
           return { kind: 'failed_landed', message };
+        case FailureType.DefinitionChanged:
+          return { kind: 'definition_changed', message };
         case FailureType.Unavailable:
         case FailureType.Invalid:
           return { kind: 'unavailable', message };
@@ -136,6 +138,11 @@ export async function performWithRecovery(input: RecoveryInput): Promise<unknown
       failure = classify(err);
     }
 
+    if (failure.kind === 'definition_changed') {
+      // Nothing was sent: the source serves another definition than the pinned one.
+      Object.assign(entry, { decision: 'refused', rule: 'digest', reason: failure.message, outcome: 'refused' });
+      throw new StepError(StepErrorCode.Refused, failure.message, 'digest');
+    }
     if (failure.kind === 'unavailable') {
       entry.outcome = 'failed';
       throw new StepError(StepErrorCode.Failed, failure.message);
