@@ -9,6 +9,8 @@ export const FailureType = {
   InDoubt: 'ToolInDoubt',
   /** The tool is not implemented on this worker, or its lease is missing: never retried. */
   Unavailable: 'ToolUnavailable',
+  /** The source serves another definition than the pinned one (a rug pull): refused, nothing sent, never retried. */
+  DefinitionChanged: 'ToolDefinitionChanged',
   /** The arguments or the request were wrong: retrying cannot help. */
   Invalid: 'ToolInvalid',
   /** The call landed, but the plane could not store its output: never resent, not the tool's fault. */

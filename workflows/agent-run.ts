@@ -79,6 +79,7 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
   const offered = catalog.offered(policy);
   const budget = new Budget(input.limits ?? {}, Date.now(), input.delegationDepth ?? 0);
   const provenance = new Provenance();
+  let seen = provenance.snapshot(); // what the model had read when it wrote the current turn's calls
   provenance.produce(input.prompt, { source: USER_PROMPT, trusted: true, callTrusted: true, sensitivity: input.promptSensitivity ?? 'internal' });
 
   const messages: ChatMessage[] = [...(input.systemPrompt ? [{ role: 'system' as const, content: input.systemPrompt }] : []), { role: 'user', content: input.prompt }];
@@ -114,7 +115,7 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
         position: c.position,
         modelCallId: c.callId,
         answering: c.offer,
-        gate: governanceGate({ principal: input.principal, offer: c.offer, budget, provenance, onAllowed: (t) => (callTrusted = t) }),
+        gate: governanceGate({ principal: input.principal, offer: c.offer, budget, provenance: seen, onAllowed: (t) => (callTrusted = t) }),
         ...(c.independent ? { delegate } : {}),
       });
       called.add(c.toolId);
@@ -139,6 +140,7 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
 
     // Positions follow the model's order; lanes decide what may run at the same time.
     const base = step.reserve(calls.length);
+    seen = provenance.snapshot();
     const results = await runInLanes(
       calls.map((c, i) => {
         const offer = offered.find((o) => o.name === c.name || o.toolId === c.name);

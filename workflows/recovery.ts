@@ -21,7 +21,7 @@ import type { EscalationDecision, PendingEscalation } from './escalation';
 import type { JournalEntry } from './journal';
 import { StepError, StepErrorCode } from './step-error';
 
-type Failure = { kind: 'rejected' | 'failed_landed' | 'in_doubt' | 'unavailable' | 'output_unstored'; message: string };
+type Failure = { kind: 'rejected' | 'failed_landed' | 'in_doubt' | 'unavailable' | 'output_unstored' | 'definition_changed'; message: string };
 
 // Every call sets its own id, summary, timeouts and retry policy.
 const tools = proxyActivities<ToolActivities>({ startToCloseTimeout: '30s' });
@@ -36,6 +36,8 @@ export function classify(err: unknown): Failure {
           return { kind: 'rejected', message };
         case FailureType.FailedLanded:
           return { kind: 'failed_landed', message };
+        case FailureType.DefinitionChanged:
+          return { kind: 'definition_changed', message };
         case FailureType.Unavailable:
         case FailureType.Invalid:
           return { kind: 'unavailable', message };
@@ -143,6 +145,11 @@ export async function performWithRecovery(input: RecoveryInput): Promise<unknown
       failure = classify(err);
     }
 
+    if (failure.kind === 'definition_changed') {
+      // Nothing was sent: the source serves another definition than the pinned one.
+      Object.assign(entry, { decision: 'refused', rule: 'digest', reason: failure.message, outcome: 'refused' });
+      throw new StepError(StepErrorCode.Refused, failure.message, 'digest');
+    }
     if (failure.kind === 'output_unstored') {
       // It landed: resending would do it twice. The person reading the journal learns the output is lost.
       entry.outcome = 'failed';

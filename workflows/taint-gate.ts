@@ -2,45 +2,69 @@
 // identically on replay. Anything unexpected refuses (fail closed).
 import { setAt } from '../catalog/json-pointer';
 import { sensitivityRank, type ProtectedFieldDecl, type ToolDecl } from '../catalog/manifest';
-import { leaves, type Provenance } from './provenance';
+import { leaves, type ProvenanceView } from './provenance';
+
+/** A look-alike the model wrote, replaced by the exact value the trusted source produced. */
+export interface Substitution {
+  pointer: string;
+  written: string;
+  sent: string;
+}
 
 export type FlowVerdict =
-  | { allow: true; args: Record<string, unknown>; redacted: string[] }
+  | { allow: true; args: Record<string, unknown>; redacted: string[]; substitutions?: Substitution[] }
   | { allow: false; rule: string; reason: string };
 
 function covers(rulePointer: string, pointer: string): boolean {
   return pointer === rulePointer || pointer.startsWith(`${rulePointer}/`);
 }
 
-/** "The recipient must come from the CRM": satisfied strictly by provenance. */
-function checkProtectedField(rule: Extract<ProtectedFieldDecl, { from_sources: string[] }>, pointer: string, value: string | number, prov: Provenance): string | undefined {
+type FieldCheck = { ok: true; exact: string | number } | { ok: false; reason: string };
+
+/**
+ * "The recipient must come from the CRM": satisfied strictly by provenance. Matching after
+ * normalisation decides where the value came from; what is sent is the trusted source's own bytes.
+ */
+function checkProtectedField(rule: Extract<ProtectedFieldDecl, { from_sources: string[] }>, pointer: string, value: string | number, prov: ProvenanceView): FieldCheck {
   const prods = prov.productionsOf(value);
   const allowed = rule.from_sources;
-  if (prods.length === 0) return `${pointer} was written by the model, not produced by ${allowed.join(' or ')}`;
-  // Every source of the value must be allowed, unless the user wrote it themselves.
-  const userWrote = prods.some((p) => p.trusted && allowed.includes(p.source));
-  const foreign = [...new Set(prods.filter((p) => !p.trusted && !allowed.includes(p.source)).map((p) => p.source))];
-  if (foreign.length > 0 && !userWrote) return `${pointer} also came from ${foreign.join(', ')}, which the rule does not allow (allowed: ${allowed.join(', ')})`;
+  const refuse = (reason: string): FieldCheck => ({ ok: false, reason });
+  if (prods.length === 0) return refuse(`${pointer} was written by the model, not produced by ${allowed.join(' or ')}`);
   const fromAllowed = prods.filter((p) => allowed.includes(p.source));
-  if (fromAllowed.length === 0) return `${pointer} was not produced by ${allowed.join(' or ')}`;
-  if (!fromAllowed.some((p) => p.trusted || p.callTrusted)) {
-    return `${pointer} came from ${fromAllowed.map((p) => p.source).join(', ')}, but that call was steered by untrusted input`;
-  }
-  return undefined;
+  // Only an allowed source whose call nobody steered (or the user's own words) vouches for a value.
+  const vouching = fromAllowed.filter((p) => p.trusted || p.callTrusted);
+  // Another untrusted source offering the same value may be what made the model pick it, unless the
+  // user wrote it or that source only echoed what the run itself sent it (a receipt).
+  const userWrote = vouching.some((p) => p.trusted);
+  const foreign = [...new Set(prods.filter((p) => !p.trusted && !p.echo && !allowed.includes(p.source)).map((p) => p.source))];
+  if (foreign.length > 0 && !userWrote) return refuse(`${pointer} also came from ${foreign.join(', ')}, which the rule does not allow (allowed: ${allowed.join(', ')})`);
+  if (fromAllowed.length === 0) return refuse(`${pointer} was not produced by ${allowed.join(' or ')}`);
+  if (vouching.length === 0) return refuse(`${pointer} came from ${fromAllowed.map((p) => p.source).join(', ')}, but that call was steered by untrusted input`);
+  if (typeof value === 'number') return { ok: true, exact: value };
+  const exacts = [...new Set(vouching.map((p) => p.exact))];
+  if (exacts.includes(value)) return { ok: true, exact: value };
+  if (exacts.length > 1) return refuse(`${pointer} matches ${exacts.length} different values from ${[...new Set(vouching.map((p) => p.source))].join(', ')} (${exacts.map((e) => JSON.stringify(e)).join(', ')}); refusing rather than picking one`);
+  return { ok: true, exact: exacts[0]! };
 }
 
-export function checkDataFlow(decl: ToolDecl, args: Record<string, unknown>, prov: Provenance): FlowVerdict {
+export function checkDataFlow(decl: ToolDecl, args: Record<string, unknown>, prov: ProvenanceView): FlowVerdict {
   try {
     const argLeaves = leaves(args);
     const rules = decl.protected_fields;
     const ruleFor = (pointer: string) => rules.find((r) => covers(r.pointer, pointer));
 
+    let out = args;
+    const substitutions: Substitution[] = [];
     for (const rule of rules) {
       if (!('from_sources' in rule)) continue;
       for (const leaf of argLeaves.filter((l) => covers(rule.pointer, l.pointer))) {
         if (leaf.value === null || typeof leaf.value === 'boolean') return { allow: false, rule: `protected_field:${rule.pointer}`, reason: `${leaf.pointer} is not a value any source produced` };
-        const problem = checkProtectedField(rule, leaf.pointer, leaf.value, prov);
-        if (problem) return { allow: false, rule: `protected_field:${rule.pointer}`, reason: problem };
+        const field = checkProtectedField(rule, leaf.pointer, leaf.value, prov);
+        if (!field.ok) return { allow: false, rule: `protected_field:${rule.pointer}`, reason: field.reason };
+        if (field.exact !== leaf.value) {
+          out = setAt(out, leaf.pointer, field.exact);
+          substitutions.push({ pointer: leaf.pointer, written: String(leaf.value), sent: String(field.exact) });
+        }
       }
     }
 
@@ -55,7 +79,6 @@ export function checkDataFlow(decl: ToolDecl, args: Record<string, unknown>, pro
       }
     }
 
-    let out = args;
     const redacted: string[] = [];
     for (const leaf of argLeaves) {
       const label = prov.labelOf(leaf.value);
@@ -74,7 +97,7 @@ export function checkDataFlow(decl: ToolDecl, args: Record<string, unknown>, pro
         reason: `${leaf.pointer} carries ${label.sensitivity} data (from ${label.sources.join(', ') || 'the context'}); ${decl.id} accepts at most ${decl.sensitivity.max}`,
       };
     }
-    return { allow: true, args: out, redacted };
+    return { allow: true, args: out, redacted, ...(substitutions.length ? { substitutions } : {}) };
   } catch (err) {
     return { allow: false, rule: 'gate_error', reason: `the data-flow check failed, so the call is refused: ${(err as Error).message}` };
   }

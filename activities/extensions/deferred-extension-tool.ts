@@ -1,10 +1,11 @@
 // A dormant, manifest-declared extension tool: registered like any live tool (identity, schema,
 // digest equal by construction to its catalogue record), but its extension process starts only
 // when an authorised call carries the run's extension-runtime lease.
+import { ApplicationFailure } from '@temporalio/activity';
 import { EXTENSION_RUNTIME } from '../../catalog/capabilities';
 import { FailureType } from '../../catalog/failure-types';
 import { serverOf, type Manifest, type ToolDecl } from '../../catalog/manifest';
-import { reconcileMcpTool, invokeMcpTool } from '../mcp/mcp-tools';
+import { reconcileMcpTool, invokeMcpTool, SourceDrift } from '../mcp/mcp-tools';
 import type { Tool } from '../tool';
 import { ToolError } from '../tool-errors';
 import type { ExtensionManager } from './extension-manager';
@@ -18,6 +19,19 @@ export class LeaseMissing extends ToolError {
   }
 }
 
+/**
+ * Starts the extension if needed. Nothing was sent when this fails: a changed definition is a
+ * refusal, a process that cannot start is unavailable; neither is retried (each try would spawn it again).
+ */
+async function acquire(manager: ExtensionManager, plugin: string): ReturnType<ExtensionManager['acquire']> {
+  try {
+    return await manager.acquire(plugin);
+  } catch (err) {
+    if (err instanceof SourceDrift) throw ApplicationFailure.nonRetryable(err.message, FailureType.DefinitionChanged);
+    throw new ToolError(FailureType.Unavailable, `extension "${plugin}" could not start, so nothing was sent: ${(err as Error)?.message ?? String(err)}`);
+  }
+}
+
 export function createDeferredExtensionTool(decl: ToolDecl, manager: ExtensionManager, reconcileTool?: string): Tool {
   const plugin = serverOf(decl.id);
   return {
@@ -25,7 +39,7 @@ export function createDeferredExtensionTool(decl: ToolDecl, manager: ExtensionMa
     def: () => ({ id: decl.id, description: decl.description, inputSchema: decl.input_schema, safety: decl.safety }),
     async call(ctx, input) {
       if (!ctx.lease) throw new LeaseMissing(decl.id);
-      const { conn, started } = await manager.acquire(plugin);
+      const { conn, started } = await acquire(manager, plugin);
       if (started) ctx.emit({ kind: 'extension.started', detail: { plugin, lease: ctx.lease, ms: started.ms } });
       return invokeMcpTool(conn.client, decl, ctx, input);
     },
@@ -33,7 +47,7 @@ export function createDeferredExtensionTool(decl: ToolDecl, manager: ExtensionMa
       ? {
           async reconcile(ctx: Parameters<NonNullable<Tool['reconcile']>>[0], key: string) {
             if (!ctx.lease) throw new LeaseMissing(decl.id);
-            const { conn } = await manager.acquire(plugin);
+            const { conn } = await acquire(manager, plugin);
             return reconcileMcpTool(conn.client, reconcileTool, key);
           },
         }

@@ -44,11 +44,12 @@ export function fixtureTools(manifestFile: string, reads: Record<string, Handler
       def,
       async call(ctx, input) {
         const { record } = await store.record({ idempotencyKey: ctx.idempotencyKey, tool: decl.id, args: input as Record<string, unknown> });
-        return { ok: true, id: record.id };
+        // A receipt, as real providers give: it repeats what was sent.
+        return { ok: true, id: record.id, receipt: record.args };
       },
       async reconcile(_ctx, key) {
         const found = store.byKey(key);
-        return found ? { status: 'landed', output: { ok: true, id: found.id } } : { status: 'not_landed' };
+        return found ? { status: 'landed', output: { ok: true, id: found.id, receipt: found.args } } : { status: 'not_landed' };
       },
     };
   });

@@ -9,7 +9,11 @@ import { createTools as workspaceTools } from '../../examples/workspace/tools';
 import type { AgentRunResult } from '../../workflows/agent-run';
 import { runAgent } from '../support/agent';
 import { harness, testDir, type Harness } from '../support/env';
-import { ATTACKS, attackScript, CONTROLS, controlScript, type World } from './scenarios';
+import { ATTACKS as BASE_ATTACKS, attackScript, CONTROLS as BASE_CONTROLS, controlScript, type World } from './scenarios';
+import { FLOW_ATTACKS, FLOW_CONTROLS, type FlowControl } from './scenarios-flow';
+
+const ATTACKS = [...BASE_ATTACKS, ...FLOW_ATTACKS];
+const CONTROLS: FlowControl[] = [...BASE_CONTROLS, ...FLOW_CONTROLS];
 
 const examples = path.resolve(__dirname, '..', '..', 'examples');
 
@@ -73,6 +77,7 @@ describe('the injection suite', () => {
       expect(result.journal.map((e) => [e.toolId, e.decision, e.rule ?? null, e.outcome])).toEqual(result.journal.map((e) => [e.toolId, 'allowed', null, 'ok']));
       const mutating = control.turns.flat().filter((c) => rig.manifest.tools.find((t) => t.id.endsWith(c.name.split('__')[1]!) && t.id.includes(c.name.split('__')[0]!))?.safety !== 'read_only');
       expect(rig.store.all().length - before).toBe(mutating.length);
+      if (control.lands) expect(rig.store.all().at(-1)!.args).toMatchObject(control.lands);
       tally.completed++;
     });
   });
