@@ -1,6 +1,8 @@
 // Workflow-safe: a run's budgets. Exceeding one refuses the next effect with a typed reason.
-import { canonicalJson } from '../catalog/digest';
 import { durationMs, type ToolDecl } from '../catalog/manifest';
+import type { Payment } from '../catalog/spend';
+import { outboundBytes, type Outbound } from './outbound';
+import { chargeSpend, checkSpend, type SpentMinor } from './spend-limit';
 
 export interface Limits {
   maxTurns?: number;
@@ -11,6 +13,10 @@ export interface Limits {
   /** From the start of the run, e.g. "10m". */
   deadline?: string | number;
   maxDelegationDepth?: number;
+  /** Per currency, in minor units; only tightens the manifest's `spend.max_minor_per_payee`. */
+  maxSpendMinorPerPayee?: Record<string, number | string>;
+  /** Only tightens each tool's `egress.max_bytes_per_run`. */
+  maxEgressBytesPerDestination?: number;
 }
 
 export type LimitVerdict = { ok: true } | { ok: false; rule: string; reason: string };
@@ -21,18 +27,16 @@ export interface Usage {
   inputTokens: number;
   outputTokens: number;
   costMicros: number;
+  /** Bytes sent per normalised destination: arguments and carried content. */
   egressBytes: Record<string, number>;
+  /** Money paid per currency, per normalised payee, in minor units. */
+  spentMinor: SpentMinor;
 }
 
 const OK: LimitVerdict = { ok: true };
 
-/** What a call sends out of the plane: its arguments as the provider will receive them. */
-export function outboundBytes(args: unknown): number {
-  return new TextEncoder().encode(canonicalJson(args)).length;
-}
-
 export class Budget {
-  readonly usage: Usage = { turns: 0, toolCalls: 0, inputTokens: 0, outputTokens: 0, costMicros: 0, egressBytes: {} };
+  readonly usage: Usage = { turns: 0, toolCalls: 0, inputTokens: 0, outputTokens: 0, costMicros: 0, egressBytes: {}, spentMinor: {} };
   private readonly deadlineAt: number | undefined;
 
   constructor(
@@ -59,7 +63,8 @@ export class Budget {
     return this.common(now);
   }
 
-  checkCall(decl: ToolDecl, args: unknown, now: number): LimitVerdict {
+  /** Turns, calls, cost, deadline, delegation: what holds whatever the call sends. */
+  checkCall(decl: ToolDecl, now: number): LimitVerdict {
     const common = this.common(now);
     if (!common.ok) return common;
     if (this.limits.maxToolCalls !== undefined && this.usage.toolCalls >= this.limits.maxToolCalls) {
@@ -68,23 +73,36 @@ export class Budget {
     if (this.limits.maxCostMicros !== undefined && this.usage.costMicros + decl.cost_micros > this.limits.maxCostMicros) {
       return { ok: false, rule: 'limit:cost', reason: `${decl.id} costs ${decl.cost_micros}; ${this.limits.maxCostMicros - this.usage.costMicros} micro-units remain` };
     }
-    if (decl.egress) {
-      const sent = this.usage.egressBytes[decl.egress.destination] ?? 0;
-      const bytes = outboundBytes(args);
-      if (sent + bytes > decl.egress.max_bytes_per_run) {
-        return { ok: false, rule: `egress:${decl.egress.destination}`, reason: `sending ${bytes} more bytes to ${decl.egress.destination} would exceed its ${decl.egress.max_bytes_per_run}-byte limit for this run (${sent} sent)` };
-      }
-    }
     if (decl.concurrency?.class === 'independent' && this.limits.maxDelegationDepth !== undefined && this.delegationDepth + 1 > this.limits.maxDelegationDepth) {
       return { ok: false, rule: 'limit:delegation_depth', reason: `delegating from depth ${this.delegationDepth} would exceed the limit of ${this.limits.maxDelegationDepth}` };
     }
     return OK;
   }
 
-  chargeCall(decl: ToolDecl, args: unknown): void {
+  /** Egress per destination and money per payee, over the run, for what this call would send. */
+  checkOutbound(decl: ToolDecl, outbound: Outbound, payment: Payment | undefined): LimitVerdict {
+    if (decl.egress) {
+      const max = Math.min(decl.egress.max_bytes_per_run, this.limits.maxEgressBytesPerDestination ?? Infinity);
+      const bytes = outboundBytes(outbound);
+      const carried = outbound.carriedBytes > 0 ? ` (${outbound.argumentBytes} in arguments, ${outbound.carriedBytes} carried)` : '';
+      for (const d of outbound.destinations) {
+        const sent = this.usage.egressBytes[d] ?? 0;
+        if (sent + bytes > max) return { ok: false, rule: `egress:${d}`, reason: `sending ${bytes} more bytes${carried} to ${d} would exceed its ${max}-byte limit for this run (${sent} sent)` };
+      }
+    }
+    if (payment) {
+      const spend = checkSpend(decl, payment, this.usage.spentMinor, this.limits.maxSpendMinorPerPayee);
+      if (!spend.ok) return spend;
+    }
+    return OK;
+  }
+
+  /** Called once a call goes ahead (after a person's approval, if any); never for a refused or denied call. */
+  chargeCall(decl: ToolDecl, outbound: Outbound, payment: Payment | undefined): void {
     this.usage.toolCalls++;
     this.usage.costMicros += decl.cost_micros;
-    if (decl.egress) this.usage.egressBytes[decl.egress.destination] = (this.usage.egressBytes[decl.egress.destination] ?? 0) + outboundBytes(args);
+    if (decl.egress) for (const d of outbound.destinations) this.usage.egressBytes[d] = (this.usage.egressBytes[d] ?? 0) + outboundBytes(outbound);
+    if (payment) chargeSpend(this.usage.spentMinor, payment);
   }
 
   chargeTurn(usage: { inputTokens: number; outputTokens: number; costMicros?: number }): void {

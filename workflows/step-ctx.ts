@@ -31,9 +31,9 @@ export interface RunScope {
  */
 export type Gate = (call: ToolCall) => GateVerdict | Promise<GateVerdict>;
 export type GateVerdict =
-  | { allow: true; args?: Record<string, unknown>; rule?: string; reason?: string; askPerson?: boolean; deadline?: string | number }
-  /** `askPerson`: the tool declares that a person may overrule this refusal. */
-  | { allow: false; rule: string; reason: string; askPerson?: boolean; deadline?: string | number };
+  | { allow: true; args?: Record<string, unknown>; rule?: string; reason?: string; askPerson?: boolean; deadline?: string | number; charge?: () => void }
+  /** `askPerson`: the tool declares that a person may overrule this refusal. `charge`: call it exactly when the call goes ahead. */
+  | { allow: false; rule: string; reason: string; askPerson?: boolean; deadline?: string | number; charge?: () => void };
 
 export interface CallOptions {
   /** The model's tool call this execution answers; telemetry only, never in the effect key. */
@@ -134,8 +134,10 @@ export class StepCtx {
       return refuse(code, err.code === 'InvalidArguments' ? 'schema' : 'unreachable', err.message);
     }
     let callArgs = call.args;
+    let charge: (() => void) | undefined;
     if (options.gate) {
       const verdict = await options.gate(call);
+      charge = verdict.charge;
       if (verdict.allow && verdict.args) callArgs = verdict.args;
       if (verdict.rule) entry.rule = verdict.rule;
       if (verdict.reason) entry.reason = verdict.reason;
@@ -173,6 +175,8 @@ export class StepCtx {
       this.recordLeases();
     }
 
+    // The call goes ahead: only now is it charged to the run's budgets (after approval, if any).
+    charge?.();
     const key = effectKey({ tool: toolId, args: callArgs }, position);
     entry.effectKey = key;
     const request: PerformRequest = {
