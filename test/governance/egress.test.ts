@@ -97,7 +97,8 @@ describe('egress, carried content and spend', () => {
       const store = effectsStore(dirs.workspace);
       const before = store.all().length;
       const { result } = await runAgent(await deployed('workspace', outside), outside, { prompt, turns });
-      expect(result.journal[1]).toMatchObject({ decision: 'refused', rule: 'sensitivity:carried:/attachments', effectKey: undefined });
+      expect(result.journal[1]).toMatchObject({ decision: 'refused', rule: 'sensitivity:carried:/attachments' });
+      expect(result.journal[1]!.effectKey).toBeUndefined();
       expect(result.journal[1]!.reason).toMatch(/confidential/);
       expect(store.all().length).toBe(before);
     });
@@ -112,7 +113,8 @@ describe('egress, carried content and spend', () => {
     it('refuses when the resolver fails (fail closed)', async () => {
       const m = worldManifest('workspace');
       const { result } = await runAgent(await deployed('workspace', m), m, { prompt: `Send ${DAN} the file f_99.`, turns: [{ tool_calls: [mail(DAN, 'Attached.', ['f_99'])] }, { final: 'x' }] });
-      expect(result.journal[0]).toMatchObject({ decision: 'refused', rule: 'carried', effectKey: undefined });
+      expect(result.journal[0]).toMatchObject({ decision: 'refused', rule: 'carried' });
+      expect(result.journal[0]!.effectKey).toBeUndefined();
       expect(result.journal[0]!.reason).toMatch(/f_99/);
     });
   });
@@ -130,7 +132,7 @@ describe('egress, carried content and spend', () => {
     it('refuses the payment that crosses the limit for one payee, however the payee is spelled', async () => {
       const { result } = await runAgent(await deployed('banking', limited), limited, { prompt, turns: [...turns, { final: 'x' }] });
       expect(rules(result)).toEqual(['ok', 'ok', 'spend', 'ok']);
-      expect(result.journal[2]!.reason).toMatch(/360000 .*300000|300000.*360000/);
+      expect(result.journal[2]!.reason).toMatch(/total for that payee to 360000, over its limit of 300000/);
       expect(result.usage.spentMinor).toEqual({ EUR: { [LANDLORD_IBAN.toLowerCase()]: '240000', [MUM.toLowerCase()]: '5000' } });
     });
 
