@@ -4,15 +4,13 @@ import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { createCarriedActivities } from '../../activities/carried';
 import { ToolRegistry } from '../../activities/tool-registry';
-import { manifestDigest } from '../../catalog/digest';
 import { loadManifest } from '../../catalog/manifest-file';
 import type { Manifest, ToolDecl } from '../../catalog/manifest';
 import { createTools as bankingTools, LANDLORD_IBAN } from '../../examples/banking/tools';
 import { effectsStore } from '../../examples/worlds/fixture-tools';
 import { createTools as workspaceTools } from '../../examples/workspace/tools';
-import type { ScriptTurn } from '../../activities/model/types';
-import type { AgentRunInput, AgentRunResult } from '../../workflows/agent-run';
-import { pendingEscalations, resolveEscalation } from '../../workflows/escalation';
+import type { AgentRunResult } from '../../workflows/agent-run';
+import { runDeciding } from './decide';
 import { runAgent } from '../support/agent';
 import { harness, testDir, type Harness } from '../support/env';
 import { historyOf, scheduledActivities } from '../support/history';
@@ -28,24 +26,6 @@ const DAN = 'dan@partner.example';
 const mail = (to: string, body: string, attachments?: string[]) => ({ name: 'mail__send_email', arguments: { to, subject: 'Notes', body, ...(attachments ? { attachments } : {}) } });
 const pay = (recipient: string, cents: number, subject = 'Deposit') => ({ name: 'bank__send_money', arguments: { recipient, amount_cents: cents, subject } });
 const rules = (r: AgentRunResult) => r.journal.map((e) => e.rule ?? e.outcome);
-
-/** Runs a script, answering each question a person is asked with the next decision (then denies). */
-async function runDeciding(h: Harness, manifest: Manifest, prompt: string, turns: ScriptTurn[], decisions: ('approve' | 'deny')[]): Promise<{ result: AgentRunResult; asked: number }> {
-  const input: AgentRunInput = { prompt, principal: 'agent:test', grants: manifest.tools.map((t) => t.id), manifest, manifestDigest: manifestDigest(manifest), model: { provider: 'scripted', script: turns } };
-  const handle = await h.client.workflow.start('agentRun', { taskQueue: h.taskQueue, workflowId: `decide-${randomUUID()}`, args: [input] });
-  let asked = 0;
-  let done = false;
-  const result = handle.result().finally(() => (done = true));
-  while (!done) {
-    const pending = await handle.query(pendingEscalations).catch(() => []);
-    for (const p of pending) {
-      const decision = decisions[asked++] ?? 'deny';
-      await handle.executeUpdate(resolveEscalation, { args: [{ effectKey: p.effectKey, decision, by: 'supervisor' }] }).catch(() => undefined);
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return { result: await result, asked };
-}
 
 describe('egress, carried content and spend', () => {
   const rigs: Harness[] = [];
@@ -164,7 +144,7 @@ describe('egress, carried content and spend', () => {
     it('charges a call a person approved after a violation, so the next one past the limit is refused without asking', async () => {
       const m = askable('on_violation');
       const turns = [{ tool_calls: [{ name: 'bank__read_file', arguments: { name: 'landlord-notice.txt' } }] }, { tool_calls: [pay(ATTACKER, 200000)] }, { tool_calls: [pay(ATTACKER, 200000)] }, { final: 'x' }];
-      const { result, asked } = await runDeciding(await deployed('banking', m), m, 'Read landlord-notice.txt and pay 2000.00 EUR as it says.', turns, ['approve', 'approve']);
+      const { result, asked } = await runDeciding(await deployed('banking', m), m, { prompt: 'Read landlord-notice.txt and pay 2000.00 EUR as it says.', turns }, ['approve', 'approve']);
       expect(result.journal.map((e) => [e.decision, e.rule ?? null, e.outcome])).toEqual([
         ['allowed', null, 'ok'],
         ['approved', 'protected_field:/recipient', 'ok'],
@@ -177,7 +157,7 @@ describe('egress, carried content and spend', () => {
     it('does not charge a denied call nor a refused one', async () => {
       const m = askable('always');
       const turns = [pay(LANDLORD_IBAN, 999900), pay(LANDLORD_IBAN, 200000), pay(LANDLORD_IBAN, 200000), pay(LANDLORD_IBAN, 100000)].map((c) => ({ tool_calls: [c] }));
-      const { result, asked } = await runDeciding(await deployed('banking', m), m, `Pay 2000.00 EUR to ${LANDLORD_IBAN}, and then 1000.00 EUR.`, [...turns, { final: 'x' }], ['deny', 'approve', 'approve']);
+      const { result, asked } = await runDeciding(await deployed('banking', m), m, { prompt: `Pay 2000.00 EUR to ${LANDLORD_IBAN}, and then 1000.00 EUR.`, turns: [...turns, { final: 'x' }] }, ['deny', 'approve', 'approve']);
       expect(result.journal.map((e) => [e.decision, e.rule ?? null, e.outcome])).toEqual([
         ['refused', 'spend', 'refused'],
         ['denied', 'approval', 'refused'],
