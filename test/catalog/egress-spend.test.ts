@@ -1,4 +1,9 @@
 // Destinations read from arguments, money read exactly, and the manifest's errors naming the path.
+import os from 'node:os';
+import path from 'node:path';
+import { ToolRegistry } from '../../activities/tool-registry';
+import { loadManifest } from '../../catalog/manifest-file';
+import { createTools as createWorkspaceTools } from '../../examples/workspace/tools';
 import { Manifest, ToolDecl, type ToolDeclInput } from '../../catalog/manifest';
 import { destinationsOf, normaliseDestination } from '../../catalog/egress';
 import { paymentOf } from '../../catalog/spend';
@@ -85,5 +90,15 @@ describe('the manifest shape', () => {
     expect(paths(manifest({ spend: { amount: '/a', currency: 'euro', payee: '/p', max_minor_per_payee: { EUR: 1 } } })).some((p) => p.startsWith('tools.0.spend.currency'))).toBe(true);
     expect(paths(manifest({ spend: { amount: '/a', currency: 'EUR', payee: '/p', max_minor_per_payee: { EUR: 1.5 } } })).some((p) => p.startsWith('tools.0.spend.max_minor_per_payee'))).toBe(true);
     expect(paths(manifest({ egress: { destinations: [], max_bytes_per_run: 1 } })).some((p) => p.startsWith('tools.0.egress'))).toBe(true);
+  });
+});
+
+describe('a worker whose tool declares carried content', () => {
+  it('must implement carried(), or it is drift', () => {
+    const manifest = loadManifest(path.resolve(__dirname, '..', '..', 'examples', 'workspace', 'manifest.yaml')).manifest;
+    const tools = createWorkspaceTools(os.tmpdir());
+    expect(new ToolRegistry(tools).drift(manifest)).toEqual([]);
+    const bare = tools.map((t) => (t.def().id === 'tool://mail/send_email' ? { ...t, carried: undefined } : t));
+    expect(new ToolRegistry(bare).drift(manifest)).toEqual([{ toolId: 'tool://mail/send_email', field: 'carried resolve tool needs a carried() implementation' }]);
   });
 });
