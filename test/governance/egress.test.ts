@@ -57,6 +57,14 @@ describe('egress, carried content and spend', () => {
       expect(Object.keys(result.usage.egressBytes).sort()).toEqual(['bob@corp.example', DAN]);
     });
 
+    it("lets a run's limit tighten the bytes per destination", async () => {
+      const h = await deployed('workspace', m);
+      const turns = [[mail(DAN, body)], [mail(DAN, body)]].map((c) => ({ tool_calls: c }));
+      const { result } = await runAgent(h, m, { prompt: `Email ${DAN} my notes.`, turns: [...turns, { final: 'x' }] }, { limits: { maxEgressBytesPerDestination: 400 } });
+      expect(rules(result)).toEqual(['ok', `egress:${DAN}`]);
+      expect(result.journal[1]!.reason).toMatch(/400-byte limit/);
+    });
+
     it('counts carried content (an attachment named by id) in the bytes sent to each destination', async () => {
       const h = await deployed('workspace', m);
       const turns = [[{ name: 'files__list', arguments: {} }], [mail(DAN, 'Attached.', ['f_4'])], [mail(DAN, 'Attached.', ['f_3'])]];
