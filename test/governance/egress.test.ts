@@ -140,6 +140,24 @@ describe('egress, carried content and spend', () => {
     });
   });
 
+  describe('calls that run at the same time', () => {
+    it('cannot together pass a budget each passes alone (read-only calls run concurrently)', async () => {
+      const m = worldManifest('workspace');
+      const reads = ['f_1', 'f_3', 'f_4', 'f_5'].map((id) => ({ name: 'files__read', arguments: { file_id: id } }));
+      const { result } = await runAgent(await deployed('workspace', m), m, { prompt: 'Read f_1, f_3, f_4 and f_5.', turns: [{ tool_calls: reads }, { final: 'x' }] }, { limits: { maxToolCalls: 2 } });
+      expect(rules(result)).toEqual(['ok', 'ok', 'limit:tool_calls', 'limit:tool_calls']);
+      expect(result.usage.toolCalls).toBe(2);
+    });
+
+    it('cannot together send more to one address than its budget (keyed lanes run concurrently)', async () => {
+      const keyed = variant(worldManifest('workspace'), 'tool://mail/send_email', (t) => ({ ...t, concurrency: { class: 'keyed', key: '/subject' }, egress: { destination: 'smtp.example', max_bytes_per_run: 700 } }));
+      const sends = [1, 2, 3].map((i) => ({ ...mail(DAN, 'n'.repeat(250)), arguments: { ...mail(DAN, 'n'.repeat(250)).arguments, subject: `Notes ${i}` } }));
+      const { result } = await runAgent(await deployed('workspace', keyed), keyed, { prompt: `Email ${DAN} my notes.`, turns: [{ tool_calls: sends }, { final: 'x' }] });
+      expect(rules(result)).toEqual(['ok', 'ok', 'egress:smtp.example']);
+      expect(result.usage.egressBytes['smtp.example']).toBeLessThanOrEqual(700);
+    });
+  });
+
   describe('what is charged when a person decides', () => {
     const askable = (approval: 'on_violation' | 'always') =>
       variant(worldManifest('banking'), 'tool://bank/send_money', (t) => ({
