@@ -89,16 +89,17 @@ export function governanceGate(g: GovernedCall): Gate {
     }
     const leaving = g.budget.checkOutbound(decl, outbound, payment);
     if (!leaving.ok) return refusal(leaving.rule, leaving.reason);
-    const charge = (): void => g.budget.chargeCall(decl, outbound, payment);
-
-    if (violation) return { ...violation, askPerson: true, charge };
+    // A call waiting for a person holds nothing (a denial must cost nothing); one going ahead now is
+    // held until the step charges it, so calls running beside it cannot together pass a budget.
+    if (violation) return { ...violation, askPerson: true, charge: g.budget.charger(decl, outbound, payment) };
     g.onAllowed(g.provenance.callTrusted(call.args));
+    const asks = decl.approval === 'always';
     return {
       allow: true,
       args,
-      charge,
+      charge: asks ? g.budget.charger(decl, outbound, payment) : g.budget.hold(decl, outbound, payment),
       ...(redacted.length ? { rule: `redaction:${redacted.join(',')}`, reason: `redacted ${redacted.join(', ')} to fit ${decl.sensitivity.max}` } : {}),
-      ...(decl.approval === 'always' ? { askPerson: true } : {}),
+      ...(asks ? { askPerson: true } : {}),
     };
   };
 }
