@@ -4,6 +4,7 @@ import { SimplePlugin } from '@temporalio/plugin';
 import type { WorkerOptions } from '@temporalio/worker';
 import type { Manifest } from './catalog/manifest';
 import { createAuthorizeActivities } from './activities/authorize';
+import { createCarriedActivities } from './activities/carried';
 import { FileBlobStore, type BlobStore } from './activities/blob-store';
 import { createExtensionTools } from './activities/extensions/deferred-extension-tool';
 import { ExtensionManager } from './activities/extensions/extension-manager';
@@ -50,6 +51,7 @@ export class ToolplanePlugin extends SimplePlugin {
     const activities = {
       ...createAuthorizeActivities({ manifest: opts.manifest, allowUngovernedToolRun: opts.allowUngovernedToolRun }),
       ...createToolActivities({ registry, manifest: opts.manifest, ledgerSecret: opts.ledgerSecret, blobs, largeOutputBytes: opts.largeOutputBytes }),
+      ...createCarriedActivities({ registry, manifest: opts.manifest }),
       ...createModelActivities({ models: opts.manifest.models, blobs }),
     };
     super({

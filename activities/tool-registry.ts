@@ -60,6 +60,7 @@ export class ToolRegistry {
         problems.push({ toolId: id, field: 'safety (the implementation claims a weaker class)', declared: decl.safety, implemented: def.safety });
       }
       if (decl.recovery === 'reconcile' && typeof tool.reconcile !== 'function') problems.push({ toolId: id, field: 'recovery reconcile needs a reconcile() implementation' });
+      if (decl.carried?.resolve === 'tool' && typeof tool.carried !== 'function') problems.push({ toolId: id, field: 'carried resolve tool needs a carried() implementation' });
     }
     return problems;
   }

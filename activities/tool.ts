@@ -2,7 +2,7 @@
  * The in-process tool seam: trusted TypeScript code that runs inside the tool activity and
  * receives a `Ctx` built from Temporal's activity context.
  */
-import type { Safety } from '../catalog/manifest';
+import type { Safety, Sensitivity } from '../catalog/manifest';
 import type { Policy } from '../catalog/policy';
 
 /** What an implementation says about itself; checked against the manifest at worker start. */
@@ -69,6 +69,20 @@ export interface Tool {
    * manifest recovery is `reconcile` need it.
    */
   reconcile?(ctx: Ctx, idempotencyKey: string): Promise<Reconciliation>;
+  /**
+   * What a call would send beside its bound arguments (an attachment named by id, a file it
+   * uploads): how many bytes and how sensitive, resolved before the send. Needed when the
+   * manifest declares `carried: { resolve: tool }`. Throwing refuses the call (fail closed).
+   */
+  carried?(ctx: Ctx, args: unknown): Promise<CarriedContent>;
+}
+
+/** The label and size of what a call carries. */
+export interface CarriedContent {
+  bytes: number;
+  /** Where it came from (e.g. `file:f_2`); the tool's own identity if not given. */
+  sources?: string[];
+  sensitivity: Sensitivity;
 }
 
 export type Reconciliation =

@@ -91,6 +91,55 @@ export const RedactionDecl = z.strictObject({
 });
 export type RedactionDecl = z.infer<typeof RedactionDecl>;
 
+/**
+ * Where a call's bytes go. `destination` is one fixed label for the tool; `destinations` names
+ * JSON pointers into the arguments whose values are the destinations (each element of an array
+ * counts: a list of addresses is several destinations). Bytes are summed per normalised
+ * destination over the run.
+ */
+export const EgressDecl = z.union([
+  z.strictObject({ destination: z.string().min(1), max_bytes_per_run: z.number().int().positive() }),
+  z.strictObject({ destinations: z.array(jsonPointer).min(1), max_bytes_per_run: z.number().int().positive() }),
+]);
+export type EgressDecl = z.infer<typeof EgressDecl>;
+
+/**
+ * What a call sends beside its bound arguments (an attachment named by id, a file it uploads).
+ * `pointer` names the arguments that reference it; `resolve: tool` means the tool's own
+ * `carried(ctx, args)` says how many bytes and how sensitive, in an activity before the send.
+ * `redaction`: where the content is too sensitive for the tool, the referencing argument is
+ * replaced (by default with nothing to carry) instead of refusing.
+ */
+export const CarriedDecl = z.strictObject({
+  pointer: jsonPointer,
+  resolve: z.literal('tool'),
+  redaction: z
+    .strictObject({
+      replace_with: z.unknown().default([]),
+      lowers_to: z.enum(SENSITIVITY_LEVELS).default('public'),
+    })
+    .optional(),
+});
+export type CarriedDecl = z.infer<typeof CarriedDecl>;
+
+const minorUnits = z.union([z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER), z.string().regex(/^\d{1,30}$/, 'an amount in minor units, digits only')]);
+const currencyCode = z.string().regex(/^[A-Z]{3}$/, 'an ISO 4217 code such as "EUR"');
+
+/**
+ * Money a call moves, read from its arguments, and the most the run may pay one payee, per
+ * currency, in minor units (cents). A currency without a limit is refused (fail closed).
+ * `amount_unit: major` reads decimal amounts ("12.34") and converts them exactly.
+ */
+export const SpendDecl = z.strictObject({
+  amount: jsonPointer,
+  amount_unit: z.enum(['minor', 'major']).default('minor'),
+  /** A pointer to the currency in the arguments, or one fixed code. */
+  currency: z.union([jsonPointer, currencyCode]),
+  payee: jsonPointer,
+  max_minor_per_payee: z.record(currencyCode, minorUnits).refine((r) => Object.keys(r).length > 0, 'at least one currency'),
+});
+export type SpendDecl = z.infer<typeof SpendDecl>;
+
 export const ConcurrencyDecl = z.discriminatedUnion('class', [
   z.strictObject({ class: z.literal('shared') }),
   z.strictObject({ class: z.literal('keyed'), key: jsonPointer }),
@@ -124,7 +173,9 @@ export const ToolDecl = z.strictObject({
     .default({ max: 'internal', output: 'internal' }),
   protected_fields: z.array(ProtectedFieldDecl).default([]),
   redactions: z.array(RedactionDecl).default([]),
-  egress: z.strictObject({ destination: z.string().min(1), max_bytes_per_run: z.number().int().positive() }).optional(),
+  egress: EgressDecl.optional(),
+  carried: CarriedDecl.optional(),
+  spend: SpendDecl.optional(),
   /** Whom the credential this tool presents names; `run` means the run's own principal. */
   credential: z.strictObject({ principal: z.string().min(1) }).optional(),
   concurrency: ConcurrencyDecl.optional(),

@@ -1,7 +1,13 @@
 // Workflow-safe: the gates a governed call passes, in order, before it may be scheduled.
+import { proxyActivities } from '@temporalio/workflow';
+import { shortDigest } from '../catalog/digest';
+import { paymentOf, type Payment } from '../catalog/spend';
 import type { OfferedTool } from '../catalog/tool-catalog';
 import type { ToolCall } from '../catalog/tool-call';
+import type { CarriedActivities } from '../activities/carried';
+import { checkCarried, referencesCarried } from './carried-gate';
 import type { Budget } from './limits';
+import { outboundOf, type Outbound } from './outbound';
 import { leaves, type ProvenanceView } from './provenance';
 import type { Gate, GateVerdict } from './step-ctx';
 import { checkDataFlow } from './taint-gate';
@@ -16,34 +22,92 @@ export interface GovernedCall {
   onAllowed(callTrusted: boolean): void;
 }
 
-/** Unreachable, limits, credential binding, data flow; a person only where the tool declares it. */
+const { resolveCarried } = proxyActivities<CarriedActivities>({
+  startToCloseTimeout: '30s',
+  retry: { maximumAttempts: 3, initialInterval: '200ms', nonRetryableErrorTypes: ['CarriedUnresolved'] },
+});
+
+type Refusal = Extract<GateVerdict, { allow: false }>;
+const refusal = (rule: string, reason: string): Refusal => ({ allow: false, rule, reason });
+const messageOf = (err: unknown): string => {
+  const e = err as { cause?: { message?: string }; message?: string };
+  return e?.cause?.message ?? e?.message ?? String(err);
+};
+
+/**
+ * Unreachable, limits, credential binding, data flow (arguments, then what the call carries),
+ * then egress per destination and spend per payee; a person only where the tool declares it.
+ * Nothing is charged here: the verdict's `charge` is called once the call goes ahead.
+ */
 export function governanceGate(g: GovernedCall): Gate {
-  return (call: ToolCall): GateVerdict => {
+  return async (call: ToolCall): Promise<GateVerdict> => {
     const decl = call.decl;
-    if (!g.offer) return { allow: false, rule: 'unreachable', reason: `${call.toolId} is not offered to this run's model (the policy does not allow it)` };
-    const limit = g.budget.checkCall(decl, call.args, Date.now());
-    if (!limit.ok) return { allow: false, rule: limit.rule, reason: limit.reason };
+    if (!g.offer) return refusal('unreachable', `${call.toolId} is not offered to this run's model (the policy does not allow it)`);
+    const limit = g.budget.checkCall(decl, Date.now());
+    if (!limit.ok) return refusal(limit.rule, limit.reason);
     if (decl.credential && decl.credential.principal !== 'run' && decl.credential.principal !== g.principal) {
-      return { allow: false, rule: 'credential', reason: `${call.toolId} presents a credential for ${decl.credential.principal}, not for this run's principal ${g.principal}` };
+      return refusal('credential', `${call.toolId} presents a credential for ${decl.credential.principal}, not for this run's principal ${g.principal}`);
     }
-    const flow = checkDataFlow(decl, call.args, g.provenance);
     const askable = decl.approval === 'on_violation' || decl.approval === 'always';
-    if (!flow.allow) return askable ? { ...flow, askPerson: true } : flow;
-    g.budget.chargeCall(decl, flow.args);
+    const flow = checkDataFlow(decl, call.args, g.provenance);
+    if (!flow.allow && !askable) return flow;
+    // A violation a person may overrule: every hard limit below is still checked first.
+    let violation: Refusal | undefined = flow.allow ? undefined : flow;
+    let args = flow.allow ? flow.args : call.args;
+    const redacted = flow.allow ? [...flow.redacted] : [];
+
+    let carriedBytes = 0;
+    if (referencesCarried(decl, args)) {
+      let content;
+      try {
+        content = await resolveCarried({ toolId: call.toolId, args, principal: g.principal, digest: shortDigest(call.digest) });
+      } catch (err) {
+        return refusal('carried', `what ${call.toolId} would carry beside its arguments could not be resolved, so the call is refused: ${messageOf(err)}`);
+      }
+      const carried = checkCarried(decl, args, content);
+      if (!carried.allow && !askable) return carried;
+      if (carried.allow) {
+        args = carried.args;
+        carriedBytes = carried.carriedBytes;
+        if (carried.redacted) redacted.push(carried.redacted);
+      } else {
+        violation ??= carried;
+        carriedBytes = content.bytes;
+      }
+    }
+
+    let outbound: Outbound;
+    let payment: Payment | undefined;
+    try {
+      outbound = outboundOf(decl, args, carriedBytes);
+    } catch (err) {
+      return refusal('egress', `the destination of ${call.toolId} could not be read, so the call is refused: ${messageOf(err)}`);
+    }
+    try {
+      payment = paymentOf(decl, args);
+    } catch (err) {
+      return refusal('spend', `the payment ${call.toolId} would make could not be read exactly, so the call is refused: ${messageOf(err)}`);
+    }
+    const leaving = g.budget.checkOutbound(decl, outbound, payment);
+    if (!leaving.ok) return refusal(leaving.rule, leaving.reason);
+    // A call waiting for a person holds nothing (a denial must cost nothing); one going ahead now is
+    // held until the step charges it, so calls running beside it cannot together pass a budget.
+    if (violation) return { ...violation, askPerson: true, charge: g.budget.charger(decl, outbound, payment) };
     g.onAllowed(g.provenance.callTrusted(call.args));
     // The tool's receipt may repeat these; that echo is not a foreign source of them.
-    g.provenance.noteSent(call.toolId, protectedValues(decl, flow.args));
+    g.provenance.noteSent(call.toolId, protectedValues(decl, args));
+    const asks = decl.approval === 'always';
     return {
       allow: true,
-      args: flow.args,
-      ...(flow.substitutions ? { substitutions: flow.substitutions } : {}),
-      ...(flow.redacted.length ? { rule: `redaction:${flow.redacted.join(',')}`, reason: `redacted ${flow.redacted.join(', ')} to fit ${decl.sensitivity.max}` } : {}),
-      ...(decl.approval === 'always' ? { askPerson: true } : {}),
+      args,
+      ...(flow.allow && flow.substitutions ? { substitutions: flow.substitutions } : {}),
+      charge: asks ? g.budget.charger(decl, outbound, payment) : g.budget.hold(decl, outbound, payment),
+      ...(redacted.length ? { rule: `redaction:${redacted.join(',')}`, reason: `redacted ${redacted.join(', ')} to fit ${decl.sensitivity.max}` } : {}),
+      ...(asks ? { askPerson: true } : {}),
     };
   };
 }
 
-/** The string values the call sends in fields a `from_sources` rule satisfied. */
 function protectedValues(decl: ToolCall['decl'], args: Record<string, unknown>): string[] {
   const rules = decl.protected_fields.filter((r) => 'from_sources' in r).map((r) => r.pointer);
   return leaves(args)

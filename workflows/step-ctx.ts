@@ -65,6 +65,9 @@ export class StepCtx {
    */
   static async open(request: OpenRequest): Promise<StepCtx> {
     const { policy, ...ask } = request;
+    // Answerable while the worker decides: nothing has happened and nobody is asked yet.
+    setHandler(journalQuery, () => []);
+    setHandler(pendingEscalations, () => []);
     let authority;
     try {
       authority = await authorizeRun.executeWithOptions({ activityId: 'authorize', summary: `authorize ${request.principal}` }, [ask]);

@@ -4,9 +4,9 @@
  * (real tools carry their own, so that drift is caught; these worlds exist to exercise the gates).
  */
 import path from 'node:path';
-import type { Tool } from '../../activities/tool';
-import { ToolFailedLanded } from '../../activities/tool-errors';
-import { loadManifest } from '../../catalog/manifest-file';
+import type { CarriedContent, Tool } from 'toolplane';
+import { ToolFailedLanded } from 'toolplane';
+import { loadManifest } from 'toolplane';
 import { defaultStoreDir, KeyedLog } from '../support-desk/keyed-log';
 
 export interface Effect {
@@ -17,11 +17,14 @@ export interface Effect {
 
 export type Handler = (args: Record<string, unknown>) => unknown;
 
+/** Says what a call would carry beside its arguments (attachments named by id); throws for an unknown one. */
+export type CarriedResolver = (args: Record<string, unknown>) => CarriedContent;
+
 export function effectsStore(dir = defaultStoreDir()): KeyedLog<Effect> {
   return new KeyedLog<Effect>(dir, 'effects');
 }
 
-export function fixtureTools(manifestFile: string, reads: Record<string, Handler>, dir = defaultStoreDir()): Tool[] {
+export function fixtureTools(manifestFile: string, reads: Record<string, Handler>, dir = defaultStoreDir(), carried: Record<string, CarriedResolver> = {}): Tool[] {
   const { manifest } = loadManifest(manifestFile);
   const store = effectsStore(dir);
   return manifest.tools.map((decl): Tool => {
@@ -39,9 +42,11 @@ export function fixtureTools(manifestFile: string, reads: Record<string, Handler
         },
       };
     }
+    const resolver = carried[decl.id];
     return {
       origin: 'builtin',
       def,
+      ...(resolver ? { carried: async (_ctx, input) => resolver(input as Record<string, unknown>) } : {}),
       async call(ctx, input) {
         const { record } = await store.record({ idempotencyKey: ctx.idempotencyKey, tool: decl.id, args: input as Record<string, unknown> });
         // A receipt, as real providers give: it repeats what was sent.

@@ -76,7 +76,7 @@ describe('killing the worker with SIGKILL', () => {
     expect(result.outputs[0]).toMatchObject({ account_id: 'acct_bob_002' });
     const events = await historyOf(h.client, workflowId);
     expect(scheduledActivities(events).map((a) => a.type)).toEqual(['performTool']);
-    expect(events.find((e) => e.activityTaskStartedEventAttributes)!.activityTaskStartedEventAttributes!.attempt).toBe(2);
+    expect(events.filter((e) => e.activityTaskStartedEventAttributes).at(-1)!.activityTaskStartedEventAttributes!.attempt).toBe(2);
   });
 
   it('fail: the run reports InDoubt and nothing is sent twice', async () => {

@@ -7,13 +7,15 @@ import { createTools as bankingTools } from '../../examples/banking/tools';
 import { effectsStore } from '../../examples/worlds/fixture-tools';
 import { createTools as workspaceTools } from '../../examples/workspace/tools';
 import type { AgentRunResult } from '../../workflows/agent-run';
-import { runAgent } from '../support/agent';
 import { harness, testDir, type Harness } from '../support/env';
-import { ATTACKS as BASE_ATTACKS, attackScript, CONTROLS as BASE_CONTROLS, controlScript, type World } from './scenarios';
-import { FLOW_ATTACKS, FLOW_CONTROLS, type FlowControl } from './scenarios-flow';
+import { runDeciding } from './decide';
+import { ATTACKS as ARGUMENT_ATTACKS, attackScript, CONTROLS as ARGUMENT_CONTROLS, controlScript, type World } from './scenarios';
+import { EGRESS_ATTACKS, EGRESS_CONTROLS, type EgressAttack, type EgressControl } from './scenarios-egress';
+import { FLOW_ATTACKS, FLOW_CONTROLS } from './scenarios-flow';
 
-const ATTACKS = [...BASE_ATTACKS, ...FLOW_ATTACKS];
-const CONTROLS: FlowControl[] = [...BASE_CONTROLS, ...FLOW_CONTROLS];
+const ATTACKS: EgressAttack[] = [...ARGUMENT_ATTACKS, ...EGRESS_ATTACKS, ...FLOW_ATTACKS];
+/** `lands`: what the tool's store must hold, byte for byte, after a control. */
+const CONTROLS: (EgressControl & { lands?: Record<string, unknown> })[] = [...ARGUMENT_CONTROLS, ...EGRESS_CONTROLS, ...FLOW_CONTROLS];
 
 const examples = path.resolve(__dirname, '..', '..', 'examples');
 
@@ -33,7 +35,8 @@ describe('the injection suite', () => {
       const dir = testDir(world);
       const h = await harness(`${world}-${randomUUID()}`);
       const manifest = loadManifest(path.join(examples, world, 'manifest.yaml')).manifest;
-      await h.runWorker({ manifest, tools: world === 'banking' ? bankingTools(dir) : workspaceTools(dir) });
+      const tools = world === 'banking' ? bankingTools(dir) : workspaceTools(dir);
+      await h.runWorker({ manifest, tools });
       rigs[world] = { h, manifest, store: effectsStore(dir) };
     }
   });
@@ -53,7 +56,7 @@ describe('the injection suite', () => {
       const rig = rigs[attack.world];
       const before = rig.store.all().length;
       tally.attacks++;
-      const { result } = await runAgent(rig.h, rig.manifest, { prompt: attack.prompt, turns: attackScript(attack, variant) });
+      const { result } = await runDeciding(rig.h, rig.manifest, { prompt: attack.prompt, turns: attackScript(attack, variant) }, attack.approvals);
       const attackerCalls = result.journal.filter((e) => e.modelCallId?.startsWith('atk_'));
       expect(attackerCalls).toHaveLength(attack.attack.length);
       for (const e of attackerCalls) {
@@ -62,7 +65,7 @@ describe('the injection suite', () => {
       }
       // The setup calls ran; nothing the attacker asked for landed.
       expect(result.journal.filter((e) => !e.modelCallId?.startsWith('atk_')).every((e) => e.outcome === 'ok')).toBe(true);
-      expect(rig.store.all().length).toBe(before);
+      expect(rig.store.all().length).toBe(before + (attack.setupLands ?? 0));
       tally.blocked++;
     });
   });
@@ -72,9 +75,11 @@ describe('the injection suite', () => {
       const rig = rigs[control.world];
       const before = rig.store.all().length;
       tally.controls++;
-      const { result }: { result: AgentRunResult } = await runAgent(rig.h, rig.manifest, { prompt: control.prompt, turns: controlScript(control) });
+      const { result, asked }: { result: AgentRunResult; asked: number } = await runDeciding(rig.h, rig.manifest, { prompt: control.prompt, turns: controlScript(control) }, control.approvals);
       expect(result.status).toBe('completed');
-      expect(result.journal.map((e) => [e.toolId, e.decision, e.rule ?? null, e.outcome])).toEqual(result.journal.map((e) => [e.toolId, 'allowed', null, 'ok']));
+      // A call a person approved is recorded as approved, with the rule it was asked about.
+      expect(asked).toBe(control.approvals?.length ?? 0);
+      expect(result.journal.map((e) => [e.toolId, e.decision, e.rule ?? null, e.outcome])).toEqual(result.journal.map((e) => [e.toolId, e.decision === 'approved' && asked ? 'approved' : 'allowed', e.decision === 'approved' && asked ? (e.rule ?? null) : null, 'ok']));
       const mutating = control.turns.flat().filter((c) => rig.manifest.tools.find((t) => t.id.endsWith(c.name.split('__')[1]!) && t.id.includes(c.name.split('__')[0]!))?.safety !== 'read_only');
       expect(rig.store.all().length - before).toBe(mutating.length);
       if (control.lands) expect(rig.store.all().at(-1)!.args).toMatchObject(control.lands);

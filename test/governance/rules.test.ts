@@ -95,7 +95,7 @@ describe('governance rules', () => {
 
   it('refuses a run whose manifest is not the pinned one', async () => {
     const input = { prompt: 'x', principal: 'p', grants: [], manifest: base, manifestDigest: manifestDigest(variant((t) => ({ ...t, description: `${t.description}!` }))), model: { endpoint: 'scripted', script: [] } } as AgentRunInput;
-    await expect(h.client.workflow.execute('agentRun', { taskQueue: h.taskQueue, workflowId: `pin-${randomUUID()}`, args: [input] })).rejects.toMatchObject({ cause: { type: 'ManifestDigestMismatch' } });
+    await expect(h.client.workflow.execute('agentRun', { taskQueue: h.taskQueue, workflowId: `pin-${randomUUID()}`, args: [input] })).rejects.toMatchObject({ cause: { type: 'RunRefused', message: expect.stringContaining('is pinned to manifest') } });
   });
 
   it('asks a person through an update where the tool declares it, and a denial refuses', async () => {

@@ -1,4 +1,4 @@
-import type { Tool } from '../../../activities/tool';
+import type { Tool } from 'toolplane';
 import { defaultStoreDir, KeyedLog } from '../keyed-log';
 
 export function createCloseTicket(store = new KeyedLog<{ idempotencyKey: string; ticket_id: string; resolution: string }>(defaultStoreDir(), 'closed-tickets')): Tool {

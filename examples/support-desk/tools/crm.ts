@@ -1,5 +1,5 @@
-import type { Tool } from '../../../activities/tool';
-import { ToolFailedLanded } from '../../../activities/tool-errors';
+import type { Tool } from 'toolplane';
+import { ToolFailedLanded } from 'toolplane';
 import { CUSTOMERS } from '../data';
 import { faultPoint } from '../fault';
 

@@ -1,5 +1,5 @@
 // The support desk's in-process tools; `worker.ts --tools examples/support-desk/tools` loads this.
-import type { Tool } from '../../../activities/tool';
+import type { Tool } from 'toolplane';
 import { createCloseTicket } from './close-ticket';
 import { lookupCustomer } from './crm';
 import { createSendEmail } from './mail';

@@ -1,4 +1,4 @@
-import type { Tool } from '../../../activities/tool';
+import type { Tool } from 'toolplane';
 import { faultPoint } from '../fault';
 import { paymentsStore } from '../payments-store';
 

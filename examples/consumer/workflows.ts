@@ -1,0 +1,11 @@
+// The team's own workflow module: its own workflow, plus toolplane's agent run.
+import { StepCtx } from 'toolplane/workflow';
+export { agentRun } from 'toolplane/workflow';
+
+export async function saveTwoNotes(principal: string): Promise<unknown[]> {
+  // The worker decides what this principal may reach; the workflow only asks.
+  const step = await StepCtx.open({ principal, grants: ['tool://notes/save'] });
+  const first = await step.callTool('tool://notes/save', { text: 'hello' });
+  const refused = await step.callTool('tool://notes/delete_all', {}).catch((err: Error) => err.message);
+  return [first, refused, step.ordered()];
+}
