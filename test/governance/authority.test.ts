@@ -40,7 +40,7 @@ describe('the worker decides what a run may hold', () => {
     const { result, workflowId } = await runAgent(h, manifest, refundScript, { principal: 'agent:intruder', grants: manifest.tools.map((t) => t.id) });
     expect(result.journal.map((e) => [e.toolId, e.outcome, e.rule])).toEqual([
       ['tool://crm/lookup_customer', 'ok', undefined],
-      ['tool://payments/refund', 'refused', 'unreachable'],
+      ['payments__refund', 'refused', 'unreachable'],
     ]);
     const described = await h.client.workflow.getHandle(workflowId).describe();
     expect(described.memo?.toolplaneWithheld).toMatchObject({ grants: expect.arrayContaining(['tool://payments/refund']) });

@@ -1,5 +1,6 @@
 // What ships: the packed tarball installed into a fresh project, type-checked, and a worker of that
-// project's own running one governed call against the suite's dev server; the CLI works there.
+// project's own running one governed call against the suite's dev server (its workflows bundled by
+// Temporal's bundler from the installed toolplane/workflow: nothing Node-only behind it); the CLI works there.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
