@@ -75,7 +75,7 @@ describe('scheduling lanes', () => {
     const child = events.find((e) => e.startChildWorkflowExecutionInitiatedEventAttributes)!.startChildWorkflowExecutionInitiatedEventAttributes!;
     expect(child.workflowId).toBe(`${workflowId}/delegated-8`);
     const childInput = JSON.parse(Buffer.from(child.input!.payloads![0]!.data!).toString());
-    expect(childInput).toMatchObject({ delegationDepth: 1, calls: [{ toolId: 'tool://slow/sub', args: { id: 'd1' } }] });
+    expect(childInput).toMatchObject({ principal: 'agent:test', toolId: 'tool://slow/sub', args: { id: 'd1' } });
     const childSpans = spans(await historyOf(h.client, child.workflowId!));
     expect(overlap(childSpans.d1!, t.r1!)).toBe(true);
   });
