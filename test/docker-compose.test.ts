@@ -68,9 +68,11 @@ describe('docker-compose.yml', () => {
     const tools = cmd[cmd.indexOf('--tools') + 1]!;
     expect(() => loadManifest(path.join(root, manifest))).not.toThrow();
     expect(fs.existsSync(path.join(root, tools, 'index.ts'))).toBe(true);
-    for (const copied of ['catalog', 'workflows', 'activities', 'examples', 'worker.ts']) expect(dockerfile).toContain(copied);
+    for (const copied of ['catalog', 'common', 'workflows', 'activities', 'inspect', 'examples', 'worker.ts', 'plugin.ts']) expect(dockerfile).toContain(copied);
+    // The image installs dev dependencies: tsx loads the example's TypeScript tools.
+    expect(dockerfile).toMatch(/RUN npm ci\n/);
     const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
-    expect(pkg.dependencies.tsx).toBeDefined();
+    expect(pkg.devDependencies.tsx).toBeDefined();
   });
 
   it('registers the search attributes the workflows write', () => {
