@@ -38,8 +38,9 @@ describe('deferred extensions that must not be sent to', () => {
     const calls = [{ toolId: 'ext:alpha:add_entry', args: { account: `acct-${randomUUID()}`, amount_cents: 1, memo: 'x' } }];
     const result: ToolRunResult = await h.client.workflow.execute('toolRun', { taskQueue: h.taskQueue, workflowId, args: [{ manifest, grants: manifest.tools.map((t) => t.id), principal: 'agent:test', calls, capabilities: [EXTENSION_RUNTIME], continueOnError: true }] });
     const events = await historyOf(h.client, workflowId);
-    const attempts = events.filter((e) => e.activityTaskStartedEventAttributes).map((e) => e.activityTaskStartedEventAttributes!.attempt);
-    return { result, extensions, scheduled: events.filter((e) => e.activityTaskScheduledEventAttributes).length, attempts };
+    const performs = new Set(events.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'performTool').map((e) => String(e.eventId)));
+    const attempts = events.filter((e) => performs.has(String(e.activityTaskStartedEventAttributes?.scheduledEventId))).map((e) => e.activityTaskStartedEventAttributes!.attempt);
+    return { result, extensions, scheduled: performs.size, attempts };
   }
 
   it('refuses a call whose extension serves a changed definition (rug pull): rule digest, both digests, started once and stopped, never retried', async () => {
