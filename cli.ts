@@ -47,7 +47,7 @@ export function buildProgram(out: (line: string) => void = console.log): Command
     .argument('[args...]')
     .action(async (args: string[]) => {
       // Loaded only here: the rest of the CLI never pulls in the worker SDK, MCP or the activities.
-      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      // eslint-disable-next-line @typescript-eslint/no-require-imports, @typescript-eslint/consistent-type-imports
       const { runWorkerCli } = require('./worker') as typeof import('./worker');
       await runWorkerCli(['node', 'toolplane-worker', ...args]);
     });

@@ -24,7 +24,7 @@ const STORED = Symbol.for('toolplane.StoredOutput');
 export type StoredHandle = StoredOutput & { readonly [STORED]: true };
 
 export function storedHandle(stored: StoredOutput): StoredHandle {
-  return { ...stored, [STORED]: true } as StoredHandle;
+  return { ...stored, [STORED]: true };
 }
 
 export function isStoredHandle(value: unknown): value is StoredHandle {

@@ -6,7 +6,6 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { Connection } from '@temporalio/client';
 import { findTemporalCli } from './temporal-cli';
 import { SEARCH_ATTRIBUTES } from '../common/search-attributes';
 import { probe, runUrl, TemporalUnreachable } from '../inspect/connection';

@@ -99,7 +99,7 @@ function requestFor(input: RecoveryInput, scheduleCount: number): PerformRequest
 }
 
 function performOptions(input: RecoveryInput, scheduleCount: number): ActivityOptions {
-  const { decl, request } = input;
+  const { decl } = input;
   return {
     activityId: performActivityId(input.effectKey, scheduleCount),
     summary: input.summary,

@@ -1,6 +1,5 @@
 // Extension processes: started lazily, one per plugin, stopped when idle, restarted after a crash.
-import { durationMs, type Manifest, type ServerDecl, type ToolDecl } from '../../catalog/manifest';
-import { serverOf } from '../../catalog/manifest';
+import { durationMs, serverOf, type Manifest, type ServerDecl, type ToolDecl } from '../../catalog/manifest';
 import { connectMcp, type McpConnection } from '../mcp/connection';
 import { compareListing, SourceDrift } from '../mcp/mcp-tools';
 

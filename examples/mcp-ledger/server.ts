@@ -41,7 +41,7 @@ server.setRequestHandler(ListToolsRequestSchema, async () => ({
 const text = (value: unknown): CallToolResult => ({ content: [{ type: 'text', text: JSON.stringify(value) }], structuredContent: value as Record<string, unknown> });
 
 server.setRequestHandler(CallToolRequestSchema, async (req): Promise<CallToolResult> => {
-  const args = (req.params.arguments ?? {}) as Record<string, unknown>;
+  const args = (req.params.arguments ?? {});
   const key = req.params._meta?.['toolplane/idempotencyKey'];
   switch (req.params.name) {
     case 'add_entry': {

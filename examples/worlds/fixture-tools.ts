@@ -5,8 +5,7 @@
  */
 import path from 'node:path';
 import type { CarriedContent, Tool } from 'toolplane';
-import { ToolFailedLanded } from 'toolplane';
-import { loadManifest } from 'toolplane';
+import { loadManifest, ToolFailedLanded } from 'toolplane';
 import { defaultStoreDir, KeyedLog } from '../support-desk/keyed-log';
 
 export interface Effect {

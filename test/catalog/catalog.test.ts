@@ -1,4 +1,4 @@
-import { CatalogError, InvalidArguments, Unreachable } from '../../catalog/errors';
+import { CatalogError, type InvalidArguments, Unreachable } from '../../catalog/errors';
 import { ToolCatalog } from '../../catalog/tool-catalog';
 import { ToolCall } from '../../catalog/tool-call';
 import { exampleManifest } from '../support/env';

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { CatalogError, ManifestInvalid } from '../../catalog/errors';
+import { CatalogError, type ManifestInvalid } from '../../catalog/errors';
 import { loadManifest } from '../../catalog/manifest-file';
 
 const dir = path.resolve(__dirname, '..', 'fixtures', 'bad-manifests');

@@ -7,10 +7,9 @@ import { resolveEscalation } from '../../workflows/escalation';
 import { waitForPending } from '../support/escalations';
 import type { ToolRunInput, ToolRunResult } from '../../workflows/tool-run';
 import { idempotencyKey } from '../../common/effect-key';
-import { exampleManifest, harness, testDir, type Harness } from '../support/env';
+import { exampleManifest, harness, testAddress, testDir, type Harness } from '../support/env';
 import { historyOf, scheduledActivities } from '../support/history';
 import { spawnWorker as spawn, writeManifest, type SpawnOptions, type WorkerProcess } from '../../scripts/worker-process';
-import { testAddress } from '../support/env';
 
 const spawnWorker = (o: Omit<SpawnOptions, 'address'>) => spawn({ ...o, address: testAddress(), workflowBundle: process.env.TOOLPLANE_TEST_BUNDLE });
 

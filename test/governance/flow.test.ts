@@ -51,7 +51,7 @@ describe('data flow: exact values and turn snapshots', () => {
   });
 
   it('refuses a look-alike that matches two different exact values from trusted productions, rather than pick one', () => {
-    const decl = base.tools.find((t) => t.id === 'tool://payments/refund')! as ToolDecl;
+    const decl: ToolDecl = base.tools.find((t) => t.id === 'tool://payments/refund')!;
     const prov = new Provenance();
     prov.produce('Refund 1.00 EUR.', { source: USER_PROMPT, trusted: true, callTrusted: true, sensitivity: 'internal' });
     const crm = { source: 'tool://crm/lookup_customer', trusted: false, callTrusted: true, sensitivity: 'internal' as const };
@@ -64,7 +64,7 @@ describe('data flow: exact values and turn snapshots', () => {
 
   it("decides a turn's calls on what the model had read when it wrote them, not on which read finished first", async () => {
     // Refunds in the global lane: behind two emails, the concurrent CRM read has long finished.
-    const serial = { ...base, tools: base.tools.map((t) => (t.id === 'tool://payments/refund' ? ({ ...t, concurrency: undefined } as ToolDecl) : t)) };
+    const serial = { ...base, tools: base.tools.map((t) => (t.id === 'tool://payments/refund' ? ({ ...t, concurrency: undefined }) : t)) };
     const hs = await deployed(serial);
     const before = payments.all().length;
     const turn = [lookup, email(1), email(2), refund(CRM_ACCOUNT)];

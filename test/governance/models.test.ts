@@ -5,10 +5,9 @@ import { context, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { buildProgram } from '../../cli';
-import { manifestDigest } from '../../catalog/digest';
 import { createTools } from '../../examples/support-desk/tools';
 import type { AgentRunInput, AgentRunResult } from '../../workflows/agent-run';
-import { EXAMPLE_MANIFEST, exampleManifest, harness, testDir, type Harness } from '../support/env';
+import { exampleManifest, harness, testDir, type Harness } from '../support/env';
 import { startFakeChat, type ChatRequest, type Reply } from '../support/fake-chat';
 import { historyOf } from '../support/history';
 
@@ -60,7 +59,6 @@ describe('model providers', () => {
   });
 
   it('runs an agent on an OpenAI-compatible server; the API key never enters history or spans', async () => {
-    const manifest = exampleManifest();
     const workflowId = `openai-${randomUUID()}`;
     const input: AgentRunInput = {
       prompt: "What is chen@example.com's account?",

@@ -85,7 +85,7 @@ describe('deferred extension tools', () => {
     const memos = (await historyOf(h.client, workflowId)).filter((e) => e.workflowPropertiesModifiedEventAttributes).length;
     expect(memos).toBeGreaterThanOrEqual(3);
     const desc = await h.client.workflow.getHandle(workflowId).describe();
-    expect(await desc.memo).toEqual({ toolplaneLeases: { 'lease:alpha:0': 'granted → started → committed → released', 'lease:alpha:1': 'granted → committed → released' } });
+    expect(desc.memo).toEqual({ toolplaneLeases: { 'lease:alpha:0': 'granted → started → committed → released', 'lease:alpha:1': 'granted → committed → released' } });
     expect(logs.some((l) => /^\[ext:alpha\] ledger server alpha up/.test(l))).toBe(true);
   });
 
