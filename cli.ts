@@ -20,7 +20,16 @@ import type { ModelRequest } from './catalog/authority';
 import type { ScriptTurn } from './activities/model/types';
 import type { Manifest } from './catalog/manifest';
 import { DEFAULT_TASK_QUEUE } from './common/names';
-import { decide, followRun, pendingDecisions, probe, readJournal, runUrl, startAgentRun, formatEffects } from './client';
+import {
+  decide,
+  followRun,
+  pendingDecisions,
+  probe,
+  readJournal,
+  runUrl,
+  startAgentRun,
+  formatEffects,
+} from './client';
 import type { AgentRunInput, AgentRunResult, EscalationDecision } from './client';
 import { ToolplaneError } from './catalog/errors';
 import { manifestDigest, toolDigest } from './catalog/digest';
@@ -38,7 +47,10 @@ function packageVersion(): string {
 const VERSION = packageVersion();
 
 export function buildProgram(out: (line: string) => void = console.log): Command {
-  const program = new Command().name('toolplane').description('Durable, governed tool calls for AI agents on Temporal').version(VERSION);
+  const program = new Command()
+    .name('toolplane')
+    .description('Durable, governed tool calls for AI agents on Temporal')
+    .version(VERSION);
   program
     .command('worker')
     .description('run a toolplane worker: the manifest declares every tool, principal and model endpoint it serves')
@@ -60,7 +72,9 @@ export function buildProgram(out: (line: string) => void = console.log): Command
     .action((file: string) => {
       const loaded = loadManifest(file);
       for (const w of loaded.warnings) out(`warning: ${file}${w.line ? `:${w.line}` : ''} at ${w.path}: ${w.message}`);
-      out(`${file}: ok, ${loaded.manifest.tools.length} tools, ${Object.keys(loaded.manifest.servers).length} servers, ${loaded.warnings.length} warnings`);
+      out(
+        `${file}: ok, ${loaded.manifest.tools.length} tools, ${Object.keys(loaded.manifest.servers).length} servers, ${loaded.warnings.length} warnings`,
+      );
     });
   manifest
     .command('digest <file>')
@@ -81,8 +95,14 @@ export function buildProgram(out: (line: string) => void = console.log): Command
     .option('--manifest <file>', 'pin the run to this manifest (the worker refuses it if its own differs)')
     .option('--prompt <text>', "the user's prompt (a scripted model's file may carry it)")
     .option('--principal <id>', 'on whose behalf the run acts', 'user:cli')
-    .requiredOption('--model <choice>', 'scripted:<script.json>, or a model endpoint the worker declares: <endpoint>[:<model>]')
-    .option('--grant <toolId...>', 'tools the run asks for (exact identities; default: all the worker lets the principal have)')
+    .requiredOption(
+      '--model <choice>',
+      'scripted:<script.json>, or a model endpoint the worker declares: <endpoint>[:<model>]',
+    )
+    .option(
+      '--grant <toolId...>',
+      'tools the run asks for (exact identities; default: all the worker lets the principal have)',
+    )
     .option('--capability <name...>', 'capabilities the run asks for, e.g. extension-runtime')
     .option('--max-turns <n>', 'model turns', '20')
     .option('--max-tool-calls <n>', 'tool calls')
@@ -95,7 +115,11 @@ export function buildProgram(out: (line: string) => void = console.log): Command
         const manifest = opts.manifest ? loadManifest(opts.manifest).manifest : undefined;
         const input = agentRunInput(manifest, opts);
         const handle = await startAgentRun(c, input, { taskQueue: opts.taskQueue, workflowId: opts.workflowId });
-        const url = runUrl({ uiUrl: process.env.TEMPORAL_UI_URL ?? 'http://localhost:8233', namespace: c.options.namespace }, handle.workflowId, handle.firstExecutionRunId);
+        const url = runUrl(
+          { uiUrl: process.env.TEMPORAL_UI_URL ?? 'http://localhost:8233', namespace: c.options.namespace },
+          handle.workflowId,
+          handle.firstExecutionRunId,
+        );
         if (!opts.json) out(`run ${handle.workflowId} started; Web UI: ${url}`);
         const result = await followRun<AgentRunResult>(handle, opts.json ? () => {} : out);
         if (opts.json) {
@@ -110,7 +134,10 @@ export function buildProgram(out: (line: string) => void = console.log): Command
   const connect = async (): Promise<Client> => {
     const address = process.env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233';
     await probe(address);
-    return new Client({ connection: await Connection.connect({ address }), namespace: process.env.TEMPORAL_NAMESPACE ?? 'default' });
+    return new Client({
+      connection: await Connection.connect({ address }),
+      namespace: process.env.TEMPORAL_NAMESPACE ?? 'default',
+    });
   };
   const withClient = async <T>(fn: (c: Client) => Promise<T>): Promise<T> => {
     const c = await connect();
@@ -140,7 +167,11 @@ export function buildProgram(out: (line: string) => void = console.log): Command
       withClient(async (c) => {
         const history = await c.workflow.getHandle(workflowId).fetchHistory();
         const { Worker } = await import('@temporalio/worker');
-        await Worker.runReplayHistory({ workflowsPath: WORKFLOWS_PATH, replayName: 'toolplane-replay' }, history, workflowId);
+        await Worker.runReplayHistory(
+          { workflowsPath: WORKFLOWS_PATH, replayName: 'toolplane-replay' },
+          history,
+          workflowId,
+        );
         out(`${workflowId}: replayed ${history.events?.length ?? 0} events with the current code, no divergence`);
       }),
     );
@@ -151,7 +182,10 @@ export function buildProgram(out: (line: string) => void = console.log): Command
       withClient(async (c) => {
         const pending = await pendingDecisions(c, workflowId);
         if (pending.length === 0) out('nothing is waiting');
-        for (const p of pending) out(`${p.effectKey}  #${p.position} ${p.toolId}  ${p.kind}: ${p.reason}  (until ${new Date(p.deadline).toISOString()})`);
+        for (const p of pending)
+          out(
+            `${p.effectKey}  #${p.position} ${p.toolId}  ${p.kind}: ${p.reason}  (until ${new Date(p.deadline).toISOString()})`,
+          );
       }),
     );
   for (const answer of ['approve', 'deny'] as const) {
@@ -162,27 +196,45 @@ export function buildProgram(out: (line: string) => void = console.log): Command
       .option('--reason <text>', 'why')
       .action((workflowId: string, effectKey: string, opts: { by?: string; reason?: string }) =>
         withClient(async (c) => {
-          await decide(c, workflowId, answer === 'approve' ? { effectKey, decision: 'approve', by: opts.by } : { effectKey, decision: 'deny', by: opts.by, reason: opts.reason });
+          await decide(
+            c,
+            workflowId,
+            answer === 'approve'
+              ? { effectKey, decision: 'approve', by: opts.by }
+              : { effectKey, decision: 'deny', by: opts.by, reason: opts.reason },
+          );
           out(`${workflowId}: ${effectKey} ${answer === 'approve' ? 'approved' : 'denied'}`);
         }),
       );
   }
   program
     .command('resolve <workflowId> <effectKey> <decision>')
-    .description('decide a call that waits for a person: retry, landed (with --output) or abort an in-doubt call; approve or deny an approval')
+    .description(
+      'decide a call that waits for a person: retry, landed (with --output) or abort an in-doubt call; approve or deny an approval',
+    )
     .option('--output <json>', 'the output to record when the call landed')
     .option('--by <who>', 'who decided', process.env.USER)
     .option('--reason <text>', 'why (for abort and deny)')
-    .action((workflowId: string, effectKey: string, decision: string, opts: { output?: string; by?: string; reason?: string }) =>
-      withClient(async (c) => {
-        await decide(c, workflowId, escalationDecision(effectKey, decision, opts));
-        out(`${workflowId}: ${effectKey} ${decision}`);
-      }),
+    .action(
+      (
+        workflowId: string,
+        effectKey: string,
+        decision: string,
+        opts: { output?: string; by?: string; reason?: string },
+      ) =>
+        withClient(async (c) => {
+          await decide(c, workflowId, escalationDecision(effectKey, decision, opts));
+          out(`${workflowId}: ${effectKey} ${decision}`);
+        }),
     );
   return program;
 }
 
-function escalationDecision(effectKey: string, decision: string, opts: { output?: string; by?: string; reason?: string }): EscalationDecision {
+function escalationDecision(
+  effectKey: string,
+  decision: string,
+  opts: { output?: string; by?: string; reason?: string },
+): EscalationDecision {
   switch (decision) {
     case 'landed':
       return { effectKey, decision, output: opts.output ? (JSON.parse(opts.output) as unknown) : null, by: opts.by };
@@ -193,7 +245,10 @@ function escalationDecision(effectKey: string, decision: string, opts: { output?
     case 'deny':
       return { effectKey, decision, by: opts.by, reason: opts.reason };
     default:
-      throw new ToolplaneError('UsageError', `decision must be retry, landed, abort, approve or deny, not "${decision}"`);
+      throw new ToolplaneError(
+        'UsageError',
+        `decision must be retry, landed, abort, approve or deny, not "${decision}"`,
+      );
   }
 }
 
@@ -224,9 +279,16 @@ export function parseModel(spec: string): { model: ModelRequest; prompt?: string
   const arg = rest.join(':');
   if (endpoint === 'scripted' && arg) {
     const script = readScript(arg);
-    return { model: { endpoint: 'scripted', name: `scripted:${arg.split('/').pop()}`, script: script.turns }, prompt: script.prompt };
+    return {
+      model: { endpoint: 'scripted', name: `scripted:${arg.split('/').pop()}`, script: script.turns },
+      prompt: script.prompt,
+    };
   }
-  if (!endpoint) throw new ToolplaneError('UsageError', `--model must be scripted:<script.json> or <endpoint>[:<model>], not "${spec}"`);
+  if (!endpoint)
+    throw new ToolplaneError(
+      'UsageError',
+      `--model must be scripted:<script.json> or <endpoint>[:<model>], not "${spec}"`,
+    );
   return { model: { endpoint, ...(arg ? { model: arg } : {}) } };
 }
 
@@ -241,7 +303,11 @@ export function agentRunInput(manifest: Manifest | undefined, opts: Omit<RunOpti
     ...(manifest ? { manifestDigest: manifestDigest(manifest) } : {}),
     model,
     ...(opts.capability?.length ? { capabilities: opts.capability } : {}),
-    limits: { maxTurns: Number(opts.maxTurns), ...(opts.maxToolCalls ? { maxToolCalls: Number(opts.maxToolCalls) } : {}), ...(opts.deadline ? { deadline: opts.deadline } : {}) },
+    limits: {
+      maxTurns: Number(opts.maxTurns),
+      ...(opts.maxToolCalls ? { maxToolCalls: Number(opts.maxToolCalls) } : {}),
+      ...(opts.deadline ? { deadline: opts.deadline } : {}),
+    },
   };
 }
 
@@ -251,7 +317,15 @@ export function resultJson(workflowId: string, result: AgentRunResult, webUi?: s
     status: result.status,
     answer: result.answer,
     ...(result.rule ? { rule: result.rule, reason: result.reason } : {}),
-    effects: result.journal.map((e) => ({ position: e.position, tool: e.toolId, key: e.effectKey ?? null, decision: e.decision, rule: e.rule ?? null, reason: e.reason ?? null, outcome: e.outcome ?? null })),
+    effects: result.journal.map((e) => ({
+      position: e.position,
+      tool: e.toolId,
+      key: e.effectKey ?? null,
+      decision: e.decision,
+      rule: e.rule ?? null,
+      reason: e.reason ?? null,
+      outcome: e.outcome ?? null,
+    })),
     usage: result.usage,
     webUi,
   };

@@ -7,7 +7,12 @@ import { MANIFEST_DIGEST, PRINCIPAL } from './common/search-attributes';
 import { follow } from './inspect/follow';
 import { formatEffects, loadEffects, type EffectView } from './inspect/journal';
 import type { AgentRunInput, AgentRunResult } from './workflows/agent-run';
-import { pendingEscalations, resolveEscalation, type EscalationDecision, type PendingEscalation } from './workflows/escalation';
+import {
+  pendingEscalations,
+  resolveEscalation,
+  type EscalationDecision,
+  type PendingEscalation,
+} from './workflows/escalation';
 import type { JournalEntry } from './workflows/journal';
 import type { ToolRunInput, ToolRunResult } from './workflows/tool-run';
 
@@ -22,7 +27,10 @@ export async function startAgentRun(client: Client, input: AgentRunInput, opts: 
     taskQueue: opts.taskQueue ?? DEFAULT_TASK_QUEUE,
     workflowId: opts.workflowId ?? `agent-${randomUUID()}`,
     args: [input],
-    typedSearchAttributes: [{ key: PRINCIPAL, value: input.principal }, ...(input.manifestDigest ? [{ key: MANIFEST_DIGEST, value: input.manifestDigest }] : [])],
+    typedSearchAttributes: [
+      { key: PRINCIPAL, value: input.principal },
+      ...(input.manifestDigest ? [{ key: MANIFEST_DIGEST, value: input.manifestDigest }] : []),
+    ],
     staticSummary: input.prompt.slice(0, 200),
   });
 }
@@ -33,12 +41,18 @@ export async function startToolRun(client: Client, input: ToolRunInput, opts: St
     taskQueue: opts.taskQueue ?? DEFAULT_TASK_QUEUE,
     workflowId: opts.workflowId ?? `tools-${randomUUID()}`,
     args: [input],
-    typedSearchAttributes: [{ key: PRINCIPAL, value: input.principal }, ...(input.manifestDigest ? [{ key: MANIFEST_DIGEST, value: input.manifestDigest }] : [])],
+    typedSearchAttributes: [
+      { key: PRINCIPAL, value: input.principal },
+      ...(input.manifestDigest ? [{ key: MANIFEST_DIGEST, value: input.manifestDigest }] : []),
+    ],
   });
 }
 
 /** Each effect of a run, read from its history (works for finished and running runs). */
-export async function readJournal(client: Client, workflowId: string): Promise<{ status: string; effects: EffectView[] }> {
+export async function readJournal(
+  client: Client,
+  workflowId: string,
+): Promise<{ status: string; effects: EffectView[] }> {
   const { status, effects } = await loadEffects(client, workflowId);
   return { status, effects };
 }
@@ -57,11 +71,25 @@ export async function approve(client: Client, workflowId: string, effectKey: str
   await decide(client, workflowId, { effectKey, decision: 'approve', by });
 }
 
-export async function deny(client: Client, workflowId: string, effectKey: string, opts: { by?: string; reason?: string } = {}): Promise<void> {
+export async function deny(
+  client: Client,
+  workflowId: string,
+  effectKey: string,
+  opts: { by?: string; reason?: string } = {},
+): Promise<void> {
   await decide(client, workflowId, { effectKey, decision: 'deny', ...opts });
 }
 
 export { follow as followRun, formatEffects };
 export { runUrl, probe, TemporalUnreachable } from './inspect/connection';
 export { DEFAULT_TASK_QUEUE };
-export type { AgentRunInput, AgentRunResult, ToolRunInput, ToolRunResult, EscalationDecision, PendingEscalation, JournalEntry, EffectView };
+export type {
+  AgentRunInput,
+  AgentRunResult,
+  ToolRunInput,
+  ToolRunResult,
+  EscalationDecision,
+  PendingEscalation,
+  JournalEntry,
+  EffectView,
+};

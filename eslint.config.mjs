@@ -2,7 +2,20 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
-const nodeBuiltins = ['node:*', 'fs', 'path', 'os', 'crypto', 'child_process', 'net', 'http', 'https', 'stream', 'util', 'events'];
+const nodeBuiltins = [
+  'node:*',
+  'fs',
+  'path',
+  'os',
+  'crypto',
+  'child_process',
+  'net',
+  'http',
+  'https',
+  'stream',
+  'util',
+  'events',
+];
 
 export default tseslint.config(
   { ignores: ['lib/**', 'node_modules/**', 'coverage/**', '**/*.js', '**/*.mjs', '**/*.cjs'] },
@@ -43,7 +56,11 @@ export default tseslint.config(
         {
           patterns: [
             { group: nodeBuiltins, message: 'workflow-safe code may not use Node built-ins' },
-            { group: ['**/activities/*', '**/activities/**', '!**/activities/**/types'], allowTypeImports: true, message: 'workflow code imports activities as types only' },
+            {
+              group: ['**/activities/*', '**/activities/**', '!**/activities/**/types'],
+              allowTypeImports: true,
+              message: 'workflow code imports activities as types only',
+            },
           ],
         },
       ],

@@ -1,7 +1,17 @@
 // toolplane (worker side): the plugin for your own `Worker.create({ plugins })`, the tool seam,
 // tool errors, the blob store, and manifests.
 export { ToolplanePlugin, type ToolplanePluginOptions } from './plugin';
-export type { Ctx, Tool, ToolDef, ToolEvent, ToolOrigin, ToolOutput, LedgerRef, Reconciliation, CarriedContent } from './activities/tool';
+export type {
+  Ctx,
+  Tool,
+  ToolDef,
+  ToolEvent,
+  ToolOrigin,
+  ToolOutput,
+  LedgerRef,
+  Reconciliation,
+  CarriedContent,
+} from './activities/tool';
 export { ToolError, ToolRejected, ToolFailedLanded, ToolInDoubt, Cancelled } from './activities/tool-errors';
 export { FileBlobStore, type BlobStore } from './activities/blob-store';
 export { loadManifest, parseManifest, type LoadedManifest } from './catalog/manifest-file';

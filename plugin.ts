@@ -45,12 +45,22 @@ export class ToolplanePlugin extends SimplePlugin {
   constructor(private readonly opts: ToolplanePluginOptions) {
     const log = opts.log ?? ((l: string) => console.error(l));
     const extensions = opts.extensions ?? new ExtensionManager(opts.manifest, log);
-    const registry = new ToolRegistry([...(opts.tools ?? []), ...createMcpTools(opts.manifest, log), ...createExtensionTools(opts.manifest, extensions)]);
+    const registry = new ToolRegistry([
+      ...(opts.tools ?? []),
+      ...createMcpTools(opts.manifest, log),
+      ...createExtensionTools(opts.manifest, extensions),
+    ]);
     registry.assertMatches(opts.manifest);
     const blobs = opts.blobs ?? new FileBlobStore();
     const activities = {
       ...createAuthorizeActivities({ manifest: opts.manifest, allowUngovernedToolRun: opts.allowUngovernedToolRun }),
-      ...createToolActivities({ registry, manifest: opts.manifest, ledgerSecret: opts.ledgerSecret, blobs, largeOutputBytes: opts.largeOutputBytes }),
+      ...createToolActivities({
+        registry,
+        manifest: opts.manifest,
+        ledgerSecret: opts.ledgerSecret,
+        blobs,
+        largeOutputBytes: opts.largeOutputBytes,
+      }),
       ...createCarriedActivities({ registry, manifest: opts.manifest }),
       ...createModelActivities({ models: opts.manifest.models, blobs }),
     };
@@ -83,8 +93,13 @@ export class ToolplanePlugin extends SimplePlugin {
     const configured = super.configureWorker(options);
     const registered = (configured.activities ?? {}) as Record<string, unknown>;
     const replaced = Object.keys(this.activityFns).filter((name) => registered[name] !== this.activityFns[name]);
-    if (replaced.length > 0) throw new ToolplaneError('ActivityConflict', `the worker's own activities replace toolplane's ${replaced.join(', ')}; rename them`);
-    if (!configured.interceptors?.activity?.includes(activityTracing)) throw new ToolplaneError('ActivityConflict', "the worker's options dropped toolplane's activity interceptor");
+    if (replaced.length > 0)
+      throw new ToolplaneError(
+        'ActivityConflict',
+        `the worker's own activities replace toolplane's ${replaced.join(', ')}; rename them`,
+      );
+    if (!configured.interceptors?.activity?.includes(activityTracing))
+      throw new ToolplaneError('ActivityConflict', "the worker's options dropped toolplane's activity interceptor");
     return configured;
   }
 }

@@ -57,7 +57,11 @@ export async function loadToolModules(modules: string[]): Promise<Tool[]> {
     const mod = (await import(path.resolve(m))) as Record<string, unknown>;
     const source = mod.createTools ?? mod.default ?? mod.tools;
     const loaded: unknown = typeof source === 'function' ? await (source as () => Tool[] | Promise<Tool[]>)() : source;
-    if (!Array.isArray(loaded)) throw new ToolplaneError('UsageError', `${m} exports no tools (expected createTools(), a default export or \`tools\`)`);
+    if (!Array.isArray(loaded))
+      throw new ToolplaneError(
+        'UsageError',
+        `${m} exports no tools (expected createTools(), a default export or \`tools\`)`,
+      );
     tools.push(...(loaded as Tool[]));
   }
   return tools;
@@ -66,15 +70,30 @@ export async function loadToolModules(modules: string[]): Promise<Tool[]> {
 export async function runWorkerCli(argv: string[]): Promise<void> {
   const program = new Command()
     .name('toolplane worker')
-    .requiredOption('--manifest <file>', 'the manifest declaring every tool, principal and model endpoint this worker serves')
+    .requiredOption(
+      '--manifest <file>',
+      'the manifest declaring every tool, principal and model endpoint this worker serves',
+    )
     .option('--tools <module...>', 'modules exporting in-process tool implementations', [])
     .option('--task-queue <name>', 'task queue', process.env.TOOLPLANE_TASK_QUEUE ?? DEFAULT_TASK_QUEUE)
     .option('--address <host:port>', 'Temporal frontend', process.env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233')
     .option('--namespace <ns>', 'Temporal namespace', process.env.TEMPORAL_NAMESPACE ?? 'default')
     .option('--allow-ungoverned-tool-run', 'serve toolRun, which has no data-flow gate (tests, internals)')
-    .option('--workflow-bundle <file>', 'a prebuilt workflow bundle (skips bundling at start)', process.env.TOOLPLANE_WORKFLOW_BUNDLE)
+    .option(
+      '--workflow-bundle <file>',
+      'a prebuilt workflow bundle (skips bundling at start)',
+      process.env.TOOLPLANE_WORKFLOW_BUNDLE,
+    )
     .parse(argv);
-  const o = program.opts<{ manifest: string; tools: string[]; taskQueue: string; address: string; namespace: string; workflowBundle?: string; allowUngovernedToolRun?: boolean }>();
+  const o = program.opts<{
+    manifest: string;
+    tools: string[];
+    taskQueue: string;
+    address: string;
+    namespace: string;
+    workflowBundle?: string;
+    allowUngovernedToolRun?: boolean;
+  }>();
   const { manifest }: { manifest: Manifest } = loadManifest(o.manifest);
   const tools = await loadToolModules(o.tools);
   const connection = await NativeConnection.connect({ address: o.address });
@@ -89,7 +108,9 @@ export async function runWorkerCli(argv: string[]): Promise<void> {
     workflowBundle: o.workflowBundle ? { codePath: o.workflowBundle } : undefined,
     // How long a run waits on this worker's sticky queue before another worker takes it over
     // after a crash; the SDK's default is 10s.
-    workerOptions: process.env.TOOLPLANE_STICKY_TIMEOUT ? { stickyQueueScheduleToStartTimeout: process.env.TOOLPLANE_STICKY_TIMEOUT as '1s' } : undefined,
+    workerOptions: process.env.TOOLPLANE_STICKY_TIMEOUT
+      ? { stickyQueueScheduleToStartTimeout: process.env.TOOLPLANE_STICKY_TIMEOUT as '1s' }
+      : undefined,
   });
   for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => worker.shutdown());
   console.error(`[worker] pid ${process.pid} polling ${o.taskQueue} on ${o.address} with ${tools.length} tools`);

@@ -1,7 +1,15 @@
 // The first activity of every run: the worker answers what the run may hold. Recorded in history,
 // so replay sees the same answer.
 import { ApplicationFailure } from '@temporalio/activity';
-import { authorize, resolveModel, RunRefused, RunRefusedReason, type ModelRequest, type RunAuthority, type RunRequest } from '../catalog/authority';
+import {
+  authorize,
+  resolveModel,
+  RunRefused,
+  RunRefusedReason,
+  type ModelRequest,
+  type RunAuthority,
+  type RunRequest,
+} from '../catalog/authority';
 import { manifestDigest } from '../catalog/digest';
 import { CatalogError } from '../catalog/errors';
 import type { Manifest } from '../catalog/manifest';
@@ -30,12 +38,22 @@ export function createAuthorizeActivities(deps: AuthorizeDeps) {
     async authorizeRun(req: AuthorizeRequest): Promise<AuthorizeResult> {
       try {
         if (req.ungoverned && !deps.allowUngovernedToolRun) {
-          throw new RunRefused(RunRefusedReason.Ungoverned, ['toolRun'], 'this worker does not serve toolRun, which has no data-flow gate; start agentRun, or configure the worker with allowUngovernedToolRun');
+          throw new RunRefused(
+            RunRefusedReason.Ungoverned,
+            ['toolRun'],
+            'this worker does not serve toolRun, which has no data-flow gate; start agentRun, or configure the worker with allowUngovernedToolRun',
+          );
         }
         if (req.model) resolveModel(deps.manifest.models, req.model);
         return { ...authorize(deps.manifest, digest, req), manifest: deps.manifest };
       } catch (err) {
-        if (CatalogError.is(err)) throw ApplicationFailure.create({ type: err.code, message: err.message, details: [err.data], nonRetryable: true });
+        if (CatalogError.is(err))
+          throw ApplicationFailure.create({
+            type: err.code,
+            message: err.message,
+            details: [err.data],
+            nonRetryable: true,
+          });
         throw err;
       }
     },

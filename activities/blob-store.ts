@@ -63,9 +63,20 @@ export class FileBlobStore implements BlobStore {
 }
 
 /** Moves an output above the threshold into the store; returns the envelope, or undefined when it fits history. */
-export async function offload(output: unknown, store: BlobStore, threshold: number, scope: string): Promise<StoredOutput | undefined> {
+export async function offload(
+  output: unknown,
+  store: BlobStore,
+  threshold: number,
+  scope: string,
+): Promise<StoredOutput | undefined> {
   const text = JSON.stringify(output);
   const bytes = Buffer.byteLength(text);
   if (bytes <= threshold) return undefined;
-  return { ref: await store.put(Buffer.from(text), scope), scope, bytes, mediaType: 'application/json', preview: text.slice(0, 200) };
+  return {
+    ref: await store.put(Buffer.from(text), scope),
+    scope,
+    bytes,
+    mediaType: 'application/json',
+    preview: text.slice(0, 200),
+  };
 }

@@ -28,9 +28,14 @@ function refused(message: string): ApplicationFailure {
 
 /** The tool's answer, checked: a whole number of bytes and a known sensitivity, or a refusal. */
 function checked(toolId: string, c: CarriedContent | undefined): CarriedContent {
-  if (!c || !Number.isSafeInteger(c.bytes) || c.bytes < 0) throw refused(`${toolId}: carried() returned no whole number of bytes`);
-  if (!SENSITIVITY_LEVELS.includes(c.sensitivity)) throw refused(`${toolId}: carried() returned an unknown sensitivity ${JSON.stringify(c.sensitivity)}`);
-  const sources = Array.isArray(c.sources) && c.sources.every((s) => typeof s === 'string') && c.sources.length > 0 ? c.sources : [toolId];
+  if (!c || !Number.isSafeInteger(c.bytes) || c.bytes < 0)
+    throw refused(`${toolId}: carried() returned no whole number of bytes`);
+  if (!SENSITIVITY_LEVELS.includes(c.sensitivity))
+    throw refused(`${toolId}: carried() returned an unknown sensitivity ${JSON.stringify(c.sensitivity)}`);
+  const sources =
+    Array.isArray(c.sources) && c.sources.every((s) => typeof s === 'string') && c.sources.length > 0
+      ? c.sources
+      : [toolId];
   return { bytes: c.bytes, sources, sensitivity: c.sensitivity };
 }
 
@@ -39,11 +44,20 @@ export function createCarriedActivities(deps: CarriedActivityDeps) {
   return {
     async resolveCarried(req: CarriedRequest): Promise<CarriedContent> {
       const tool = deps.registry.get(req.toolId);
-      if (!tool?.carried) throw refused(`${req.toolId} has no carried() on this worker, so what it would carry is unknown`);
+      if (!tool?.carried)
+        throw refused(`${req.toolId} has no carried() on this worker, so what it would carry is unknown`);
       const ours = declared.get(req.toolId);
-      if (req.digest && ours && req.digest !== ours) throw refused(`the run declares ${req.toolId} otherwise than this worker's manifest (digest ${req.digest}, worker ${ours})`);
+      if (req.digest && ours && req.digest !== ours)
+        throw refused(
+          `the run declares ${req.toolId} otherwise than this worker's manifest (digest ${req.digest}, worker ${ours})`,
+        );
       const info = Context.current().info;
-      const ctx = ctxFromActivity({ toolId: req.toolId, principal: req.principal, effectKey: info.activityId, idempotencyKey: `${info.workflowExecution?.workflowId ?? ''}/${info.activityId}` });
+      const ctx = ctxFromActivity({
+        toolId: req.toolId,
+        principal: req.principal,
+        effectKey: info.activityId,
+        idempotencyKey: `${info.workflowExecution?.workflowId ?? ''}/${info.activityId}`,
+      });
       let content: CarriedContent;
       try {
         content = await tool.carried(ctx, req.args);

@@ -18,7 +18,9 @@ export interface CtxFields {
 export function ctxFromActivity(fields: CtxFields): Ctx {
   const activity = Context.current();
   const info = activity.info;
-  const deadline = info.startToCloseTimeoutMs ? info.currentAttemptScheduledTimestampMs + info.startToCloseTimeoutMs : undefined;
+  const deadline = info.startToCloseTimeoutMs
+    ? info.currentAttemptScheduledTimestampMs + info.startToCloseTimeoutMs
+    : undefined;
   const signal = activity.cancellationSignal;
   return {
     idempotencyKey: fields.idempotencyKey,
@@ -33,11 +35,16 @@ export function ctxFromActivity(fields: CtxFields): Ctx {
     signal,
     check() {
       if (signal.aborted) throw new Cancelled(`call ${fields.effectKey} was cancelled`);
-      if (deadline !== undefined && Date.now() > deadline) throw new Cancelled(`call ${fields.effectKey} passed its deadline`);
+      if (deadline !== undefined && Date.now() > deadline)
+        throw new Cancelled(`call ${fields.effectKey} passed its deadline`);
     },
     emit(event) {
       fields.onEvent?.(event);
-      activity.log.info(`tool event ${event.kind}`, { toolId: fields.toolId, effectKey: fields.effectKey, ...event.detail });
+      activity.log.info(`tool event ${event.kind}`, {
+        toolId: fields.toolId,
+        effectKey: fields.effectKey,
+        ...event.detail,
+      });
     },
     heartbeat(detail) {
       activity.heartbeat(detail);

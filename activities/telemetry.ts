@@ -1,6 +1,9 @@
 // OpenTelemetry for real executions: activities never run during replay, so neither do these spans.
 import { SpanKind, SpanStatusCode, trace, type Attributes, type Span } from '@opentelemetry/api';
-import { OpenTelemetryActivityInboundInterceptor, OpenTelemetryActivityOutboundInterceptor } from '@temporalio/interceptors-opentelemetry';
+import {
+  OpenTelemetryActivityInboundInterceptor,
+  OpenTelemetryActivityOutboundInterceptor,
+} from '@temporalio/interceptors-opentelemetry';
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
 import { nameOf } from '../catalog/manifest';
 
@@ -33,19 +36,24 @@ export async function withToolSpan<T>(f: ToolSpanFields, fn: (span: Span) => Pro
     'toolplane.attempt': f.attempt,
     'toolplane.recovery_path': f.recoveryPath,
   };
-  if (f.modelCallId && new TextEncoder().encode(f.modelCallId).length <= MAX_CALL_ID_BYTES) attributes['gen_ai.tool.call.id'] = f.modelCallId;
-  return tracer().startActiveSpan(`${f.operation} ${f.toolId}`, { kind: SpanKind.INTERNAL, attributes }, async (span) => {
-    try {
-      return await fn(span);
-    } catch (err) {
-      const type = (err as { type?: string }).type ?? (err as Error).name ?? 'Error';
-      span.setAttribute('error.type', type);
-      span.setStatus({ code: SpanStatusCode.ERROR, message: (err as Error).message });
-      throw err;
-    } finally {
-      span.end();
-    }
-  });
+  if (f.modelCallId && new TextEncoder().encode(f.modelCallId).length <= MAX_CALL_ID_BYTES)
+    attributes['gen_ai.tool.call.id'] = f.modelCallId;
+  return tracer().startActiveSpan(
+    `${f.operation} ${f.toolId}`,
+    { kind: SpanKind.INTERNAL, attributes },
+    async (span) => {
+      try {
+        return await fn(span);
+      } catch (err) {
+        const type = (err as { type?: string }).type ?? (err as Error).name ?? 'Error';
+        span.setAttribute('error.type', type);
+        span.setStatus({ code: SpanStatusCode.ERROR, message: (err as Error).message });
+        throw err;
+      } finally {
+        span.end();
+      }
+    },
+  );
 }
 
 /** The SDK's activity interceptors: a RunActivity span around each activity, and trace ids in logs. */

@@ -41,7 +41,6 @@ export interface PerformRequest {
   lease?: string;
 }
 
-
 export interface PerformResult {
   /** Absent when the output is stored outside history (`stored`). */
   output?: unknown;
@@ -71,7 +70,9 @@ export interface ToolActivityDeps {
 }
 
 export function signLedgerRef(secret: string, ref: Omit<LedgerRef, 'signature'>): LedgerRef {
-  const signature = createHmac('sha256', secret).update(`${ref.workflowId}\n${ref.runId}\n${ref.effectKey}`).digest('hex');
+  const signature = createHmac('sha256', secret)
+    .update(`${ref.workflowId}\n${ref.runId}\n${ref.effectKey}`)
+    .digest('hex');
   return { ...ref, signature };
 }
 
@@ -81,7 +82,10 @@ function jsonRoundTrip(toolId: string, output: unknown): unknown {
   try {
     return JSON.parse(JSON.stringify(output));
   } catch (err) {
-    throw ApplicationFailure.nonRetryable(`${toolId} returned output that is not JSON: ${(err as Error).message}`, FailureType.FailedLanded);
+    throw ApplicationFailure.nonRetryable(
+      `${toolId} returned output that is not JSON: ${(err as Error).message}`,
+      FailureType.FailedLanded,
+    );
   }
 }
 
@@ -95,11 +99,20 @@ function retryable(type: FailureType, req: PerformRequest): boolean {
 function toFailure(err: unknown, safety: Safety, req: PerformRequest): ApplicationFailure {
   if (err instanceof ApplicationFailure) return err;
   if (ToolError.is(err)) {
-    return ApplicationFailure.create({ type: err.type, message: err.message, details: err.details === undefined ? [] : [err.details], nonRetryable: !retryable(err.type, req) });
+    return ApplicationFailure.create({
+      type: err.type,
+      message: err.message,
+      details: err.details === undefined ? [] : [err.details],
+      nonRetryable: !retryable(err.type, req),
+    });
   }
   // Tool code that threw something untyped may have sent the request already.
   const type = safety === 'read_only' ? FailureType.Rejected : FailureType.InDoubt;
-  return ApplicationFailure.create({ type, message: `${(err as Error)?.message ?? String(err)} (untyped error from tool code)`, nonRetryable: !retryable(type, req) });
+  return ApplicationFailure.create({
+    type,
+    message: `${(err as Error)?.message ?? String(err)} (untyped error from tool code)`,
+    nonRetryable: !retryable(type, req),
+  });
 }
 
 function unavailable(toolId: string): ApplicationFailure {
@@ -125,7 +138,10 @@ export function createToolActivities(deps: ToolActivityDeps) {
   /** The workflow already checked; the worker checks again against its own manifest, not the run's word. */
   const assertAuthority = (req: PerformRequest | ReconcileRequest): void => {
     if (!mayGrant(principals, req.principal, req.toolId)) {
-      throw ApplicationFailure.nonRetryable(`${req.principal} may not be granted ${req.toolId} on this worker; nothing was sent`, FailureType.Unavailable);
+      throw ApplicationFailure.nonRetryable(
+        `${req.principal} may not be granted ${req.toolId} on this worker; nothing was sent`,
+        FailureType.Unavailable,
+      );
     }
     if (!req.toolId.startsWith('ext:')) return;
     const leaseFor = new RegExp(`^lease:${serverOf(req.toolId).replace(/[.]/g, '\\.')}:\\d+$`);
@@ -136,7 +152,8 @@ export function createToolActivities(deps: ToolActivityDeps) {
       );
     }
   };
-  const toolType = (toolId: string): GenAiToolType => deps.toolType?.(toolId) ?? (deps.registry.get(toolId)?.origin === 'extension' ? 'extension' : 'function');
+  const toolType = (toolId: string): GenAiToolType =>
+    deps.toolType?.(toolId) ?? (deps.registry.get(toolId)?.origin === 'extension' ? 'extension' : 'function');
 
   return {
     async performTool(req: PerformRequest): Promise<PerformResult> {
@@ -146,11 +163,27 @@ export function createToolActivities(deps: ToolActivityDeps) {
       assertAuthority(req);
       const ours = declared.get(req.toolId);
       if (req.digest && ours && req.digest !== ours) {
-        throw ApplicationFailure.nonRetryable(`the run declares ${req.toolId} otherwise than this worker's manifest (digest ${req.digest}, worker ${ours}); nothing was sent`, FailureType.Unavailable);
+        throw ApplicationFailure.nonRetryable(
+          `the run declares ${req.toolId} otherwise than this worker's manifest (digest ${req.digest}, worker ${ours}); nothing was sent`,
+          FailureType.Unavailable,
+        );
       }
       const events: ToolEvent[] = [];
-      const ctx = ctxFromActivity({ ...req, effectKey, idempotencyKey: keyFor(effectKey), onEvent: (e) => events.push(e) });
-      const span = { operation: 'execute_tool' as const, toolId: req.toolId, toolType: toolType(req.toolId), effectKey, attempt: info.attempt, recoveryPath: req.recoveryPath ?? 'none', modelCallId: req.modelCallId };
+      const ctx = ctxFromActivity({
+        ...req,
+        effectKey,
+        idempotencyKey: keyFor(effectKey),
+        onEvent: (e) => events.push(e),
+      });
+      const span = {
+        operation: 'execute_tool' as const,
+        toolId: req.toolId,
+        toolType: toolType(req.toolId),
+        effectKey,
+        attempt: info.attempt,
+        recoveryPath: req.recoveryPath ?? 'none',
+        modelCallId: req.modelCallId,
+      };
       return withToolSpan(span, async () => {
         let landed: unknown;
         try {
@@ -159,9 +192,16 @@ export function createToolActivities(deps: ToolActivityDeps) {
             let producedBy: LedgerRef | undefined;
             if (deps.ledgerSecret) {
               const run = info.workflowExecution;
-              producedBy = signLedgerRef(deps.ledgerSecret, { workflowId: run?.workflowId ?? '', runId: run?.runId ?? '', effectKey });
+              producedBy = signLedgerRef(deps.ledgerSecret, {
+                workflowId: run?.workflowId ?? '',
+                runId: run?.runId ?? '',
+                effectKey,
+              });
             } else if (req.requiresLedger) {
-              throw ApplicationFailure.nonRetryable(`${req.toolId} requires ledger provenance and this worker has no ledger secret`, FailureType.Unavailable);
+              throw ApplicationFailure.nonRetryable(
+                `${req.toolId} requires ledger provenance and this worker has no ledger secret`,
+                FailureType.Unavailable,
+              );
             }
             output = await tool.callWithLedger(ctx, req.args, producedBy);
           } else {
@@ -173,10 +213,18 @@ export function createToolActivities(deps: ToolActivityDeps) {
         }
         let stored: StoredOutput | undefined;
         try {
-          stored = await offload(landed, blobs, deps.largeOutputBytes ?? DEFAULT_LARGE_OUTPUT_BYTES, info.workflowExecution?.workflowId ?? '');
+          stored = await offload(
+            landed,
+            blobs,
+            deps.largeOutputBytes ?? DEFAULT_LARGE_OUTPUT_BYTES,
+            info.workflowExecution?.workflowId ?? '',
+          );
         } catch (err) {
           // The effect happened; only keeping its output failed. Not the tool's failure, and never a reason to resend.
-          throw ApplicationFailure.nonRetryable(`${req.toolId} landed, but its output could not be stored: ${(err as Error).message}`, FailureType.OutputUnstored);
+          throw ApplicationFailure.nonRetryable(
+            `${req.toolId} landed, but its output could not be stored: ${(err as Error).message}`,
+            FailureType.OutputUnstored,
+          );
         }
         return { ...(stored ? { stored } : { output: landed }), ...(events.length ? { events } : {}) };
       });
@@ -185,15 +233,25 @@ export function createToolActivities(deps: ToolActivityDeps) {
     async reconcileTool(req: ReconcileRequest): Promise<Reconciliation> {
       const tool = lookup(req.toolId);
       assertAuthority(req);
-      if (!tool.reconcile) throw ApplicationFailure.nonRetryable(`${req.toolId} cannot reconcile`, FailureType.Unavailable);
+      if (!tool.reconcile)
+        throw ApplicationFailure.nonRetryable(`${req.toolId} cannot reconcile`, FailureType.Unavailable);
       const info = Context.current().info;
       const effectKey = effectKeyOfActivityId(info.activityId);
       const ctx = ctxFromActivity({ ...req, effectKey, idempotencyKey: keyFor(effectKey) });
-      const span = { operation: 'reconcile_tool' as const, toolId: req.toolId, toolType: toolType(req.toolId), effectKey, attempt: info.attempt, recoveryPath: 'reconcile' };
+      const span = {
+        operation: 'reconcile_tool' as const,
+        toolId: req.toolId,
+        toolType: toolType(req.toolId),
+        effectKey,
+        attempt: info.attempt,
+        recoveryPath: 'reconcile',
+      };
       return withToolSpan(span, async (s) => {
         const answer = await tool.reconcile!(ctx, ctx.idempotencyKey);
         s.setAttribute('toolplane.reconcile.answer', answer.status);
-        return answer.status === 'landed' ? { status: 'landed', output: jsonRoundTrip(req.toolId, answer.output) } : answer;
+        return answer.status === 'landed'
+          ? { status: 'landed', output: jsonRoundTrip(req.toolId, answer.output) }
+          : answer;
       });
     },
   };

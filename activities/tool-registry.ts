@@ -44,23 +44,45 @@ export class ToolRegistry {
       const server = manifest.servers[serverOf(id)];
       const origin = tool.origin ?? 'unknown';
       if (origin === 'unknown') {
-        problems.push({ toolId: id, field: "origin unknown: an implementation must declare origin 'builtin' or 'extension' (fails closed)" });
+        problems.push({
+          toolId: id,
+          field: "origin unknown: an implementation must declare origin 'builtin' or 'extension' (fails closed)",
+        });
         continue;
       }
       const served = origin === 'builtin' ? 'in_process' : 'mcp_stdio, mcp_http or extension';
-      if (!server || (origin === 'builtin') !== (server.kind === 'in_process')) problems.push({ toolId: id, field: 'server', declared: server?.kind, implemented: served });
+      if (!server || (origin === 'builtin') !== (server.kind === 'in_process'))
+        problems.push({ toolId: id, field: 'server', declared: server?.kind, implemented: served });
       const def = tool.def();
-      if (def.description !== decl.description) problems.push({ toolId: id, field: 'description', declared: decl.description, implemented: def.description });
+      if (def.description !== decl.description)
+        problems.push({ toolId: id, field: 'description', declared: decl.description, implemented: def.description });
       if (canonicalJson(def.inputSchema) !== canonicalJson(decl.input_schema)) {
-        problems.push({ toolId: id, field: 'input_schema', declared: canonicalJson(decl.input_schema), implemented: canonicalJson(def.inputSchema) });
+        problems.push({
+          toolId: id,
+          field: 'input_schema',
+          declared: canonicalJson(decl.input_schema),
+          implemented: canonicalJson(def.inputSchema),
+        });
       }
       if (SAFETY_ORDER.indexOf(def.safety) > SAFETY_ORDER.indexOf(decl.safety)) {
-        problems.push({ toolId: id, field: 'safety (the manifest is laxer than the implementation)', declared: decl.safety, implemented: def.safety });
+        problems.push({
+          toolId: id,
+          field: 'safety (the manifest is laxer than the implementation)',
+          declared: decl.safety,
+          implemented: def.safety,
+        });
       } else if (def.safety !== decl.safety) {
-        problems.push({ toolId: id, field: 'safety (the implementation claims a weaker class)', declared: decl.safety, implemented: def.safety });
+        problems.push({
+          toolId: id,
+          field: 'safety (the implementation claims a weaker class)',
+          declared: decl.safety,
+          implemented: def.safety,
+        });
       }
-      if (decl.recovery === 'reconcile' && typeof tool.reconcile !== 'function') problems.push({ toolId: id, field: 'recovery reconcile needs a reconcile() implementation' });
-      if (decl.carried?.resolve === 'tool' && typeof tool.carried !== 'function') problems.push({ toolId: id, field: 'carried resolve tool needs a carried() implementation' });
+      if (decl.recovery === 'reconcile' && typeof tool.reconcile !== 'function')
+        problems.push({ toolId: id, field: 'recovery reconcile needs a reconcile() implementation' });
+      if (decl.carried?.resolve === 'tool' && typeof tool.carried !== 'function')
+        problems.push({ toolId: id, field: 'carried resolve tool needs a carried() implementation' });
     }
     return problems;
   }
@@ -68,7 +90,13 @@ export class ToolRegistry {
   missing(manifest: Manifest): DriftProblem[] {
     return manifest.tools
       .filter((t) => !this.tools.has(t.id))
-      .map((t) => ({ toolId: t.id, field: manifest.servers[serverOf(t.id)]?.kind === 'in_process' ? 'declared in-process tool has no implementation' : 'declared tool has no source on this worker' }));
+      .map((t) => ({
+        toolId: t.id,
+        field:
+          manifest.servers[serverOf(t.id)]?.kind === 'in_process'
+            ? 'declared in-process tool has no implementation'
+            : 'declared tool has no source on this worker',
+      }));
   }
 
   assertMatches(manifest: Manifest): void {

@@ -86,6 +86,4 @@ export interface CarriedContent {
 }
 
 export type Reconciliation =
-  | { status: 'landed'; output: ToolOutput }
-  | { status: 'not_landed' }
-  | { status: 'unknown'; reason?: string };
+  { status: 'landed'; output: ToolOutput } | { status: 'not_landed' } | { status: 'unknown'; reason?: string };

@@ -5,7 +5,12 @@ import { lookupCustomer } from '../examples/support-desk/tools/crm';
 export function createBenchActivities() {
   return {
     async plainLookup(args: { email: string }): Promise<unknown> {
-      const ctx = detachedCtx({ idempotencyKey: '', effectKey: '', toolId: 'tool://crm/lookup_customer', principal: 'agent:bench' });
+      const ctx = detachedCtx({
+        idempotencyKey: '',
+        effectKey: '',
+        toolId: 'tool://crm/lookup_customer',
+        principal: 'agent:bench',
+      });
       return lookupCustomer.call(ctx, args);
     },
   };

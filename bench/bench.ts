@@ -72,18 +72,39 @@ async function main(): Promise<void> {
 
   Runtime.install({ logger: new DefaultLogger('WARN') });
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'toolplane-bench-'));
-  const server = await startDevServer({ port: await freePort(), uiPort: await freePort(), dbFile: path.join(dir, 'temporal.sqlite'), log: () => {} });
+  const server = await startDevServer({
+    port: await freePort(),
+    uiPort: await freePort(),
+    dbFile: path.join(dir, 'temporal.sqlite'),
+    log: () => {},
+  });
   const manifest = loadManifest(path.resolve(__dirname, '..', 'examples', 'support-desk', 'manifest.yaml')).manifest;
   try {
     const { code } = await bundleWorkflowCode({ workflowsPath: require.resolve('./workflows'), logger: quiet });
     const native = await NativeConnection.connect({ address: server.address });
     const client = new Client({ connection: await Connection.connect({ address: server.address }) });
     const taskQueue = `bench-${randomUUID()}`;
-    const worker: Worker = await createWorker({ connection: native, taskQueue, manifest, tools: createTools(), workflowBundle: { code }, activities: createBenchActivities() });
+    const worker: Worker = await createWorker({
+      connection: native,
+      taskQueue,
+      manifest,
+      tools: createTools(),
+      workflowBundle: { code },
+      activities: createBenchActivities(),
+    });
 
     const figures: Record<Side, SideFigures> = {
       plain: { calls: 0, seconds: 0, latenciesMs: [], events: 0, callEvents: 0, callBytes: 0, runBytes: 0, runs: 0 },
-      toolplane: { calls: 0, seconds: 0, latenciesMs: [], events: 0, callEvents: 0, callBytes: 0, runBytes: 0, runs: 0 },
+      toolplane: {
+        calls: 0,
+        seconds: 0,
+        latenciesMs: [],
+        events: 0,
+        callEvents: 0,
+        callBytes: 0,
+        runBytes: 0,
+        runs: 0,
+      },
     };
 
     async function batch(side: Side, measure: boolean): Promise<void> {
@@ -91,7 +112,11 @@ async function main(): Promise<void> {
       const ids = await Promise.all(
         Array.from({ length: perRound }, async () => {
           const workflowId = `bench-${side}-${randomUUID()}`;
-          await client.workflow.execute(side === 'plain' ? 'plainCalls' : 'toolplaneCalls', { taskQueue, workflowId, args: [{ calls, manifest }] });
+          await client.workflow.execute(side === 'plain' ? 'plainCalls' : 'toolplaneCalls', {
+            taskQueue,
+            workflowId,
+            args: [{ calls, manifest }],
+          });
           return workflowId;
         }),
       );
@@ -105,7 +130,9 @@ async function main(): Promise<void> {
         f.runs++;
         f.events += events.length;
         f.latenciesMs.push(...callLatencies(events));
-        const perCall = events.filter((e) => !e.workflowExecutionStartedEventAttributes && !e.workflowExecutionCompletedEventAttributes);
+        const perCall = events.filter(
+          (e) => !e.workflowExecutionStartedEventAttributes && !e.workflowExecutionCompletedEventAttributes,
+        );
         f.callEvents += perCall.length;
         f.callBytes += perCall.reduce((n, e) => n + eventBytes(e), 0);
         f.runBytes += events.reduce((n, e) => n + eventBytes(e), 0);
@@ -136,7 +163,12 @@ async function main(): Promise<void> {
     const plane = derive(figures.toolplane);
     const results = {
       at: new Date().toISOString(),
-      workload: { rounds, workflowsPerRound: perRound, callsPerWorkflow: calls, host: `${os.cpus().length} cpus, node ${process.version}` },
+      workload: {
+        rounds,
+        workflowsPerRound: perRound,
+        callsPerWorkflow: calls,
+        host: `${os.cpus().length} cpus, node ${process.version}`,
+      },
       throughputRatio: plane.throughput / plain.throughput,
       p50Ratio: plane.p50 / plain.p50,
       p99Ratio: plane.p99 / plain.p99,
@@ -145,10 +177,18 @@ async function main(): Promise<void> {
       runBytesPerCallRatio: plane.runBytesPerCall / plain.runBytesPerCall,
       plain,
       toolplane: plane,
-      goals: { throughputRatio: '>= 0.95', p50Ratio: '<= 1.05', eventsPerCallRatio: '== 1', bytesPerCallRatio: '<= 1.25' },
+      goals: {
+        throughputRatio: '>= 0.95',
+        p50Ratio: '<= 1.05',
+        eventsPerCallRatio: '== 1',
+        bytesPerCallRatio: '<= 1.25',
+      },
     };
-    const row = (name: string, a: number, b: number, unit: string, digits = 1) => `${name.padEnd(26)}${a.toFixed(digits).padStart(12)}${b.toFixed(digits).padStart(12)}  ${unit.padEnd(8)}${(b / a).toFixed(3).padStart(8)}`;
-    console.log(`${''.padEnd(26)}${'plain'.padStart(12)}${'toolplane'.padStart(12)}  ${'unit'.padEnd(8)}${'ratio'.padStart(8)}`);
+    const row = (name: string, a: number, b: number, unit: string, digits = 1) =>
+      `${name.padEnd(26)}${a.toFixed(digits).padStart(12)}${b.toFixed(digits).padStart(12)}  ${unit.padEnd(8)}${(b / a).toFixed(3).padStart(8)}`;
+    console.log(
+      `${''.padEnd(26)}${'plain'.padStart(12)}${'toolplane'.padStart(12)}  ${'unit'.padEnd(8)}${'ratio'.padStart(8)}`,
+    );
     console.log(row('throughput', plain.throughput, plane.throughput, 'calls/s'));
     console.log(row('latency p50', plain.p50, plane.p50, 'ms'));
     console.log(row('latency p99', plain.p99, plane.p99, 'ms'));

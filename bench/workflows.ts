@@ -25,7 +25,12 @@ export async function plainCalls(input: BenchInput): Promise<number> {
 }
 
 export async function toolplaneCalls(input: BenchInput): Promise<number> {
-  const step = new StepCtx({ catalog: ToolCatalog.fromManifest(input.manifest, ['tool://crm/lookup_customer']), principal: 'agent:bench', grants: ['tool://crm/lookup_customer'], policy: ALLOW_ALL });
+  const step = new StepCtx({
+    catalog: ToolCatalog.fromManifest(input.manifest, ['tool://crm/lookup_customer']),
+    principal: 'agent:bench',
+    grants: ['tool://crm/lookup_customer'],
+    policy: ALLOW_ALL,
+  });
   let n = 0;
   for (let i = 0; i < input.calls; i++) if (await step.callTool('tool://crm/lookup_customer', argsFor(i))) n++;
   return n;

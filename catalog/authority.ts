@@ -25,7 +25,10 @@ export const ModelEndpointDecl = z.discriminatedUnion('provider', [
     provider: z.literal('openai-compatible'),
     base_url: z.string().url(),
     /** The worker's environment variable holding the key. Never taken from a run. */
-    api_key_env: z.string().regex(/^[A-Z_][A-Z0-9_]*$/, 'an environment variable name').optional(),
+    api_key_env: z
+      .string()
+      .regex(/^[A-Z_][A-Z0-9_]*$/, 'an environment variable name')
+      .optional(),
     /** The models a run may ask this endpoint for; the first is the default. */
     models: z.array(z.string().min(1)).min(1),
   }),
@@ -36,7 +39,10 @@ export const ModelEndpointDecl = z.discriminatedUnion('provider', [
 ]);
 export type ModelEndpointDecl = z.infer<typeof ModelEndpointDecl>;
 
-export const ModelsDecl = z.record(z.string().regex(/^[a-z0-9][a-z0-9_.-]*$/, 'a lower-case endpoint name'), ModelEndpointDecl);
+export const ModelsDecl = z.record(
+  z.string().regex(/^[a-z0-9][a-z0-9_.-]*$/, 'a lower-case endpoint name'),
+  ModelEndpointDecl,
+);
 export type ModelsDecl = z.infer<typeof ModelsDecl>;
 
 /** Without a `models` section a worker offers the scripted model only. */
@@ -102,18 +108,30 @@ export function authorize(
   request: RunRequest,
 ): RunAuthority {
   if (request.manifestDigest !== undefined && request.manifestDigest !== digest) {
-    throw new RunRefused(RunRefusedReason.DigestMismatch, [request.manifestDigest], `the run is pinned to manifest ${request.manifestDigest}; this worker's manifest is ${digest}`);
+    throw new RunRefused(
+      RunRefusedReason.DigestMismatch,
+      [request.manifestDigest],
+      `the run is pinned to manifest ${request.manifestDigest}; this worker's manifest is ${digest}`,
+    );
   }
   const declared = manifest.tools.map((t) => t.id);
   const asked = request.grants ?? declared;
   const undeclared = asked.filter((id) => !declared.includes(id));
   if (undeclared.length > 0) {
-    throw new RunRefused(RunRefusedReason.Undeclared, undeclared, `the run asks for tools this worker does not declare: ${undeclared.join(', ')}`);
+    throw new RunRefused(
+      RunRefusedReason.Undeclared,
+      undeclared,
+      `the run asks for tools this worker does not declare: ${undeclared.join(', ')}`,
+    );
   }
   const caps = request.capabilities ?? [];
   const unknown = caps.filter((c) => !KNOWN_CAPABILITIES.includes(c));
   if (unknown.length > 0) {
-    throw new RunRefused(RunRefusedReason.UnknownCapability, unknown, `the run asks for capabilities this worker does not know: ${unknown.join(', ')}`);
+    throw new RunRefused(
+      RunRefusedReason.UnknownCapability,
+      unknown,
+      `the run asks for capabilities this worker does not know: ${unknown.join(', ')}`,
+    );
   }
   const principals = manifest.principals;
   return {
@@ -165,12 +183,18 @@ export function resolveModel(models: ModelsDecl | undefined, request: ModelReque
   const table = models ?? DEFAULT_MODELS;
   const decl = Object.prototype.hasOwnProperty.call(table, request.endpoint) ? table[request.endpoint] : undefined;
   if (!decl) {
-    throw new ModelRefused(`model endpoint "${request.endpoint}" is not declared by this worker (declared: ${Object.keys(table).join(', ')})`, { endpoint: request.endpoint });
+    throw new ModelRefused(
+      `model endpoint "${request.endpoint}" is not declared by this worker (declared: ${Object.keys(table).join(', ')})`,
+      { endpoint: request.endpoint },
+    );
   }
   if (decl.provider === 'scripted') return { endpoint: request.endpoint, decl, model: request.name ?? 'scripted' };
   const model = request.model ?? decl.models[0]!;
   if (!decl.models.includes(model)) {
-    throw new ModelRefused(`model endpoint "${request.endpoint}" does not serve "${model}" (declared: ${decl.models.join(', ')})`, { endpoint: request.endpoint, model });
+    throw new ModelRefused(
+      `model endpoint "${request.endpoint}" does not serve "${model}" (declared: ${decl.models.join(', ')})`,
+      { endpoint: request.endpoint, model },
+    );
   }
   return { endpoint: request.endpoint, decl, model };
 }

@@ -29,41 +29,60 @@ export function checkConsistency(manifest: Manifest): ConsistencyReport {
     if (!server) {
       err('.id', `names server "${serverName}", which servers does not declare`);
     } else if (tool.id.startsWith('ext:') !== (server.kind === 'extension')) {
-      err('.id', tool.id.startsWith('ext:') ? `ext: identities belong to extension servers; "${serverName}" is ${server.kind}` : `extension server "${serverName}" tools are named ext:${serverName}:${nameOf(tool.id)}`);
+      err(
+        '.id',
+        tool.id.startsWith('ext:')
+          ? `ext: identities belong to extension servers; "${serverName}" is ${server.kind}`
+          : `extension server "${serverName}" tools are named ext:${serverName}:${nameOf(tool.id)}`,
+      );
     }
 
-    for (const problem of schemaProblems(tool.input_schema)) err('.input_schema', `not a valid JSON Schema: ${problem}`);
-    if (tool.input_schema.type !== undefined && tool.input_schema.type !== 'object') err('.input_schema.type', 'tool arguments are an object');
+    for (const problem of schemaProblems(tool.input_schema))
+      err('.input_schema', `not a valid JSON Schema: ${problem}`);
+    if (tool.input_schema.type !== undefined && tool.input_schema.type !== 'object')
+      err('.input_schema.type', 'tool arguments are an object');
 
     if (tool.safety === 'mutating' && tool.recovery === 'retry' && !tool.honours_idempotency_key) {
-      err('.recovery', 'a mutating tool with recovery "retry" would resend a call whose outcome is unknown; use reconcile, escalate or fail, or declare honours_idempotency_key: true');
+      err(
+        '.recovery',
+        'a mutating tool with recovery "retry" would resend a call whose outcome is unknown; use reconcile, escalate or fail, or declare honours_idempotency_key: true',
+      );
     }
     if (tool.safety === 'mutating' && tool.retries_landed && !tool.honours_idempotency_key) {
       err('.retries_landed', 'repeating a mutating call that landed needs honours_idempotency_key: true');
     }
     if (tool.recovery === 'reconcile' && server && server.kind !== 'in_process' && !server.reconcile_tool) {
-      err('.recovery', `recovery "reconcile" needs a source that can reconcile; server "${serverName}" (${server.kind}) declares no reconcile_tool`);
+      err(
+        '.recovery',
+        `recovery "reconcile" needs a source that can reconcile; server "${serverName}" (${server.kind}) declares no reconcile_tool`,
+      );
     }
-    if (tool.recovery !== 'escalate' && tool.recovery !== 'reconcile' && tool.escalation) warn('.escalation', 'escalation is set but recovery is neither "escalate" nor "reconcile"');
+    if (tool.recovery !== 'escalate' && tool.recovery !== 'reconcile' && tool.escalation)
+      warn('.escalation', 'escalation is set but recovery is neither "escalate" nor "reconcile"');
     if (tool.recovery === 'retry' && tool.retry.maximum_attempts === 0 && tool.safety !== 'read_only') {
       warn('.retry.maximum_attempts', 'unlimited attempts on a tool that is not read-only');
     }
 
     const fieldPointers = new Set<string>();
     tool.protected_fields.forEach((f, j) => {
-      if (!schemaHasPointer(tool.input_schema, f.pointer)) err(`.protected_fields[${j}].pointer`, `${f.pointer} is not a property of input_schema`);
+      if (!schemaHasPointer(tool.input_schema, f.pointer))
+        err(`.protected_fields[${j}].pointer`, `${f.pointer} is not a property of input_schema`);
       if (fieldPointers.has(f.pointer)) err(`.protected_fields[${j}].pointer`, `${f.pointer} has two rules`);
       fieldPointers.add(f.pointer);
       if ('from_sources' in f) {
         for (const s of f.from_sources) {
-          if (s === tool.id) err(`.protected_fields[${j}].from_sources`, 'a tool cannot be the source of its own argument');
-          else if (!s.startsWith('user://') && !manifest.tools.some((t) => t.id === s)) err(`.protected_fields[${j}].from_sources`, `${s} is not a declared tool`);
+          if (s === tool.id)
+            err(`.protected_fields[${j}].from_sources`, 'a tool cannot be the source of its own argument');
+          else if (!s.startsWith('user://') && !manifest.tools.some((t) => t.id === s))
+            err(`.protected_fields[${j}].from_sources`, `${s} is not a declared tool`);
         }
       }
     });
-    if (tool.safety === 'read_only' && tool.protected_fields.length > 0) warn('.protected_fields', 'read-only tools are exempt from the taint gate; these rules only document intent');
+    if (tool.safety === 'read_only' && tool.protected_fields.length > 0)
+      warn('.protected_fields', 'read-only tools are exempt from the taint gate; these rules only document intent');
     tool.redactions.forEach((r, j) => {
-      if (!schemaHasPointer(tool.input_schema, r.pointer)) err(`.redactions[${j}].pointer`, `${r.pointer} is not a property of input_schema`);
+      if (!schemaHasPointer(tool.input_schema, r.pointer))
+        err(`.redactions[${j}].pointer`, `${r.pointer} is not a property of input_schema`);
     });
     if (tool.concurrency?.class === 'keyed' && !schemaHasPointer(tool.input_schema, tool.concurrency.key)) {
       err('.concurrency.key', `${tool.concurrency.key} is not a property of input_schema`);

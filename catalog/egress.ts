@@ -21,7 +21,8 @@ export function destinationsOf(decl: ToolDecl, args: unknown): string[] {
     const values = Array.isArray(value) ? value : [value];
     values.forEach((v, i) => {
       const at = Array.isArray(value) ? `${pointer}/${i}` : pointer;
-      if (typeof v !== 'string' && typeof v !== 'number') throw new Error(`${at} does not name a destination (a string or number is needed)`);
+      if (typeof v !== 'string' && typeof v !== 'number')
+        throw new Error(`${at} does not name a destination (a string or number is needed)`);
       const d = normaliseDestination(v);
       if (!d) throw new Error(`${at} is an empty destination`);
       out.add(d);

@@ -68,10 +68,14 @@ export class ManifestInvalid extends CatalogError<{ file: string; problems: Mani
 
 export class Unreachable extends CatalogError<{ toolId: string; reason: 'undeclared' | 'ungranted' | 'not_offered' }> {
   constructor(toolId: string, reason: 'undeclared' | 'ungranted' | 'not_offered', detail?: string) {
-    super(CatalogErrorCode.Unreachable, `tool ${toolId} is unreachable from this run (${reason})${detail ? `: ${detail}` : ''}`, {
-      toolId,
-      reason,
-    });
+    super(
+      CatalogErrorCode.Unreachable,
+      `tool ${toolId} is unreachable from this run (${reason})${detail ? `: ${detail}` : ''}`,
+      {
+        toolId,
+        reason,
+      },
+    );
   }
 }
 
@@ -85,7 +89,8 @@ export class InvalidArguments extends CatalogError<{ toolId: string; problems: A
   constructor(toolId: string, problems: ArgumentProblem[]) {
     super(
       CatalogErrorCode.InvalidArguments,
-      `arguments for ${toolId} fail its input schema: ` + problems.map((p) => `${p.pointer || '/'} ${p.message}`).join('; '),
+      `arguments for ${toolId} fail its input schema: ` +
+        problems.map((p) => `${p.pointer || '/'} ${p.message}`).join('; '),
       { toolId, problems },
     );
   }
@@ -107,7 +112,9 @@ export class RegistryDrift extends CatalogError<{ problems: DriftProblem[] }> {
           .map(
             (p) =>
               `  ${p.toolId}: ${p.field}` +
-              (p.declared !== undefined || p.implemented !== undefined ? ` (manifest: ${p.declared ?? '-'}, implementation: ${p.implemented ?? '-'})` : ''),
+              (p.declared !== undefined || p.implemented !== undefined
+                ? ` (manifest: ${p.declared ?? '-'}, implementation: ${p.implemented ?? '-'})`
+                : ''),
           )
           .join('\n'),
       { problems },

@@ -18,14 +18,21 @@ export interface LoadedManifest {
 
 export function formatPath(segments: readonly PropertyKey[]): string {
   return segments
-    .map((s, i) => (typeof s === 'number' ? `[${s}]` : /^[A-Za-z_][A-Za-z0-9_]*$/.test(String(s)) ? `${i ? '.' : ''}${String(s)}` : `[${JSON.stringify(String(s))}]`))
+    .map((s, i) =>
+      typeof s === 'number'
+        ? `[${s}]`
+        : /^[A-Za-z_][A-Za-z0-9_]*$/.test(String(s))
+          ? `${i ? '.' : ''}${String(s)}`
+          : `[${JSON.stringify(String(s))}]`,
+    )
     .join('');
 }
 
 function parsePath(p: string): (string | number)[] {
   const out: (string | number)[] = [];
   const re = /\[(\d+)\]|\["((?:[^"\\]|\\.)*)"\]|\.?([A-Za-z_][A-Za-z0-9_]*)/g;
-  for (const m of p.matchAll(re)) out.push(m[1] !== undefined ? Number(m[1]) : m[2] !== undefined ? JSON.parse(`"${m[2]}"`) : m[3]!);
+  for (const m of p.matchAll(re))
+    out.push(m[1] !== undefined ? Number(m[1]) : m[2] !== undefined ? JSON.parse(`"${m[2]}"`) : m[3]!);
   return out;
 }
 
@@ -47,11 +54,19 @@ function zodProblems(error: z.ZodError): { path: (string | number)[]; message: s
     const p = issue.path.filter((s): s is string | number => typeof s !== 'symbol');
     if (issue.code === 'unrecognized_keys') {
       for (const key of issue.keys) out.push({ path: [...p, key], message: `unknown key "${key}"` });
-    } else if (issue.code === 'invalid_union' && 'errors' in issue && Array.isArray(issue.errors) && issue.errors.length > 0) {
+    } else if (
+      issue.code === 'invalid_union' &&
+      'errors' in issue &&
+      Array.isArray(issue.errors) &&
+      issue.errors.length > 0
+    ) {
       // Report the branch that got furthest rather than "invalid input".
-      const branches = (issue.errors as z.core.$ZodIssue[][]).map((errs) => errs.map((e) => ({ ...e, path: [...p, ...e.path] })));
+      const branches = (issue.errors as z.core.$ZodIssue[][]).map((errs) =>
+        errs.map((e) => ({ ...e, path: [...p, ...e.path] })),
+      );
       const best = branches.sort((a, b) => a.length - b.length)[0]!;
-      for (const e of best) out.push({ path: e.path.filter((s): s is string | number => typeof s !== 'symbol'), message: e.message });
+      for (const e of best)
+        out.push({ path: e.path.filter((s): s is string | number => typeof s !== 'symbol'), message: e.message });
     } else {
       out.push({ path: p, message: issue.message });
     }
@@ -75,7 +90,11 @@ export function parseManifest(text: string, file: string): LoadedManifest {
     if (doc.errors.length > 0) {
       throw new ManifestInvalid(
         file,
-        doc.errors.map((e) => ({ path: '', line: e.linePos?.[0]?.line, message: `not valid YAML: ${e.message.split('\n')[0]}` })),
+        doc.errors.map((e) => ({
+          path: '',
+          line: e.linePos?.[0]?.line,
+          message: `not valid YAML: ${e.message.split('\n')[0]}`,
+        })),
       );
     }
     raw = doc.toJS();
@@ -87,7 +106,11 @@ export function parseManifest(text: string, file: string): LoadedManifest {
   if (!parsed.success) {
     throw new ManifestInvalid(
       file,
-      zodProblems(parsed.error).map((p) => ({ path: formatPath(p.path), line: lineOf(doc, counter, p.path), message: p.message })),
+      zodProblems(parsed.error).map((p) => ({
+        path: formatPath(p.path),
+        line: lineOf(doc, counter, p.path),
+        message: p.message,
+      })),
     );
   }
   const report: ConsistencyReport = checkConsistency(parsed.data);
@@ -101,7 +124,9 @@ export function loadManifest(file: string): LoadedManifest {
   try {
     text = fs.readFileSync(file, 'utf8');
   } catch (err) {
-    throw new ManifestInvalid(file, [{ path: '', message: `cannot read: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}` }]);
+    throw new ManifestInvalid(file, [
+      { path: '', message: `cannot read: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}` },
+    ]);
   }
   return parseManifest(text, path.relative(process.cwd(), path.resolve(file)) || file);
 }

@@ -17,14 +17,25 @@ export function sensitivityRank(s: Sensitivity): number {
 }
 
 const duration = z
-  .union([z.number().int().nonnegative(), z.string().regex(/^\d+(\.\d+)?\s*(ms|s|m|h|d)$/, 'a duration such as "250ms", "30s", "5m", "1h"')])
+  .union([
+    z.number().int().nonnegative(),
+    z.string().regex(/^\d+(\.\d+)?\s*(ms|s|m|h|d)$/, 'a duration such as "250ms", "30s", "5m", "1h"'),
+  ])
   .describe('duration');
 
 const jsonPointer = z.string().regex(/^(\/([^~/]|~[01])*)+$/, 'a JSON pointer such as "/recipient"');
 const toolId = z
   .string()
-  .regex(/^(tool:\/\/[a-z0-9][a-z0-9_.-]*\/[A-Za-z0-9_.-]+|ext:[a-z0-9][a-z0-9_.-]*:[A-Za-z0-9_.-]+)$/, 'a tool identity "tool://server/name" or "ext:<plugin>:<name>"');
-const sourceId = z.string().regex(/^(user:\/\/[a-z]+|tool:\/\/[^/]+\/[^/]+|ext:[^:]+:.+)$/, 'a source "user://prompt", "tool://server/name" or "ext:<plugin>:<name>"');
+  .regex(
+    /^(tool:\/\/[a-z0-9][a-z0-9_.-]*\/[A-Za-z0-9_.-]+|ext:[a-z0-9][a-z0-9_.-]*:[A-Za-z0-9_.-]+)$/,
+    'a tool identity "tool://server/name" or "ext:<plugin>:<name>"',
+  );
+const sourceId = z
+  .string()
+  .regex(
+    /^(user:\/\/[a-z]+|tool:\/\/[^/]+\/[^/]+|ext:[^:]+:.+)$/,
+    'a source "user://prompt", "tool://server/name" or "ext:<plugin>:<name>"',
+  );
 
 const serverName = z.string().regex(/^[a-z0-9][a-z0-9_.-]*$/, 'a lower-case server name');
 
@@ -122,7 +133,10 @@ export const CarriedDecl = z.strictObject({
 });
 export type CarriedDecl = z.infer<typeof CarriedDecl>;
 
-const minorUnits = z.union([z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER), z.string().regex(/^\d{1,30}$/, 'an amount in minor units, digits only')]);
+const minorUnits = z.union([
+  z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER),
+  z.string().regex(/^\d{1,30}$/, 'an amount in minor units, digits only'),
+]);
 const currencyCode = z.string().regex(/^[A-Z]{3}$/, 'an ISO 4217 code such as "EUR"');
 
 /**
@@ -136,7 +150,9 @@ export const SpendDecl = z.strictObject({
   /** A pointer to the currency in the arguments, or one fixed code. */
   currency: z.union([jsonPointer, currencyCode]),
   payee: jsonPointer,
-  max_minor_per_payee: z.record(currencyCode, minorUnits).refine((r) => Object.keys(r).length > 0, 'at least one currency'),
+  max_minor_per_payee: z
+    .record(currencyCode, minorUnits)
+    .refine((r) => Object.keys(r).length > 0, 'at least one currency'),
 });
 export type SpendDecl = z.infer<typeof SpendDecl>;
 

@@ -28,7 +28,8 @@ export function argumentProblems(validate: ValidateFunction, args: unknown): Arg
   if (validate(args)) return [];
   return (validate.errors ?? []).map((e) => {
     const missing = e.keyword === 'required' ? `/${(e.params as { missingProperty: string }).missingProperty}` : '';
-    const extra = e.keyword === 'additionalProperties' ? `/${(e.params as { additionalProperty: string }).additionalProperty}` : '';
+    const extra =
+      e.keyword === 'additionalProperties' ? `/${(e.params as { additionalProperty: string }).additionalProperty}` : '';
     return { pointer: `${e.instancePath}${missing}${extra}`, message: e.message ?? e.keyword };
   });
 }

@@ -11,9 +11,19 @@ export interface SourceDefinition {
 }
 
 export function definitionDigest(def: SourceDefinition): string {
-  return digestOf({ name: def.name, description: def.description ?? '', inputSchema: def.inputSchema, annotations: def.annotations ?? {} });
+  return digestOf({
+    name: def.name,
+    description: def.description ?? '',
+    inputSchema: def.inputSchema,
+    annotations: def.annotations ?? {},
+  });
 }
 
 export function declaredDefinition(decl: ToolDecl): SourceDefinition {
-  return { name: nameOf(decl.id), description: decl.description, inputSchema: decl.input_schema, annotations: decl.annotations ?? {} };
+  return {
+    name: nameOf(decl.id),
+    description: decl.description,
+    inputSchema: decl.input_schema,
+    annotations: decl.annotations ?? {},
+  };
 }

@@ -18,7 +18,8 @@ export function paymentOf(decl: ToolDecl, args: unknown): Payment | undefined {
   const amount = getAt(args, spend.amount);
   if (amount === undefined) return undefined;
   const rawCurrency = spend.currency.startsWith('/') ? getAt(args, spend.currency) : spend.currency;
-  if (typeof rawCurrency !== 'string' || !/^[A-Za-z]{3}$/.test(rawCurrency.trim())) throw new Error(`${spend.currency} is not a currency code`);
+  if (typeof rawCurrency !== 'string' || !/^[A-Za-z]{3}$/.test(rawCurrency.trim()))
+    throw new Error(`${spend.currency} is not a currency code`);
   const currency = rawCurrency.trim().toUpperCase();
   const payee = getAt(args, spend.payee);
   if (typeof payee !== 'string' && typeof payee !== 'number') throw new Error(`${spend.payee} names no payee`);

@@ -19,7 +19,9 @@ export interface OfferedTool {
 
 /** `tool://crm/lookup` → `crm__lookup`: provider APIs restrict tool names to [A-Za-z0-9_-]. */
 export function offerName(toolId: string): string {
-  const bare = toolId.startsWith('ext:') ? `ext_${toolId.slice(4).replace(/:/g, '__')}` : toolId.slice('tool://'.length).replace('/', '__');
+  const bare = toolId.startsWith('ext:')
+    ? `ext_${toolId.slice(4).replace(/:/g, '__')}`
+    : toolId.slice('tool://'.length).replace('/', '__');
   return bare.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 64);
 }
 
@@ -33,7 +35,8 @@ export class ToolCatalog {
   static fromManifest(manifest: Manifest, grants: readonly string[]): ToolCatalog {
     const granted = new Set(grants);
     const entries = new Map<string, CatalogEntry>();
-    for (const decl of manifest.tools) entries.set(decl.id, { decl, digest: toolDigest(decl), granted: granted.has(decl.id) });
+    for (const decl of manifest.tools)
+      entries.set(decl.id, { decl, digest: toolDigest(decl), granted: granted.has(decl.id) });
     return new ToolCatalog(entries);
   }
 
@@ -54,6 +57,11 @@ export class ToolCatalog {
   offered(policy: Policy): OfferedTool[] {
     return [...this.entries.values()]
       .filter((e) => e.granted && canUseTool(policy, e.decl.id))
-      .map((e) => ({ toolId: e.decl.id, name: offerName(e.decl.id), description: e.decl.description, inputSchema: e.decl.input_schema }));
+      .map((e) => ({
+        toolId: e.decl.id,
+        name: offerName(e.decl.id),
+        description: e.decl.description,
+        inputSchema: e.decl.input_schema,
+      }));
   }
 }

@@ -33,5 +33,11 @@ export function isStoredHandle(value: unknown): value is StoredHandle {
 
 /** The envelope alone, for a model message. */
 export function storedOf(handle: StoredHandle): StoredOutput {
-  return { ref: handle.ref, scope: handle.scope, bytes: handle.bytes, mediaType: handle.mediaType, preview: handle.preview };
+  return {
+    ref: handle.ref,
+    scope: handle.scope,
+    bytes: handle.bytes,
+    mediaType: handle.mediaType,
+    preview: handle.preview,
+  };
 }

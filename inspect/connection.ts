@@ -11,7 +11,11 @@ export class TemporalUnreachable extends ToolplaneError<'TemporalUnreachable', {
   }
 }
 
-export function runUrl(server: { uiUrl?: string; namespace: string }, workflowId: string, runId?: string): string | undefined {
+export function runUrl(
+  server: { uiUrl?: string; namespace: string },
+  workflowId: string,
+  runId?: string,
+): string | undefined {
   if (!server.uiUrl) return undefined;
   const base = `${server.uiUrl.replace(/\/$/, '')}/namespaces/${encodeURIComponent(server.namespace)}/workflows/${encodeURIComponent(workflowId)}`;
   return runId ? `${base}/${runId}/history` : base;

@@ -4,7 +4,10 @@ import type { JournalEntry } from '../workflows/journal';
 import { journalQuery } from '../workflows/journal-query';
 
 export function effectLine(e: JournalEntry): string {
-  const what = e.decision === 'refused' || e.decision === 'denied' ? `${e.decision} by ${e.rule}: ${e.reason}` : `${e.decision}${e.rule ? ` (${e.rule})` : ''} → ${e.outcome ?? 'running'}${e.recovery !== 'none' ? ` via ${e.recovery}` : ''}`;
+  const what =
+    e.decision === 'refused' || e.decision === 'denied'
+      ? `${e.decision} by ${e.rule}: ${e.reason}`
+      : `${e.decision}${e.rule ? ` (${e.rule})` : ''} → ${e.outcome ?? 'running'}${e.recovery !== 'none' ? ` via ${e.recovery}` : ''}`;
   return `  #${e.position} ${e.toolId}  ${what}`;
 }
 

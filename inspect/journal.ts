@@ -51,13 +51,28 @@ export function effectsFromHistory(events: Event[], journal: JournalEntry[] = []
       let view = byKey.get(effectKey);
       if (!view) {
         // Without the run's journal, the order of first scheduling stands in for the position.
-        view = { position: ordered.length, toolId: input.toolId, effectKey, decision: 'allowed', attempts: 0, sends: 0, reconciles: [], personDecisions: [], recovery: 'none', outcome: 'pending' };
+        view = {
+          position: ordered.length,
+          toolId: input.toolId,
+          effectKey,
+          decision: 'allowed',
+          attempts: 0,
+          sends: 0,
+          reconciles: [],
+          personDecisions: [],
+          recovery: 'none',
+          outcome: 'pending',
+        };
         byKey.set(effectKey, view);
         ordered.push(view);
       }
       if (type === 'performTool') view.sends++;
       else view.reconciles.push({});
-      byScheduledId.set(id, { view, kind: type === 'performTool' ? 'perform' : 'reconcile', index: view.reconciles.length - 1 });
+      byScheduledId.set(id, {
+        view,
+        kind: type === 'performTool' ? 'perform' : 'reconcile',
+        index: view.reconciles.length - 1,
+      });
       continue;
     }
     const started = e.activityTaskStartedEventAttributes;
@@ -77,12 +92,17 @@ export function effectsFromHistory(events: Event[], journal: JournalEntry[] = []
     const failed = e.activityTaskFailedEventAttributes ?? e.activityTaskTimedOutEventAttributes;
     if (failed) {
       const s = byScheduledId.get(String(failed.scheduledEventId));
-      if (s?.kind === 'perform') s.view.outcome = e.activityTaskTimedOutEventAttributes ? 'timed_out' : `failed: ${e.activityTaskFailedEventAttributes?.failure?.applicationFailureInfo?.type ?? 'error'}`;
+      if (s?.kind === 'perform')
+        s.view.outcome = e.activityTaskTimedOutEventAttributes
+          ? 'timed_out'
+          : `failed: ${e.activityTaskFailedEventAttributes?.failure?.applicationFailureInfo?.type ?? 'error'}`;
       continue;
     }
     const update = e.workflowExecutionUpdateAcceptedEventAttributes;
     if (update?.acceptedRequest?.input?.name === 'resolveEscalation') {
-      const decision = decode<{ effectKey: string; decision: string; by?: string }>(update.acceptedRequest.input.args?.payloads?.[0]);
+      const decision = decode<{ effectKey: string; decision: string; by?: string }>(
+        update.acceptedRequest.input.args?.payloads?.[0],
+      );
       const view = decision && byKey.get(decision.effectKey);
       if (view) view.personDecisions.push(`${decision.decision}${decision.by ? ` by ${decision.by}` : ''}`);
     }
@@ -92,9 +112,29 @@ export function effectsFromHistory(events: Event[], journal: JournalEntry[] = []
   for (const j of journal) {
     const view = j.effectKey ? byKey.get(j.effectKey) : undefined;
     if (view) {
-      Object.assign(view, { position: j.position, decision: j.decision, rule: j.rule, reason: j.reason ?? j.error?.message, recovery: j.recovery, outcome: j.outcome ?? view.outcome });
+      Object.assign(view, {
+        position: j.position,
+        decision: j.decision,
+        rule: j.rule,
+        reason: j.reason ?? j.error?.message,
+        recovery: j.recovery,
+        outcome: j.outcome ?? view.outcome,
+      });
     } else {
-      ordered.push({ position: j.position, toolId: j.toolId, effectKey: j.effectKey, decision: j.decision, rule: j.rule, reason: j.reason, attempts: 0, sends: 0, reconciles: [], personDecisions: [], recovery: j.recovery, outcome: j.outcome ?? 'refused' });
+      ordered.push({
+        position: j.position,
+        toolId: j.toolId,
+        effectKey: j.effectKey,
+        decision: j.decision,
+        rule: j.rule,
+        reason: j.reason,
+        attempts: 0,
+        sends: 0,
+        reconciles: [],
+        personDecisions: [],
+        recovery: j.recovery,
+        outcome: j.outcome ?? 'refused',
+      });
     }
   }
   return ordered.sort((a, b) => a.position - b.position);
@@ -102,17 +142,23 @@ export function effectsFromHistory(events: Event[], journal: JournalEntry[] = []
 
 /** The journal as the run recorded it: from the completion event, or by query while it runs. */
 export function journalFromCompletion(events: Event[]): JournalEntry[] | undefined {
-  const done = events.find((e) => e.workflowExecutionCompletedEventAttributes)?.workflowExecutionCompletedEventAttributes;
+  const done = events.find(
+    (e) => e.workflowExecutionCompletedEventAttributes,
+  )?.workflowExecutionCompletedEventAttributes;
   const result = decode<{ journal?: JournalEntry[] }>(done?.result?.payloads?.[0]);
   return result?.journal;
 }
 
-export async function loadEffects(client: Client, workflowId: string): Promise<{ effects: EffectView[]; status: string; events: Event[] }> {
+export async function loadEffects(
+  client: Client,
+  workflowId: string,
+): Promise<{ effects: EffectView[]; status: string; events: Event[] }> {
   const handle = client.workflow.getHandle(workflowId);
   const [history, description] = await Promise.all([handle.fetchHistory(), handle.describe()]);
   const events = history.events ?? [];
   let journal = journalFromCompletion(events);
-  if (!journal && description.status.name === 'RUNNING') journal = await handle.query(journalQuery).catch(() => undefined);
+  if (!journal && description.status.name === 'RUNNING')
+    journal = await handle.query(journalQuery).catch(() => undefined);
   return { effects: effectsFromHistory(events, journal ?? []), status: description.status.name, events };
 }
 
@@ -122,7 +168,9 @@ export function formatEffects(effects: EffectView[]): string[] {
     v.toolId,
     v.effectKey ? `${v.effectKey.slice(0, 14)}…` : '-',
     String(v.attempts),
-    v.recovery + (v.reconciles.length ? ` [reconcile: ${v.reconciles.map((r) => r.answer ?? '?').join(', ')}]` : '') + (v.personDecisions.length ? ` [person: ${v.personDecisions.join(', ')}]` : ''),
+    v.recovery +
+      (v.reconciles.length ? ` [reconcile: ${v.reconciles.map((r) => r.answer ?? '?').join(', ')}]` : '') +
+      (v.personDecisions.length ? ` [person: ${v.personDecisions.join(', ')}]` : ''),
     v.outcome,
     [v.decision, v.rule, v.reason].filter(Boolean).join(' · '),
   ]);

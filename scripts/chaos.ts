@@ -59,9 +59,21 @@ export async function runCampaign(opts: {
   const random = rng(opts.seed ?? Date.now());
   const calls = opts.callsPerRun ?? 3;
   const base = loadManifest(path.resolve(__dirname, '..', 'examples', 'support-desk', 'manifest.yaml')).manifest;
-  const manifest: Manifest = { ...base, tools: base.tools.map((t) => ({ ...t, timeouts: { ...t.timeouts, start_to_close: '2s' } })) };
+  const manifest: Manifest = {
+    ...base,
+    tools: base.tools.map((t) => ({ ...t, timeouts: { ...t.timeouts, start_to_close: '2s' } })),
+  };
   const client = new Client({ connection: await Connection.connect({ address: opts.address }) });
-  const counts: CampaignCounts = { runs: 0, kills: 0, intended: 0, landed: 0, duplicates: 0, lost: 0, resentUnderSameKey: 0, recoveries: {} };
+  const counts: CampaignCounts = {
+    runs: 0,
+    kills: 0,
+    intended: 0,
+    landed: 0,
+    duplicates: 0,
+    lost: 0,
+    resentUnderSameKey: 0,
+    recoveries: {},
+  };
   const workDir = opts.workDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'toolplane-chaos-'));
 
   try {
@@ -78,7 +90,10 @@ export async function runCampaign(opts: {
             manifest,
             grants: manifest.tools.map((t) => t.id),
             principal: 'agent:chaos',
-            calls: memos.map((memo, i) => ({ toolId: 'tool://payments/refund', args: { account_id: 'acct_alice_001', amount_cents: 100 + i, currency: 'EUR', memo } })),
+            calls: memos.map((memo, i) => ({
+              toolId: 'tool://payments/refund',
+              args: { account_id: 'acct_alice_001', amount_cents: 100 + i, currency: 'EUR', memo },
+            })),
           },
         ],
       });
@@ -88,10 +103,24 @@ export async function runCampaign(opts: {
       for (let k = 0; k < kills && !done; k++) {
         const byPoint = random() < 0.5;
         const killAt = byPoint ? POINTS[Math.floor(random() * POINTS.length)] : undefined;
-        const w: WorkerProcess = spawnWorker({ address: opts.address, manifestFile, taskQueue, storeDir: dir, workflowBundle: opts.workflowBundle, killAt });
+        const w: WorkerProcess = spawnWorker({
+          address: opts.address,
+          manifestFile,
+          taskQueue,
+          storeDir: dir,
+          workflowBundle: opts.workflowBundle,
+          killAt,
+        });
         if (byPoint) {
           // The worker kills itself at the point, or the run gets past it without reaching it.
-          const ended = await Promise.race([w.exited, result.then(() => undefined, () => undefined), sleep(15_000)]);
+          const ended = await Promise.race([
+            w.exited,
+            result.then(
+              () => undefined,
+              () => undefined,
+            ),
+            sleep(15_000),
+          ]);
           if (ended && 'signal' in ended && ended.signal === 'SIGKILL') counts.kills++;
           await w.stop();
         } else {
@@ -103,10 +132,19 @@ export async function runCampaign(opts: {
           }
         }
       }
-      const last = spawnWorker({ address: opts.address, manifestFile, taskQueue, storeDir: dir, workflowBundle: opts.workflowBundle });
+      const last = spawnWorker({
+        address: opts.address,
+        manifestFile,
+        taskQueue,
+        storeDir: dir,
+        workflowBundle: opts.workflowBundle,
+      });
       let outcome: ToolRunResult;
       try {
-        outcome = (await Promise.race([result, sleep(120_000).then(() => Promise.reject(new Error(`run ${handle.workflowId} did not finish in 120s`)))])) as ToolRunResult;
+        outcome = (await Promise.race([
+          result,
+          sleep(120_000).then(() => Promise.reject(new Error(`run ${handle.workflowId} did not finish in 120s`))),
+        ])) as ToolRunResult;
       } finally {
         await last.stop();
       }
@@ -122,7 +160,9 @@ export async function runCampaign(opts: {
       }
       counts.resentUnderSameKey += store.repeats();
       for (const e of outcome.journal) counts.recoveries[e.recovery] = (counts.recoveries[e.recovery] ?? 0) + 1;
-      log(`run ${run + 1}/${opts.runs}: ${outcome.status}, ${landed.length}/${memos.length} landed, kills so far ${counts.kills}`);
+      log(
+        `run ${run + 1}/${opts.runs}: ${outcome.status}, ${landed.length}/${memos.length} landed, kills so far ${counts.kills}`,
+      );
     }
   } finally {
     await client.connection.close();
@@ -153,13 +193,29 @@ async function main(): Promise<void> {
     .parse(process.argv)
     .opts<{ runs: string; calls: string; seed: string }>();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'toolplane-chaos-'));
-  const server = await startDevServer({ port: await freePort(), uiPort: await freePort(), dbFile: path.join(dir, 'temporal.sqlite'), log: () => {} });
+  const server = await startDevServer({
+    port: await freePort(),
+    uiPort: await freePort(),
+    dbFile: path.join(dir, 'temporal.sqlite'),
+    log: () => {},
+  });
   try {
-    const { code } = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} } });
+    const { code } = await bundleWorkflowCode({
+      workflowsPath: WORKFLOWS_PATH,
+      logger: { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} },
+    });
     const bundle = path.join(dir, 'bundle.js');
     fs.writeFileSync(bundle, code);
     console.log(`chaos: ${o.runs} runs of ${o.calls} refunds, seed ${o.seed}`);
-    const counts = await runCampaign({ address: server.address, workflowBundle: bundle, runs: Number(o.runs), callsPerRun: Number(o.calls), seed: Number(o.seed), workDir: dir, log: console.log });
+    const counts = await runCampaign({
+      address: server.address,
+      workflowBundle: bundle,
+      runs: Number(o.runs),
+      callsPerRun: Number(o.calls),
+      seed: Number(o.seed),
+      workDir: dir,
+      log: console.log,
+    });
     console.log(formatCounts(counts));
     process.exitCode = counts.duplicates === 0 && counts.lost === 0 && counts.resentUnderSameKey === 0 ? 0 : 1;
   } finally {

@@ -60,12 +60,18 @@ export async function startDevServer(opts: DevServerOptions = {}): Promise<Tempo
   const cli = await findTemporalCli(log);
 
   const args = [
-    'server', 'start-dev',
-    '--db-filename', dbFile,
-    '--port', String(port),
-    '--ui-port', String(uiPort),
-    '--namespace', namespace,
-    '--log-level', 'warn',
+    'server',
+    'start-dev',
+    '--db-filename',
+    dbFile,
+    '--port',
+    String(port),
+    '--ui-port',
+    String(uiPort),
+    '--namespace',
+    namespace,
+    '--log-level',
+    'warn',
     ...SEARCH_ATTRIBUTES.flatMap((a) => ['--search-attribute', `${a.name}=${a.cliType}`]),
   ];
   const out = fs.openSync(logFile, 'a');
@@ -128,7 +134,13 @@ export async function connectOrStart(opts: DevServerOptions = {}): Promise<Tempo
   const local = `127.0.0.1:${port}`;
   try {
     await probe(local, 1000);
-    return { address: local, namespace, uiUrl: process.env.TEMPORAL_UI_URL ?? `http://localhost:${uiPort}`, owned: false, stop: async () => {} };
+    return {
+      address: local,
+      namespace,
+      uiUrl: process.env.TEMPORAL_UI_URL ?? `http://localhost:${uiPort}`,
+      owned: false,
+      stop: async () => {},
+    };
   } catch {
     return startDevServer({ ...opts, port, uiPort, namespace });
   }

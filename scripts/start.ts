@@ -41,11 +41,27 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => void stop(143));
 
   const nativeConnection = await NativeConnection.connect({ address: server.address });
-  const client = new Client({ connection: await Connection.connect({ address: server.address }), namespace: server.namespace });
+  const client = new Client({
+    connection: await Connection.connect({ address: server.address }),
+    namespace: server.namespace,
+  });
   const runs = [
-    { manifestFile: path.join(desk, 'manifest.yaml'), tools: createTools(), script: path.join(desk, 'scripts', 'refund.json') },
-    { manifestFile: path.join(desk, 'manifest.yaml'), tools: createTools(), script: path.join(desk, 'scripts', 'injected-ticket.json') },
-    { manifestFile: path.join(ledger, 'manifest.yaml'), tools: [], script: path.join(ledger, 'scripts', 'ledger.json'), capability: [EXTENSION_RUNTIME] },
+    {
+      manifestFile: path.join(desk, 'manifest.yaml'),
+      tools: createTools(),
+      script: path.join(desk, 'scripts', 'refund.json'),
+    },
+    {
+      manifestFile: path.join(desk, 'manifest.yaml'),
+      tools: createTools(),
+      script: path.join(desk, 'scripts', 'injected-ticket.json'),
+    },
+    {
+      manifestFile: path.join(ledger, 'manifest.yaml'),
+      tools: [],
+      script: path.join(ledger, 'scripts', 'ledger.json'),
+      capability: [EXTENSION_RUNTIME],
+    },
   ];
 
   let ok = true;
@@ -53,10 +69,27 @@ async function main(): Promise<void> {
     const { manifest } = loadManifest(r.manifestFile);
     const taskQueue = `toolplane-start-${manifest.name}-${process.pid}`;
     const extensions = new ExtensionManager(manifest, quietLog);
-    const worker = await createWorker({ connection: nativeConnection, namespace: server.namespace, taskQueue, manifest, tools: r.tools, extensions, log: quietLog });
+    const worker = await createWorker({
+      connection: nativeConnection,
+      namespace: server.namespace,
+      taskQueue,
+      manifest,
+      tools: r.tools,
+      extensions,
+      log: quietLog,
+    });
     await worker.runUntil(async () => {
-      const input = agentRunInput(manifest, { manifest: r.manifestFile, model: `scripted:${r.script}`, principal: 'agent:support-desk', maxTurns: '20', capability: r.capability });
-      const handle = await startAgentRun(client, input, { taskQueue, workflowId: `${manifest.name}-${path.basename(r.script, '.json')}-${Date.now().toString(36)}` });
+      const input = agentRunInput(manifest, {
+        manifest: r.manifestFile,
+        model: `scripted:${r.script}`,
+        principal: 'agent:support-desk',
+        maxTurns: '20',
+        capability: r.capability,
+      });
+      const handle = await startAgentRun(client, input, {
+        taskQueue,
+        workflowId: `${manifest.name}-${path.basename(r.script, '.json')}-${Date.now().toString(36)}`,
+      });
       console.log(`\n${handle.workflowId}: "${input.prompt}"`);
       const result = await follow<AgentRunResult>(handle, (l) => console.log(l));
       console.log(`  ${result.status}: ${result.answer ?? result.reason}`);

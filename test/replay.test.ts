@@ -9,12 +9,26 @@ import { effectsFromHistory, journalFromCompletion } from '../inspect/journal';
 import type { AgentRunInput } from '../workflows/agent-run';
 
 const dir = path.resolve(__dirname, 'histories');
-const files = fs.readdirSync(dir).filter((f) => f.endsWith('.json')).sort();
+const files = fs
+  .readdirSync(dir)
+  .filter((f) => f.endsWith('.json'))
+  .sort();
 const load = (f: string) => historyFromJSON(JSON.parse(fs.readFileSync(path.join(dir, f), 'utf8')));
 
 describe('replaying committed histories', () => {
   it('covers plain, retried, reconciled, escalated and refused runs', () => {
-    expect(files).toEqual(expect.arrayContaining(['plain.json', 'retried.json', 'reconciled.json', 'escalated.json', 'refused.json', 'agent-refund.json', 'agent-injected-ticket.json', 'agent-approval.json']));
+    expect(files).toEqual(
+      expect.arrayContaining([
+        'plain.json',
+        'retried.json',
+        'reconciled.json',
+        'escalated.json',
+        'refused.json',
+        'agent-refund.json',
+        'agent-injected-ticket.json',
+        'agent-approval.json',
+      ]),
+    );
   });
 
   it.each(files)('%s replays without divergence and performs nothing', async (file) => {
@@ -29,7 +43,13 @@ describe('replaying committed histories', () => {
     const input = JSON.parse(Buffer.from(started.input!.payloads![0]!.data!).toString());
     input.calls.reverse();
     started.input!.payloads![0]!.data = Buffer.from(JSON.stringify(input));
-    await expect(Worker.runReplayHistory({ workflowBundle: { codePath: process.env.TOOLPLANE_TEST_BUNDLE! } }, history, 'diverged')).rejects.toThrow(/[Nn]ondeterminism|DeterminismViolation/);
+    await expect(
+      Worker.runReplayHistory(
+        { workflowBundle: { codePath: process.env.TOOLPLANE_TEST_BUNDLE! } },
+        history,
+        'diverged',
+      ),
+    ).rejects.toThrow(/[Nn]ondeterminism|DeterminismViolation/);
   });
 
   it('detects a governed decision that would come out differently on replay', async () => {
@@ -38,35 +58,60 @@ describe('replaying committed histories', () => {
     const input = JSON.parse(Buffer.from(started.input!.payloads![0]!.data!).toString()) as AgentRunInput;
     // The same run under a manifest whose refund has no field rules and claims to be read-only:
     // the attacker's refund would now be scheduled, which the history says it was not.
-    input.manifest!.tools = input.manifest!.tools.map((t) => (t.id === 'tool://payments/refund' ? { ...t, protected_fields: [], safety: 'read_only' as const } : t));
+    input.manifest!.tools = input.manifest!.tools.map((t) =>
+      t.id === 'tool://payments/refund' ? { ...t, protected_fields: [], safety: 'read_only' as const } : t,
+    );
     input.manifestDigest = manifestDigest(input.manifest!);
     started.input!.payloads![0]!.data = Buffer.from(JSON.stringify(input));
-    await expect(Worker.runReplayHistory({ workflowBundle: { codePath: process.env.TOOLPLANE_TEST_BUNDLE! } }, history, 'governed-diverged')).rejects.toThrow(/[Nn]ondeterminism|DeterminismViolation/);
+    await expect(
+      Worker.runReplayHistory(
+        { workflowBundle: { codePath: process.env.TOOLPLANE_TEST_BUNDLE! } },
+        history,
+        'governed-diverged',
+      ),
+    ).rejects.toThrow(/[Nn]ondeterminism|DeterminismViolation/);
   });
 
   it('records governed decisions in history: the refusals the model was told', () => {
     const events = load('agent-injected-ticket.json').events!;
     const journal = journalFromCompletion(events)!;
-    expect(journal.filter((e) => e.decision === 'refused').map((e) => e.rule)).toEqual(['protected_field:/account_id', 'protected_field:/to']);
+    expect(journal.filter((e) => e.decision === 'refused').map((e) => e.rule)).toEqual([
+      'protected_field:/account_id',
+      'protected_field:/to',
+    ]);
     const turns = events.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'modelTurn');
-    const last = JSON.parse(Buffer.from(turns.at(-1)!.activityTaskScheduledEventAttributes!.input!.payloads![0]!.data!).toString());
-    const told = last.messages.filter((m: { role: string; content: string }) => m.role === 'tool' && m.content.includes('"Refused"'));
-    expect(told.map((m: { content: string }) => JSON.parse(m.content).rule)).toEqual(['protected_field:/account_id', 'protected_field:/to']);
+    const last = JSON.parse(
+      Buffer.from(turns.at(-1)!.activityTaskScheduledEventAttributes!.input!.payloads![0]!.data!).toString(),
+    );
+    const told = last.messages.filter(
+      (m: { role: string; content: string }) => m.role === 'tool' && m.content.includes('"Refused"'),
+    );
+    expect(told.map((m: { content: string }) => JSON.parse(m.content).rule)).toEqual([
+      'protected_field:/account_id',
+      'protected_field:/to',
+    ]);
     const approval = journalFromCompletion(load('agent-approval.json').events!)!;
     expect(approval[1]).toMatchObject({ decision: 'denied', rule: 'protected_field:/to' });
   });
 
   it('yields the journal view each history implies', () => {
-    const views = Object.fromEntries(files.map((f) => {
-      const events = load(f).events!;
-      return [f, effectsFromHistory(events, journalFromCompletion(events))];
-    }));
+    const views = Object.fromEntries(
+      files.map((f) => {
+        const events = load(f).events!;
+        return [f, effectsFromHistory(events, journalFromCompletion(events))];
+      }),
+    );
     expect(views['reconciled.json']!.map((v) => [v.recovery, v.sends, v.reconciles.map((r) => r.answer)])).toEqual([
       ['reconciled_landed', 1, ['landed']],
       ['reconciled_resent', 2, ['not_landed']],
       ['retried', 2, []],
     ]);
-    expect(views['escalated.json']![0]).toMatchObject({ recovery: 'escalated_retry', personDecisions: ['retry by oncall'], sends: 2, outcome: 'ok' });
+    expect(views['escalated.json']![0]).toMatchObject({
+      recovery: 'escalated_retry',
+      personDecisions: ['retry by oncall'],
+      sends: 2,
+      outcome: 'ok',
+    });
     expect(views['refused.json']!.map((v) => [v.decision, v.rule, v.sends])).toEqual([
       ['refused', 'unreachable', 0],
       ['refused', 'unreachable', 0],

@@ -1,5 +1,12 @@
 // Workflow-safe: an agent run. Model turns and tool calls alternate; every call is governed.
-import { ApplicationFailure, executeChild, patched, proxyActivities, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import {
+  ApplicationFailure,
+  executeChild,
+  patched,
+  proxyActivities,
+  upsertSearchAttributes,
+  workflowInfo,
+} from '@temporalio/workflow';
 import type { ModelRequest } from '../catalog/authority';
 import { manifestDigest } from '../catalog/digest';
 import type { Manifest, Sensitivity } from '../catalog/manifest';
@@ -53,7 +60,11 @@ export interface AgentRunResult {
 
 const { modelTurn } = proxyActivities<ModelActivities>({
   startToCloseTimeout: '2m',
-  retry: { maximumAttempts: 3, initialInterval: '1s', nonRetryableErrorTypes: ['ModelAuth', 'ModelRequestInvalid', 'ModelRefused'] },
+  retry: {
+    maximumAttempts: 3,
+    initialInterval: '1s',
+    nonRetryableErrorTypes: ['ModelAuth', 'ModelRequestInvalid', 'ModelRefused'],
+  },
 });
 
 /** Runs started before the worker decided carried their manifest and were trusted with it. */
@@ -61,10 +72,19 @@ function legacyStep(input: AgentRunInput, policy: Policy): StepCtx {
   const manifest = input.manifest!;
   const digest = manifestDigest(manifest);
   if (digest !== input.manifestDigest) {
-    throw ApplicationFailure.nonRetryable(`the manifest's digest is ${digest}, not the pinned ${input.manifestDigest}`, 'ManifestDigestMismatch');
+    throw ApplicationFailure.nonRetryable(
+      `the manifest's digest is ${digest}, not the pinned ${input.manifestDigest}`,
+      'ManifestDigestMismatch',
+    );
   }
   const grants = input.grants ?? [];
-  const step = new StepCtx({ catalog: ToolCatalog.fromManifest(manifest, grants), principal: input.principal, grants, policy, capabilities: input.capabilities });
+  const step = new StepCtx({
+    catalog: ToolCatalog.fromManifest(manifest, grants),
+    principal: input.principal,
+    grants,
+    policy,
+    capabilities: input.capabilities,
+  });
   step.manifest = manifest;
   return step;
 }
@@ -73,16 +93,31 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
   const policy = input.policy ?? ALLOW_ALL;
   const decided = patched(Patch.WorkerAuthority);
   const step = decided
-    ? await StepCtx.open({ principal: input.principal, grants: input.grants, capabilities: input.capabilities, manifestDigest: input.manifestDigest, model: input.model, policy })
+    ? await StepCtx.open({
+        principal: input.principal,
+        grants: input.grants,
+        capabilities: input.capabilities,
+        manifestDigest: input.manifestDigest,
+        model: input.model,
+        policy,
+      })
     : legacyStep(input, policy);
   const catalog = step.catalog;
   const offered = catalog.offered(policy);
   const budget = new Budget(input.limits ?? {}, Date.now(), input.delegationDepth ?? 0);
   const provenance = new Provenance();
   let seen = provenance.snapshot(); // what the model had read when it wrote the current turn's calls
-  provenance.produce(input.prompt, { source: USER_PROMPT, trusted: true, callTrusted: true, sensitivity: input.promptSensitivity ?? 'internal' });
+  provenance.produce(input.prompt, {
+    source: USER_PROMPT,
+    trusted: true,
+    callTrusted: true,
+    sensitivity: input.promptSensitivity ?? 'internal',
+  });
 
-  const messages: ChatMessage[] = [...(input.systemPrompt ? [{ role: 'system' as const, content: input.systemPrompt }] : []), { role: 'user', content: input.prompt }];
+  const messages: ChatMessage[] = [
+    ...(input.systemPrompt ? [{ role: 'system' as const, content: input.systemPrompt }] : []),
+    { role: 'user', content: input.prompt },
+  ];
   const called = new Set<string>();
   const finish = (r: Omit<AgentRunResult, 'journal' | 'usage'>): AgentRunResult => {
     step.releaseLeases();
@@ -96,36 +131,77 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
     if (!decided) {
       const child: ToolRunResult = await executeChild(WorkflowName.ToolRun, {
         workflowId,
-        args: [{ manifest: input.manifest, grants: [toolId], principal: input.principal, calls: [{ toolId, args }], capabilities: input.capabilities, delegationDepth: (input.delegationDepth ?? 0) + 1 }],
+        args: [
+          {
+            manifest: input.manifest,
+            grants: [toolId],
+            principal: input.principal,
+            calls: [{ toolId, args }],
+            capabilities: input.capabilities,
+            delegationDepth: (input.delegationDepth ?? 0) + 1,
+          },
+        ],
       });
       const out = child.outputs[0] as { error?: { message: string } } | undefined;
       if (child.status !== 'completed') throw new Error(out?.error?.message ?? 'the delegated call failed');
       return out;
     }
-    const childInput: DelegatedCallInput = { principal: input.principal, toolId, args, capabilities: step.scope.capabilities ? [...step.scope.capabilities] : undefined, manifestDigest: input.manifestDigest };
-    const child: DelegatedCallResult = await executeChild(WorkflowName.DelegatedCall, { workflowId, args: [childInput] });
+    const childInput: DelegatedCallInput = {
+      principal: input.principal,
+      toolId,
+      args,
+      capabilities: step.scope.capabilities ? [...step.scope.capabilities] : undefined,
+      manifestDigest: input.manifestDigest,
+    };
+    const child: DelegatedCallResult = await executeChild(WorkflowName.DelegatedCall, {
+      workflowId,
+      args: [childInput],
+    });
     if (child.error) throw new StepError(child.error.code, child.error.message, child.error.rule);
     return child.output;
   };
 
-  const governedCall = async (c: { toolId: string; args: unknown; offer: OfferedTool | undefined; position: number; callId: string; independent: boolean }): Promise<ChatMessage> => {
+  const governedCall = async (c: {
+    toolId: string;
+    args: unknown;
+    offer: OfferedTool | undefined;
+    position: number;
+    callId: string;
+    independent: boolean;
+  }): Promise<ChatMessage> => {
     let callTrusted = false;
     try {
       const output = await step.callTool(c.toolId, c.args, {
         position: c.position,
         modelCallId: c.callId,
         answering: c.offer,
-        gate: governanceGate({ principal: input.principal, offer: c.offer, budget, provenance: seen, onAllowed: (t) => (callTrusted = t) }),
+        gate: governanceGate({
+          principal: input.principal,
+          offer: c.offer,
+          budget,
+          provenance: seen,
+          onAllowed: (t) => (callTrusted = t),
+        }),
         ...(c.independent ? { delegate } : {}),
       });
       called.add(c.toolId);
       const decl = catalog.declared(c.toolId)!.decl;
-      provenance.produce(output, { source: c.toolId, trusted: false, callTrusted, sensitivity: decl.sensitivity.output });
-      if (isStoredHandle(output)) return { role: 'tool', toolCallId: c.callId, content: output.preview, stored: storedOf(output) };
+      provenance.produce(output, {
+        source: c.toolId,
+        trusted: false,
+        callTrusted,
+        sensitivity: decl.sensitivity.output,
+      });
+      if (isStoredHandle(output))
+        return { role: 'tool', toolCallId: c.callId, content: output.preview, stored: storedOf(output) };
       return { role: 'tool', toolCallId: c.callId, content: JSON.stringify(output) };
     } catch (err) {
       if (!StepError.is(err)) throw err;
-      return { role: 'tool', toolCallId: c.callId, content: JSON.stringify({ error: err.code, rule: err.rule, reason: err.message }) };
+      return {
+        role: 'tool',
+        toolCallId: c.callId,
+        content: JSON.stringify({ error: err.code, rule: err.rule, reason: err.message }),
+      };
     }
   };
 
@@ -153,7 +229,18 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
         }
         const decl = catalog.declared(toolId)?.decl;
         const position = base + i;
-        return { lane: laneOf(decl, args, position), run: () => governedCall({ toolId, args, offer, position, callId: c.id, independent: decl?.concurrency?.class === 'independent' }) };
+        return {
+          lane: laneOf(decl, args, position),
+          run: () =>
+            governedCall({
+              toolId,
+              args,
+              offer,
+              position,
+              callId: c.id,
+              independent: decl?.concurrency?.class === 'independent',
+            }),
+        };
       }),
     );
     messages.push(...results);
@@ -163,4 +250,3 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
     }
   }
 }
-

@@ -26,9 +26,14 @@ export function checkCarried(decl: ToolDecl, args: Record<string, unknown>, cont
   const at = `carried:${carried.pointer}`;
   const from = (content.sources ?? []).join(', ') || decl.id;
   if (decl.safety !== 'read_only' && !decl.protected_fields.some((r) => covers(r.pointer, carried.pointer))) {
-    return { allow: false, rule: `taint:${at}`, reason: `what ${carried.pointer} carries (from ${from}) is untrusted and no field rule admits it into a ${decl.safety} tool` };
+    return {
+      allow: false,
+      rule: `taint:${at}`,
+      reason: `what ${carried.pointer} carries (from ${from}) is untrusted and no field rule admits it into a ${decl.safety} tool`,
+    };
   }
-  if (sensitivityRank(content.sensitivity) <= sensitivityRank(decl.sensitivity.max)) return { allow: true, args, carriedBytes: content.bytes };
+  if (sensitivityRank(content.sensitivity) <= sensitivityRank(decl.sensitivity.max))
+    return { allow: true, args, carriedBytes: content.bytes };
   const redaction = carried.redaction;
   if (redaction && sensitivityRank(redaction.lowers_to) <= sensitivityRank(decl.sensitivity.max)) {
     // The reference is replaced, so nothing it named is carried; redaction never raises trust.

@@ -20,10 +20,18 @@ export interface DelegatedCallResult {
 export async function delegatedCall(input: DelegatedCallInput): Promise<DelegatedCallResult> {
   const parent = workflowInfo().parent;
   if (!parent || !workflowInfo().workflowId.startsWith(`${parent.workflowId}/delegated-`)) {
-    throw ApplicationFailure.nonRetryable('delegatedCall runs only as the child of a governed run; start agentRun or toolRun instead', 'DelegationRefused');
+    throw ApplicationFailure.nonRetryable(
+      'delegatedCall runs only as the child of a governed run; start agentRun or toolRun instead',
+      'DelegationRefused',
+    );
   }
   // The worker decides again what this principal may reach; the parent's word is not enough.
-  const step = await StepCtx.open({ principal: input.principal, grants: [input.toolId], capabilities: input.capabilities, manifestDigest: input.manifestDigest });
+  const step = await StepCtx.open({
+    principal: input.principal,
+    grants: [input.toolId],
+    capabilities: input.capabilities,
+    manifestDigest: input.manifestDigest,
+  });
   try {
     const output = await step.callTool(input.toolId, input.args);
     return { output };

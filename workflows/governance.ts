@@ -42,11 +42,15 @@ const messageOf = (err: unknown): string => {
 export function governanceGate(g: GovernedCall): Gate {
   return async (call: ToolCall): Promise<GateVerdict> => {
     const decl = call.decl;
-    if (!g.offer) return refusal('unreachable', `${call.toolId} is not offered to this run's model (the policy does not allow it)`);
+    if (!g.offer)
+      return refusal('unreachable', `${call.toolId} is not offered to this run's model (the policy does not allow it)`);
     const limit = g.budget.checkCall(decl, Date.now());
     if (!limit.ok) return refusal(limit.rule, limit.reason);
     if (decl.credential && decl.credential.principal !== 'run' && decl.credential.principal !== g.principal) {
-      return refusal('credential', `${call.toolId} presents a credential for ${decl.credential.principal}, not for this run's principal ${g.principal}`);
+      return refusal(
+        'credential',
+        `${call.toolId} presents a credential for ${decl.credential.principal}, not for this run's principal ${g.principal}`,
+      );
     }
     const askable = decl.approval === 'on_violation' || decl.approval === 'always';
     const flow = checkDataFlow(decl, call.args, g.provenance);
@@ -60,9 +64,17 @@ export function governanceGate(g: GovernedCall): Gate {
     if (referencesCarried(decl, args)) {
       let content;
       try {
-        content = await resolveCarried({ toolId: call.toolId, args, principal: g.principal, digest: shortDigest(call.digest) });
+        content = await resolveCarried({
+          toolId: call.toolId,
+          args,
+          principal: g.principal,
+          digest: shortDigest(call.digest),
+        });
       } catch (err) {
-        return refusal('carried', `what ${call.toolId} would carry beside its arguments could not be resolved, so the call is refused: ${messageOf(err)}`);
+        return refusal(
+          'carried',
+          `what ${call.toolId} would carry beside its arguments could not be resolved, so the call is refused: ${messageOf(err)}`,
+        );
       }
       const carried = checkCarried(decl, args, content);
       if (!carried.allow && !askable) return carried;
@@ -81,12 +93,18 @@ export function governanceGate(g: GovernedCall): Gate {
     try {
       outbound = outboundOf(decl, args, carriedBytes);
     } catch (err) {
-      return refusal('egress', `the destination of ${call.toolId} could not be read, so the call is refused: ${messageOf(err)}`);
+      return refusal(
+        'egress',
+        `the destination of ${call.toolId} could not be read, so the call is refused: ${messageOf(err)}`,
+      );
     }
     try {
       payment = paymentOf(decl, args);
     } catch (err) {
-      return refusal('spend', `the payment ${call.toolId} would make could not be read exactly, so the call is refused: ${messageOf(err)}`);
+      return refusal(
+        'spend',
+        `the payment ${call.toolId} would make could not be read exactly, so the call is refused: ${messageOf(err)}`,
+      );
     }
     const leaving = g.budget.checkOutbound(decl, outbound, payment);
     if (!leaving.ok) return refusal(leaving.rule, leaving.reason);
@@ -102,7 +120,12 @@ export function governanceGate(g: GovernedCall): Gate {
       args,
       ...(flow.allow && flow.substitutions ? { substitutions: flow.substitutions } : {}),
       charge: asks ? g.budget.charger(decl, outbound, payment) : g.budget.hold(decl, outbound, payment),
-      ...(redacted.length ? { rule: `redaction:${redacted.join(',')}`, reason: `redacted ${redacted.join(', ')} to fit ${decl.sensitivity.max}` } : {}),
+      ...(redacted.length
+        ? {
+            rule: `redaction:${redacted.join(',')}`,
+            reason: `redacted ${redacted.join(', ')} to fit ${decl.sensitivity.max}`,
+          }
+        : {}),
       ...(asks ? { askPerson: true } : {}),
     };
   };

@@ -35,7 +35,10 @@ export async function runInLanes<T>(items: { lane: string | undefined; run: () =
       if (item.lane === undefined) return item.run();
       const previous = tails.get(item.lane) ?? Promise.resolve();
       const next = previous.then(item.run, item.run);
-      tails.set(item.lane, next.catch(() => undefined));
+      tails.set(
+        item.lane,
+        next.catch(() => undefined),
+      );
       return next;
     }),
   );

@@ -47,12 +47,22 @@ type Spent = Pick<Usage, 'toolCalls' | 'costMicros' | 'egressBytes' | 'spentMino
 function add(target: Spent, c: CallCharge): void {
   target.toolCalls++;
   target.costMicros += c.decl.cost_micros;
-  if (c.decl.egress) for (const d of c.outbound.destinations) target.egressBytes[d] = (target.egressBytes[d] ?? 0) + outboundBytes(c.outbound);
+  if (c.decl.egress)
+    for (const d of c.outbound.destinations)
+      target.egressBytes[d] = (target.egressBytes[d] ?? 0) + outboundBytes(c.outbound);
   if (c.payment) chargeSpend(target.spentMinor, c.payment);
 }
 
 export class Budget {
-  readonly usage: Usage = { turns: 0, toolCalls: 0, inputTokens: 0, outputTokens: 0, costMicros: 0, egressBytes: {}, spentMinor: {} };
+  readonly usage: Usage = {
+    turns: 0,
+    toolCalls: 0,
+    inputTokens: 0,
+    outputTokens: 0,
+    costMicros: 0,
+    egressBytes: {},
+    spentMinor: {},
+  };
   private readonly deadlineAt: number | undefined;
   /** Calls allowed and about to go ahead: counted by every check until they are charged. */
   private readonly held = new Set<CallCharge>();
@@ -69,25 +79,43 @@ export class Budget {
   private committed(): Spent {
     if (this.held.size === 0) return this.usage;
     const u = this.usage;
-    const view: Spent = { toolCalls: u.toolCalls, costMicros: u.costMicros, egressBytes: { ...u.egressBytes }, spentMinor: Object.fromEntries(Object.entries(u.spentMinor).map(([c, p]) => [c, { ...p }])) };
+    const view: Spent = {
+      toolCalls: u.toolCalls,
+      costMicros: u.costMicros,
+      egressBytes: { ...u.egressBytes },
+      spentMinor: Object.fromEntries(Object.entries(u.spentMinor).map(([c, p]) => [c, { ...p }])),
+    };
     for (const c of this.held) add(view, c);
     return view;
   }
 
   private common(now: number): LimitVerdict {
-    if (this.deadlineAt !== undefined && now >= this.deadlineAt) return { ok: false, rule: 'limit:deadline', reason: `the run's deadline (${this.limits.deadline}) has passed` };
-    if (this.limits.maxTokens !== undefined && this.usage.inputTokens + this.usage.outputTokens >= this.limits.maxTokens) {
-      return { ok: false, rule: 'limit:tokens', reason: `the run has used ${this.usage.inputTokens + this.usage.outputTokens} of ${this.limits.maxTokens} model tokens` };
+    if (this.deadlineAt !== undefined && now >= this.deadlineAt)
+      return { ok: false, rule: 'limit:deadline', reason: `the run's deadline (${this.limits.deadline}) has passed` };
+    if (
+      this.limits.maxTokens !== undefined &&
+      this.usage.inputTokens + this.usage.outputTokens >= this.limits.maxTokens
+    ) {
+      return {
+        ok: false,
+        rule: 'limit:tokens',
+        reason: `the run has used ${this.usage.inputTokens + this.usage.outputTokens} of ${this.limits.maxTokens} model tokens`,
+      };
     }
     const costMicros = this.committed().costMicros;
     if (this.limits.maxCostMicros !== undefined && costMicros >= this.limits.maxCostMicros) {
-      return { ok: false, rule: 'limit:cost', reason: `the run has spent ${costMicros} of ${this.limits.maxCostMicros} micro-units` };
+      return {
+        ok: false,
+        rule: 'limit:cost',
+        reason: `the run has spent ${costMicros} of ${this.limits.maxCostMicros} micro-units`,
+      };
     }
     return OK;
   }
 
   checkTurn(now: number): LimitVerdict {
-    if (this.limits.maxTurns !== undefined && this.usage.turns >= this.limits.maxTurns) return { ok: false, rule: 'limit:turns', reason: `the run has taken its ${this.limits.maxTurns} model turns` };
+    if (this.limits.maxTurns !== undefined && this.usage.turns >= this.limits.maxTurns)
+      return { ok: false, rule: 'limit:turns', reason: `the run has taken its ${this.limits.maxTurns} model turns` };
     return this.common(now);
   }
 
@@ -97,13 +125,29 @@ export class Budget {
     if (!common.ok) return common;
     const spent = this.committed();
     if (this.limits.maxToolCalls !== undefined && spent.toolCalls >= this.limits.maxToolCalls) {
-      return { ok: false, rule: 'limit:tool_calls', reason: `the run has made its ${this.limits.maxToolCalls} tool calls` };
+      return {
+        ok: false,
+        rule: 'limit:tool_calls',
+        reason: `the run has made its ${this.limits.maxToolCalls} tool calls`,
+      };
     }
     if (this.limits.maxCostMicros !== undefined && spent.costMicros + decl.cost_micros > this.limits.maxCostMicros) {
-      return { ok: false, rule: 'limit:cost', reason: `${decl.id} costs ${decl.cost_micros}; ${this.limits.maxCostMicros - spent.costMicros} micro-units remain` };
+      return {
+        ok: false,
+        rule: 'limit:cost',
+        reason: `${decl.id} costs ${decl.cost_micros}; ${this.limits.maxCostMicros - spent.costMicros} micro-units remain`,
+      };
     }
-    if (decl.concurrency?.class === 'independent' && this.limits.maxDelegationDepth !== undefined && this.delegationDepth + 1 > this.limits.maxDelegationDepth) {
-      return { ok: false, rule: 'limit:delegation_depth', reason: `delegating from depth ${this.delegationDepth} would exceed the limit of ${this.limits.maxDelegationDepth}` };
+    if (
+      decl.concurrency?.class === 'independent' &&
+      this.limits.maxDelegationDepth !== undefined &&
+      this.delegationDepth + 1 > this.limits.maxDelegationDepth
+    ) {
+      return {
+        ok: false,
+        rule: 'limit:delegation_depth',
+        reason: `delegating from depth ${this.delegationDepth} would exceed the limit of ${this.limits.maxDelegationDepth}`,
+      };
     }
     return OK;
   }
@@ -114,10 +158,16 @@ export class Budget {
     if (decl.egress) {
       const max = Math.min(decl.egress.max_bytes_per_run, this.limits.maxEgressBytesPerDestination ?? Infinity);
       const bytes = outboundBytes(outbound);
-      const carried = outbound.carriedBytes > 0 ? ` (${outbound.argumentBytes} in arguments, ${outbound.carriedBytes} carried)` : '';
+      const carried =
+        outbound.carriedBytes > 0 ? ` (${outbound.argumentBytes} in arguments, ${outbound.carriedBytes} carried)` : '';
       for (const d of outbound.destinations) {
         const sent = spent.egressBytes[d] ?? 0;
-        if (sent + bytes > max) return { ok: false, rule: `egress:${d}`, reason: `sending ${bytes} more bytes${carried} to ${d} would exceed its ${max}-byte limit for this run (${sent} sent)` };
+        if (sent + bytes > max)
+          return {
+            ok: false,
+            rule: `egress:${d}`,
+            reason: `sending ${bytes} more bytes${carried} to ${d} would exceed its ${max}-byte limit for this run (${sent} sent)`,
+          };
       }
     }
     if (payment) {

@@ -53,10 +53,13 @@ export interface Leaf {
 }
 
 export function leaves(value: unknown, pointer = ''): Leaf[] {
-  if (value === null || typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') return [{ pointer, value }];
+  if (value === null || typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean')
+    return [{ pointer, value }];
   if (Array.isArray(value)) return value.flatMap((v, i) => leaves(v, `${pointer}/${i}`));
   if (typeof value === 'object') {
-    return Object.entries(value as Record<string, unknown>).flatMap(([k, v]) => leaves(v, `${pointer}/${k.replace(/~/g, '~0').replace(/\//g, '~1')}`));
+    return Object.entries(value as Record<string, unknown>).flatMap(([k, v]) =>
+      leaves(v, `${pointer}/${k.replace(/~/g, '~0').replace(/\//g, '~1')}`),
+    );
   }
   return [];
 }
@@ -127,7 +130,8 @@ export class Provenance implements ProvenanceView {
   }
 
   private view(asOf: number): ProvenanceView {
-    const productionsOf = (value: string | number) => (this.index.get(normalize(value)) ?? []).filter((s) => s.seq < asOf);
+    const productionsOf = (value: string | number) =>
+      (this.index.get(normalize(value)) ?? []).filter((s) => s.seq < asOf);
     const contextLabel = (): Label => {
       const context = this.context.slice(0, asOf);
       return {
@@ -146,7 +150,10 @@ export class Provenance implements ProvenanceView {
         sources: [...new Set(prods.map((p) => p.source))].sort(),
         // A value the user wrote is the user's intent, whoever else also wrote it.
         trusted: trusted.length > 0,
-        sensitivity: trusted.length > 0 ? minSensitivity(trusted.map((p) => p.sensitivity)) : maxSensitivity(prods.map((p) => p.sensitivity)),
+        sensitivity:
+          trusted.length > 0
+            ? minSensitivity(trusted.map((p) => p.sensitivity))
+            : maxSensitivity(prods.map((p) => p.sensitivity)),
         synthesized: false,
       };
     };

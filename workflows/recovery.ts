@@ -21,7 +21,10 @@ import type { EscalationDecision, PendingEscalation } from './escalation';
 import type { JournalEntry } from './journal';
 import { StepError, StepErrorCode } from './step-error';
 
-type Failure = { kind: 'rejected' | 'failed_landed' | 'in_doubt' | 'unavailable' | 'output_unstored' | 'definition_changed'; message: string };
+type Failure = {
+  kind: 'rejected' | 'failed_landed' | 'in_doubt' | 'unavailable' | 'output_unstored' | 'definition_changed';
+  message: string;
+};
 
 // Every call sets its own id, summary, timeouts and retry policy.
 const tools = proxyActivities<ToolActivities>({ startToCloseTimeout: '30s' });
@@ -48,7 +51,10 @@ export function classify(err: unknown): Failure {
       }
     }
     if (cause instanceof TimeoutFailure) {
-      return { kind: 'in_doubt', message: `no answer within the activity's ${cause.timeoutType === 'HEARTBEAT' ? 'heartbeat' : 'start-to-close'} timeout (worker lost or tool hung)` };
+      return {
+        kind: 'in_doubt',
+        message: `no answer within the activity's ${cause.timeoutType === 'HEARTBEAT' ? 'heartbeat' : 'start-to-close'} timeout (worker lost or tool hung)`,
+      };
     }
     return { kind: 'in_doubt', message: cause?.message ?? err.message };
   }
@@ -111,14 +117,26 @@ function performOptions(input: RecoveryInput, scheduleCount: number): ActivityOp
 
 async function reconcile(input: RecoveryInput, round: number): Promise<Reconciliation> {
   const { decl, request } = input;
-  const req: ReconcileRequest = { toolId: request.toolId, principal: request.principal, ...(request.lease ? { lease: request.lease } : {}) };
+  const req: ReconcileRequest = {
+    toolId: request.toolId,
+    principal: request.principal,
+    ...(request.lease ? { lease: request.lease } : {}),
+  };
   try {
-    return await tools.reconcileTool.executeWithOptions({
-      activityId: reconcileActivityId(input.effectKey, round),
-      summary: `reconcile ${input.summary}`,
-      startToCloseTimeout: decl.timeouts.start_to_close,
-      retry: { maximumAttempts: 10, initialInterval: '1s', maximumInterval: '30s', nonRetryableErrorTypes: [FailureType.Unavailable] },
-    }, [req]);
+    return await tools.reconcileTool.executeWithOptions(
+      {
+        activityId: reconcileActivityId(input.effectKey, round),
+        summary: `reconcile ${input.summary}`,
+        startToCloseTimeout: decl.timeouts.start_to_close,
+        retry: {
+          maximumAttempts: 10,
+          initialInterval: '1s',
+          maximumInterval: '30s',
+          nonRetryableErrorTypes: [FailureType.Unavailable],
+        },
+      },
+      [req],
+    );
   } catch (err) {
     if (isCancellation(err)) throw err;
     return { status: 'unknown', reason: classify(err).message };
@@ -136,7 +154,9 @@ export async function performWithRecovery(input: RecoveryInput): Promise<unknown
     entry.attempts = ++schedules;
     let failure: Failure;
     try {
-      const result: PerformResult = await tools.performTool.executeWithOptions(performOptions(input, schedules - 1), [requestFor(input, schedules - 1)]);
+      const result: PerformResult = await tools.performTool.executeWithOptions(performOptions(input, schedules - 1), [
+        requestFor(input, schedules - 1),
+      ]);
       entry.outcome = 'ok';
       if (result.events) input.onEvents?.(result.events);
       return result.stored ? storedHandle(result.stored) : result.output;
@@ -161,19 +181,28 @@ export async function performWithRecovery(input: RecoveryInput): Promise<unknown
     }
     if (failure.kind === 'failed_landed') {
       entry.outcome = 'failed';
-      throw new StepError(StepErrorCode.Failed, `${request.toolId} failed after reaching its provider: ${failure.message}`);
+      throw new StepError(
+        StepErrorCode.Failed,
+        `${request.toolId} failed after reaching its provider: ${failure.message}`,
+      );
     }
     if (decl.recovery === 'retry') {
       // Temporal already retried as the policy allows; what remains is final.
       entry.recovery = schedules > 1 || failure.kind === 'in_doubt' ? 'retried' : entry.recovery;
       entry.outcome = failure.kind === 'in_doubt' ? 'in_doubt' : 'failed';
-      throw new StepError(failure.kind === 'in_doubt' && decl.safety !== 'read_only' ? StepErrorCode.InDoubt : StepErrorCode.Failed, `${request.toolId}: retries exhausted: ${failure.message}`);
+      throw new StepError(
+        failure.kind === 'in_doubt' && decl.safety !== 'read_only' ? StepErrorCode.InDoubt : StepErrorCode.Failed,
+        `${request.toolId}: retries exhausted: ${failure.message}`,
+      );
     }
     if (failure.kind === 'rejected') {
       // Nothing was sent: trying again cannot duplicate anything.
       if (++rejections >= maxAttempts(decl)) {
         entry.outcome = 'failed';
-        throw new StepError(StepErrorCode.Failed, `${request.toolId}: rejected ${rejections} times: ${failure.message}`);
+        throw new StepError(
+          StepErrorCode.Failed,
+          `${request.toolId}: rejected ${rejections} times: ${failure.message}`,
+        );
       }
       entry.recovery = 'retried';
       await sleep(backoffMs(decl, rejections));
@@ -192,7 +221,10 @@ export async function performWithRecovery(input: RecoveryInput): Promise<unknown
       if (answer.status === 'not_landed') {
         if (++resends >= maxAttempts(decl)) {
           entry.outcome = 'failed';
-          throw new StepError(StepErrorCode.Failed, `${request.toolId}: not landed after ${resends} sends: ${failure.message}`);
+          throw new StepError(
+            StepErrorCode.Failed,
+            `${request.toolId}: not landed after ${resends} sends: ${failure.message}`,
+          );
         }
         entry.recovery = 'reconciled_resent';
         continue;
@@ -207,12 +239,17 @@ export async function performWithRecovery(input: RecoveryInput): Promise<unknown
     if (decl.recovery === 'fail') {
       entry.recovery = 'in_doubt_failed';
       entry.outcome = 'in_doubt';
-      throw new StepError(StepErrorCode.InDoubt, `${request.toolId}: outcome unknown (${unknownReason}); recovery is "fail", so it is not resent`);
+      throw new StepError(
+        StepErrorCode.InDoubt,
+        `${request.toolId}: outcome unknown (${unknownReason}); recovery is "fail", so it is not resent`,
+      );
     }
 
     // escalate (declared, or reconcile that could not tell and declares an escalation).
     const deadlineMs = durationMs(decl.escalation?.deadline ?? '24h');
-    setCurrentDetails(`**Waiting for a person**: ${request.toolId} (effect ${input.effectKey.slice(0, 15)}…) is in doubt: ${unknownReason}`);
+    setCurrentDetails(
+      `**Waiting for a person**: ${request.toolId} (effect ${input.effectKey.slice(0, 15)}…) is in doubt: ${unknownReason}`,
+    );
     const decision = await input.escalator.await({
       effectKey: input.effectKey,
       toolId: request.toolId,
@@ -226,7 +263,10 @@ export async function performWithRecovery(input: RecoveryInput): Promise<unknown
     if (!decision) {
       entry.recovery = 'escalation_expired';
       entry.outcome = 'in_doubt';
-      throw new StepError(StepErrorCode.InDoubt, `${request.toolId}: nobody decided within ${decl.escalation?.deadline ?? '24h'}`);
+      throw new StepError(
+        StepErrorCode.InDoubt,
+        `${request.toolId}: nobody decided within ${decl.escalation?.deadline ?? '24h'}`,
+      );
     }
     if (decision.decision === 'landed') {
       entry.recovery = 'escalated_landed';
@@ -236,7 +276,10 @@ export async function performWithRecovery(input: RecoveryInput): Promise<unknown
     if (decision.decision === 'abort') {
       entry.recovery = 'escalated_abort';
       entry.outcome = 'aborted';
-      throw new StepError(StepErrorCode.Aborted, `${request.toolId}: aborted by ${decision.by ?? 'a person'}${decision.reason ? `: ${decision.reason}` : ''}`);
+      throw new StepError(
+        StepErrorCode.Aborted,
+        `${request.toolId}: aborted by ${decision.by ?? 'a person'}${decision.reason ? `: ${decision.reason}` : ''}`,
+      );
     }
     entry.recovery = 'escalated_retry';
   }

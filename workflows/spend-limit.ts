@@ -6,7 +6,11 @@ import type { Payment } from '../catalog/spend';
 export type SpentMinor = Record<string, Record<string, string>>;
 
 /** The lower of the manifest's limit and the run's, for this currency; undefined when the manifest sets none. */
-export function spendLimit(decl: ToolDecl, currency: string, runLimits: Record<string, number | string> | undefined): bigint | undefined {
+export function spendLimit(
+  decl: ToolDecl,
+  currency: string,
+  runLimits: Record<string, number | string> | undefined,
+): bigint | undefined {
   const declared = decl.spend?.max_minor_per_payee[currency];
   if (declared === undefined) return undefined;
   const worker = BigInt(declared);
@@ -19,13 +23,27 @@ export function spendLimit(decl: ToolDecl, currency: string, runLimits: Record<s
 
 export type SpendVerdict = { ok: true } | { ok: false; rule: 'spend'; reason: string };
 
-export function checkSpend(decl: ToolDecl, payment: Payment, spent: SpentMinor, runLimits: Record<string, number | string> | undefined): SpendVerdict {
+export function checkSpend(
+  decl: ToolDecl,
+  payment: Payment,
+  spent: SpentMinor,
+  runLimits: Record<string, number | string> | undefined,
+): SpendVerdict {
   const limit = spendLimit(decl, payment.currency, runLimits);
-  if (limit === undefined) return { ok: false, rule: 'spend', reason: `${decl.id} declares no spend limit for ${payment.currency}, so it may not pay in it` };
+  if (limit === undefined)
+    return {
+      ok: false,
+      rule: 'spend',
+      reason: `${decl.id} declares no spend limit for ${payment.currency}, so it may not pay in it`,
+    };
   const before = BigInt(spent[payment.currency]?.[payment.payee] ?? '0');
   const after = before + payment.minor;
   if (after > limit) {
-    return { ok: false, rule: 'spend', reason: `paying ${payment.minor} ${payment.currency} minor units to ${payment.payee} would bring this run's total for that payee to ${after}, over its limit of ${limit}` };
+    return {
+      ok: false,
+      rule: 'spend',
+      reason: `paying ${payment.minor} ${payment.currency} minor units to ${payment.payee} would bring this run's total for that payee to ${after}, over its limit of ${limit}`,
+    };
   }
   return { ok: true };
 }

@@ -1,6 +1,13 @@
 // Workflow-safe: the one door through which workflow code reaches a tool. A call passes, in order:
 // prepare → gate → approval → lease → perform (see workflows/call/).
-import { ActivityFailure, ApplicationFailure, condition, proxyActivities, setHandler, upsertMemo } from '@temporalio/workflow';
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  condition,
+  proxyActivities,
+  setHandler,
+  upsertMemo,
+} from '@temporalio/workflow';
 import type { AuthorizeActivities, AuthorizeRequest } from '../activities/authorize';
 import { CatalogErrorCode } from '../catalog/errors';
 import type { Manifest } from '../catalog/manifest';
@@ -11,7 +18,13 @@ import { gateCall, type Gate } from './call/gate';
 import { takeLease } from './call/lease';
 import { performCall, type Delegate } from './call/perform';
 import { prepareCall } from './call/prepare';
-import { DECISIONS, pendingEscalations, resolveEscalation, type EscalationDecision, type PendingEscalation } from './escalation';
+import {
+  DECISIONS,
+  pendingEscalations,
+  resolveEscalation,
+  type EscalationDecision,
+  type PendingEscalation,
+} from './escalation';
 import { journalQuery } from './journal-query';
 import type { JournalEntry } from './journal';
 import type { Escalator } from './recovery';
@@ -70,13 +83,18 @@ export class StepCtx {
     setHandler(pendingEscalations, () => []);
     let authority;
     try {
-      authority = await authorizeRun.executeWithOptions({ activityId: 'authorize', summary: `authorize ${request.principal}` }, [ask]);
+      authority = await authorizeRun.executeWithOptions(
+        { activityId: 'authorize', summary: `authorize ${request.principal}` },
+        [ask],
+      );
     } catch (err) {
       const cause = err instanceof ActivityFailure ? err.cause : undefined;
-      if (cause instanceof ApplicationFailure && cause.nonRetryable) throw ApplicationFailure.nonRetryable(cause.message, cause.type ?? undefined);
+      if (cause instanceof ApplicationFailure && cause.nonRetryable)
+        throw ApplicationFailure.nonRetryable(cause.message, cause.type ?? undefined);
       throw err;
     }
-    if (authority.withheld.grants.length || authority.withheld.capabilities.length) upsertMemo({ toolplaneWithheld: authority.withheld });
+    if (authority.withheld.grants.length || authority.withheld.capabilities.length)
+      upsertMemo({ toolplaneWithheld: authority.withheld });
     const step = new StepCtx({
       catalog: ToolCatalog.fromManifest(authority.manifest, authority.grants),
       principal: authority.principal,
@@ -100,9 +118,12 @@ export class StepCtx {
       {
         validator: (decision) => {
           const p = this.pending.get(decision.effectKey);
-          if (!p || p.decision) throw new Error(`no call is waiting for a decision under effect key ${decision.effectKey}`);
+          if (!p || p.decision)
+            throw new Error(`no call is waiting for a decision under effect key ${decision.effectKey}`);
           if (!DECISIONS[p.info.kind].includes(decision.decision)) {
-            throw new Error(`"${String(decision.decision)}" does not answer a ${p.info.kind} question; expected ${DECISIONS[p.info.kind].join(', ')}`);
+            throw new Error(
+              `"${String(decision.decision)}" does not answer a ${p.info.kind} question; expected ${DECISIONS[p.info.kind].join(', ')}`,
+            );
           }
         },
       },
@@ -115,7 +136,11 @@ export class StepCtx {
 
   /** The lease lifecycle, in the run's memo: visible in the Web UI and kept in history. */
   private recordLeases(): void {
-    upsertMemo({ toolplaneLeases: Object.fromEntries(this.journal.filter((e) => e.lease).map((e) => [e.lease!.id, e.lease!.states.join(' → ')])) });
+    upsertMemo({
+      toolplaneLeases: Object.fromEntries(
+        this.journal.filter((e) => e.lease).map((e) => [e.lease!.id, e.lease!.states.join(' → ')]),
+      ),
+    });
   }
 
   /** Ends every lease the run still holds. */
@@ -150,7 +175,14 @@ export class StepCtx {
 
   /** Refuses an unreachable tool, bad arguments or a gate's verdict before any activity exists. */
   async callTool(toolId: string, args: unknown, options: CallOptions = {}): Promise<unknown> {
-    const entry: JournalEntry = { position: options.position ?? this.position++, toolId, decision: 'allowed', attempts: 0, recovery: 'none', modelCallId: options.modelCallId };
+    const entry: JournalEntry = {
+      position: options.position ?? this.position++,
+      toolId,
+      decision: 'allowed',
+      attempts: 0,
+      recovery: 'none',
+      modelCallId: options.modelCallId,
+    };
     this.journal.push(entry);
     const call = prepareCall(entry, this.scope.catalog, toolId, args, options.answering);
     const gated = await gateCall(entry, call, options.gate);

@@ -25,7 +25,12 @@ type FieldCheck = { ok: true; exact: string | number } | { ok: false; reason: st
  * "The recipient must come from the CRM": satisfied strictly by provenance. Matching after
  * normalisation decides where the value came from; what is sent is the trusted source's own bytes.
  */
-function checkProtectedField(rule: Extract<ProtectedFieldDecl, { from_sources: string[] }>, pointer: string, value: string | number, prov: ProvenanceView): FieldCheck {
+function checkProtectedField(
+  rule: Extract<ProtectedFieldDecl, { from_sources: string[] }>,
+  pointer: string,
+  value: string | number,
+  prov: ProvenanceView,
+): FieldCheck {
   const prods = prov.productionsOf(value);
   const allowed = rule.from_sources;
   const refuse = (reason: string): FieldCheck => ({ ok: false, reason });
@@ -36,14 +41,25 @@ function checkProtectedField(rule: Extract<ProtectedFieldDecl, { from_sources: s
   // Another untrusted source offering the same value may be what made the model pick it, unless the
   // user wrote it or that source only echoed what the run itself sent it (a receipt).
   const userWrote = vouching.some((p) => p.trusted);
-  const foreign = [...new Set(prods.filter((p) => !p.trusted && !p.echo && !allowed.includes(p.source)).map((p) => p.source))];
-  if (foreign.length > 0 && !userWrote) return refuse(`${pointer} also came from ${foreign.join(', ')}, which the rule does not allow (allowed: ${allowed.join(', ')})`);
+  const foreign = [
+    ...new Set(prods.filter((p) => !p.trusted && !p.echo && !allowed.includes(p.source)).map((p) => p.source)),
+  ];
+  if (foreign.length > 0 && !userWrote)
+    return refuse(
+      `${pointer} also came from ${foreign.join(', ')}, which the rule does not allow (allowed: ${allowed.join(', ')})`,
+    );
   if (fromAllowed.length === 0) return refuse(`${pointer} was not produced by ${allowed.join(' or ')}`);
-  if (vouching.length === 0) return refuse(`${pointer} came from ${fromAllowed.map((p) => p.source).join(', ')}, but that call was steered by untrusted input`);
+  if (vouching.length === 0)
+    return refuse(
+      `${pointer} came from ${fromAllowed.map((p) => p.source).join(', ')}, but that call was steered by untrusted input`,
+    );
   if (typeof value === 'number') return { ok: true, exact: value };
   const exacts = [...new Set(vouching.map((p) => p.exact))];
   if (exacts.includes(value)) return { ok: true, exact: value };
-  if (exacts.length > 1) return refuse(`${pointer} matches ${exacts.length} different values from ${[...new Set(vouching.map((p) => p.source))].join(', ')} (${exacts.map((e) => JSON.stringify(e)).join(', ')}); refusing rather than picking one`);
+  if (exacts.length > 1)
+    return refuse(
+      `${pointer} matches ${exacts.length} different values from ${[...new Set(vouching.map((p) => p.source))].join(', ')} (${exacts.map((e) => JSON.stringify(e)).join(', ')}); refusing rather than picking one`,
+    );
   return { ok: true, exact: exacts[0]! };
 }
 
@@ -58,7 +74,12 @@ export function checkDataFlow(decl: ToolDecl, args: Record<string, unknown>, pro
     for (const rule of rules) {
       if (!('from_sources' in rule)) continue;
       for (const leaf of argLeaves.filter((l) => covers(rule.pointer, l.pointer))) {
-        if (leaf.value === null || typeof leaf.value === 'boolean') return { allow: false, rule: `protected_field:${rule.pointer}`, reason: `${leaf.pointer} is not a value any source produced` };
+        if (leaf.value === null || typeof leaf.value === 'boolean')
+          return {
+            allow: false,
+            rule: `protected_field:${rule.pointer}`,
+            reason: `${leaf.pointer} is not a value any source produced`,
+          };
         const field = checkProtectedField(rule, leaf.pointer, leaf.value, prov);
         if (!field.ok) return { allow: false, rule: `protected_field:${rule.pointer}`, reason: field.reason };
         if (field.exact !== leaf.value) {
@@ -73,8 +94,14 @@ export function checkDataFlow(decl: ToolDecl, args: Record<string, unknown>, pro
         if (ruleFor(leaf.pointer)) continue;
         const label = prov.labelOf(leaf.value);
         if (!label.trusted) {
-          const origin = label.synthesized ? `the model wrote it after reading ${label.sources.filter((s) => s !== 'user://prompt').join(', ')}` : `it came from ${label.sources.join(', ')}`;
-          return { allow: false, rule: `taint:${leaf.pointer || '/'}`, reason: `${leaf.pointer || 'the arguments'} is untrusted (${origin}) and no field rule admits it into a ${decl.safety} tool` };
+          const origin = label.synthesized
+            ? `the model wrote it after reading ${label.sources.filter((s) => s !== 'user://prompt').join(', ')}`
+            : `it came from ${label.sources.join(', ')}`;
+          return {
+            allow: false,
+            rule: `taint:${leaf.pointer || '/'}`,
+            reason: `${leaf.pointer || 'the arguments'} is untrusted (${origin}) and no field rule admits it into a ${decl.safety} tool`,
+          };
         }
       }
     }
@@ -99,6 +126,10 @@ export function checkDataFlow(decl: ToolDecl, args: Record<string, unknown>, pro
     }
     return { allow: true, args: out, redacted, ...(substitutions.length ? { substitutions } : {}) };
   } catch (err) {
-    return { allow: false, rule: 'gate_error', reason: `the data-flow check failed, so the call is refused: ${(err as Error).message}` };
+    return {
+      allow: false,
+      rule: 'gate_error',
+      reason: `the data-flow check failed, so the call is refused: ${(err as Error).message}`,
+    };
   }
 }

@@ -34,8 +34,20 @@ export interface ToolRunResult {
 
 export async function toolRun(input: ToolRunInput): Promise<ToolRunResult> {
   const step = patched(Patch.WorkerAuthority)
-    ? await StepCtx.open({ principal: input.principal, grants: input.grants, capabilities: input.capabilities, manifestDigest: input.manifestDigest, ungoverned: true })
-    : new StepCtx({ catalog: ToolCatalog.fromManifest(input.manifest!, input.grants ?? []), principal: input.principal, grants: input.grants ?? [], policy: ALLOW_ALL, capabilities: input.capabilities });
+    ? await StepCtx.open({
+        principal: input.principal,
+        grants: input.grants,
+        capabilities: input.capabilities,
+        manifestDigest: input.manifestDigest,
+        ungoverned: true,
+      })
+    : new StepCtx({
+        catalog: ToolCatalog.fromManifest(input.manifest!, input.grants ?? []),
+        principal: input.principal,
+        grants: input.grants ?? [],
+        policy: ALLOW_ALL,
+        capabilities: input.capabilities,
+      });
 
   const outputs: unknown[] = [];
   let status: ToolRunResult['status'] = 'completed';

@@ -28,7 +28,10 @@ async function acquire(manager: ExtensionManager, plugin: string): ReturnType<Ex
     return await manager.acquire(plugin);
   } catch (err) {
     if (err instanceof SourceDrift) throw ApplicationFailure.nonRetryable(err.message, FailureType.DefinitionChanged);
-    throw new ToolError(FailureType.Unavailable, `extension "${plugin}" could not start, so nothing was sent: ${(err as Error)?.message ?? String(err)}`);
+    throw new ToolError(
+      FailureType.Unavailable,
+      `extension "${plugin}" could not start, so nothing was sent: ${(err as Error)?.message ?? String(err)}`,
+    );
   }
 }
 

@@ -19,7 +19,10 @@ export interface McpConnection {
   close(): Promise<void>;
 }
 
-export async function connectMcp(server: McpServerDecl, opts: { name: string; stderr?: (line: string) => void }): Promise<McpConnection> {
+export async function connectMcp(
+  server: McpServerDecl,
+  opts: { name: string; stderr?: (line: string) => void },
+): Promise<McpConnection> {
   const client = new Client({ name: 'toolplane', version: '0.1.0' });
   const closers: (() => void)[] = [];
   if (server.kind === 'mcp_http') {
@@ -28,10 +31,22 @@ export async function connectMcp(server: McpServerDecl, opts: { name: string; st
     await client.connect(transport);
     return { client, onClose: (f) => closers.push(f), close: () => client.close() };
   }
-  const env = Object.fromEntries(Object.entries({ ...process.env, ...server.env }).filter((e): e is [string, string] => typeof e[1] === 'string'));
-  const transport = new StdioClientTransport({ command: server.command, args: server.args, env, cwd: server.cwd, stderr: 'pipe', maxBufferSize: MAX_STDIO_MESSAGE_BYTES });
+  const env = Object.fromEntries(
+    Object.entries({ ...process.env, ...server.env }).filter((e): e is [string, string] => typeof e[1] === 'string'),
+  );
+  const transport = new StdioClientTransport({
+    command: server.command,
+    args: server.args,
+    env,
+    cwd: server.cwd,
+    stderr: 'pipe',
+    maxBufferSize: MAX_STDIO_MESSAGE_BYTES,
+  });
   const stderr = transport.stderr;
-  if (stderr) readline.createInterface({ input: stderr as unknown as NodeJS.ReadableStream }).on('line', (line) => (opts.stderr ?? ((l) => process.stderr.write(`[${opts.name}] ${l}\n`)))(line));
+  if (stderr)
+    readline
+      .createInterface({ input: stderr as unknown as NodeJS.ReadableStream })
+      .on('line', (line) => (opts.stderr ?? ((l) => process.stderr.write(`[${opts.name}] ${l}\n`)))(line));
   transport.onclose = () => closers.forEach((f) => f());
   await client.connect(transport);
   return { client, pid: transport.pid ?? undefined, onClose: (f) => closers.push(f), close: () => client.close() };

@@ -32,13 +32,23 @@ export const IDEMPOTENCY_META = 'toolplane/idempotencyKey';
 type Listed = Awaited<ReturnType<Client['listTools']>>['tools'];
 
 /** Declared tools whose served definition differs (or is missing), and served tools nobody declared. */
-export function compareListing(listed: Listed, decls: ToolDecl[]): { drift: SourceDriftProblem[]; undeclared: string[] } {
+export function compareListing(
+  listed: Listed,
+  decls: ToolDecl[],
+): { drift: SourceDriftProblem[]; undeclared: string[] } {
   const byName = new Map(listed.map((t) => [t.name, t]));
   const drift: SourceDriftProblem[] = [];
   for (const decl of decls) {
     const declared = definitionDigest(declaredDefinition(decl));
     const served = byName.get(nameOf(decl.id));
-    const servedDigest = served ? definitionDigest({ name: served.name, description: served.description, inputSchema: served.inputSchema, annotations: served.annotations }) : undefined;
+    const servedDigest = served
+      ? definitionDigest({
+          name: served.name,
+          description: served.description,
+          inputSchema: served.inputSchema,
+          annotations: served.annotations,
+        })
+      : undefined;
     if (servedDigest !== declared) drift.push({ toolId: decl.id, declared, served: servedDigest });
   }
   const declaredNames = new Set(decls.map((d) => nameOf(d.id)));
@@ -61,7 +71,10 @@ export function mcpOutput(res: Record<string, unknown>): unknown {
 }
 
 function textOf(res: Record<string, unknown>): string {
-  return ((res.content ?? []) as { type: string; text?: string }[]).filter((b) => b.type === 'text').map((b) => b.text).join(' ');
+  return ((res.content ?? []) as { type: string; text?: string }[])
+    .filter((b) => b.type === 'text')
+    .map((b) => b.text)
+    .join(' ');
 }
 
 /** Checks the listing, then calls the tool; how it failed decides whether it may have landed. */
@@ -72,7 +85,11 @@ export async function invokeMcpTool(client: Client, decl: ToolDecl, ctx: Ctx, in
   let res: Awaited<ReturnType<Client['callTool']>>;
   try {
     res = await client.callTool(
-      { name: nameOf(decl.id), arguments: input as Record<string, unknown>, _meta: { [IDEMPOTENCY_META]: ctx.idempotencyKey, 'toolplane/effectKey': ctx.effectKey } },
+      {
+        name: nameOf(decl.id),
+        arguments: input as Record<string, unknown>,
+        _meta: { [IDEMPOTENCY_META]: ctx.idempotencyKey, 'toolplane/effectKey': ctx.effectKey },
+      },
       undefined,
       { signal: ctx.signal, timeout: ctx.deadline ? Math.max(1, ctx.deadline - Date.now()) : undefined },
     );
@@ -87,11 +104,17 @@ export async function reconcileMcpTool(client: Client, reconcileTool: string, ke
   const res = await client.callTool({ name: reconcileTool, arguments: { idempotency_key: key } });
   if (res.isError) return { status: 'unknown', reason: textOf(res) };
   const answer = mcpOutput(res) as Reconciliation;
-  return answer.status === 'landed' || answer.status === 'not_landed' ? answer : { status: 'unknown', reason: `unexpected answer ${JSON.stringify(answer)}` };
+  return answer.status === 'landed' || answer.status === 'not_landed'
+    ? answer
+    : { status: 'unknown', reason: `unexpected answer ${JSON.stringify(answer)}` };
 }
 
 /** A declared MCP tool; each call connects and closes in `finally`. */
-export function createMcpTool(decl: ToolDecl, server: Extract<McpServerDecl, { kind: 'mcp_stdio' | 'mcp_http' }>, log?: (line: string) => void): Tool {
+export function createMcpTool(
+  decl: ToolDecl,
+  server: Extract<McpServerDecl, { kind: 'mcp_stdio' | 'mcp_http' }>,
+  log?: (line: string) => void,
+): Tool {
   const name = serverOf(decl.id);
   const open = async () => {
     try {
@@ -127,12 +150,17 @@ export function createMcpTool(decl: ToolDecl, server: Extract<McpServerDecl, { k
 }
 
 function mcpServers(manifest: Manifest) {
-  return Object.entries(manifest.servers).filter((e): e is [string, Extract<McpServerDecl, { kind: 'mcp_stdio' | 'mcp_http' }>] => e[1].kind === 'mcp_stdio' || e[1].kind === 'mcp_http');
+  return Object.entries(manifest.servers).filter(
+    (e): e is [string, Extract<McpServerDecl, { kind: 'mcp_stdio' | 'mcp_http' }>] =>
+      e[1].kind === 'mcp_stdio' || e[1].kind === 'mcp_http',
+  );
 }
 
 export function createMcpTools(manifest: Manifest, log?: (line: string) => void): Tool[] {
   const servers = new Map(mcpServers(manifest));
-  return manifest.tools.filter((t) => servers.has(serverOf(t.id))).map((t) => createMcpTool(t, servers.get(serverOf(t.id))!, log));
+  return manifest.tools
+    .filter((t) => servers.has(serverOf(t.id)))
+    .map((t) => createMcpTool(t, servers.get(serverOf(t.id))!, log));
 }
 
 /** At worker start: every declared MCP tool must be served exactly as declared. */
@@ -142,7 +170,8 @@ export async function verifyMcpServers(manifest: Manifest, log: (line: string) =
     const conn = await connectMcp(server, { name: `mcp:${name}`, stderr: (l) => log(`[mcp:${name}] ${l}`) });
     try {
       const { drift, undeclared } = compareListing((await conn.client.listTools()).tools, decls);
-      if (undeclared.length) log(`[mcp:${name}] serves ${undeclared.join(', ')}, which the manifest does not declare: unreachable`);
+      if (undeclared.length)
+        log(`[mcp:${name}] serves ${undeclared.join(', ')}, which the manifest does not declare: unreachable`);
       if (drift.length) throw new SourceDrift(name, drift);
     } finally {
       await conn.close();

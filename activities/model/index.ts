@@ -19,12 +19,19 @@ async function expandMessages(messages: ChatMessage[], blobs: BlobStore, workflo
     messages.map(async (m): Promise<ChatMessage> => {
       if (m.role !== 'tool' || !m.stored) return m;
       const { stored, ...plain } = m;
-      if (!scopeReadableBy(stored.scope, workflowId)) return { ...plain, content: JSON.stringify({ error: 'StoredOutputUnavailable', reason: 'the output was stored by another run' }) };
+      if (!scopeReadableBy(stored.scope, workflowId))
+        return {
+          ...plain,
+          content: JSON.stringify({ error: 'StoredOutputUnavailable', reason: 'the output was stored by another run' }),
+        };
       try {
         return { ...plain, content: (await blobs.get(stored.ref, stored.scope)).toString('utf8') };
       } catch (err) {
         if (!(err instanceof BlobNotFound)) throw err;
-        return { ...plain, content: JSON.stringify({ error: 'StoredOutputUnavailable', reason: err.message, preview: stored.preview }) };
+        return {
+          ...plain,
+          content: JSON.stringify({ error: 'StoredOutputUnavailable', reason: err.message, preview: stored.preview }),
+        };
       }
     }),
   );
@@ -48,18 +55,32 @@ export function createModelActivities(deps: ModelActivityDeps = {}) {
         throw err;
       }
       const info = Context.current().info;
-      const req = { ...turn, messages: await expandMessages(turn.messages, blobs, info.workflowExecution?.workflowId ?? '') };
+      const req = {
+        ...turn,
+        messages: await expandMessages(turn.messages, blobs, info.workflowExecution?.workflowId ?? ''),
+      };
       const name = resolved.model;
       const provider = resolved.decl.provider === 'scripted' ? 'toolplane.scripted' : 'openai';
       return trace.getTracer('toolplane').startActiveSpan(
         `chat ${name}`,
-        { kind: SpanKind.CLIENT, attributes: { 'gen_ai.operation.name': 'chat', 'gen_ai.provider.name': provider, 'gen_ai.request.model': name } },
+        {
+          kind: SpanKind.CLIENT,
+          attributes: {
+            'gen_ai.operation.name': 'chat',
+            'gen_ai.provider.name': provider,
+            'gen_ai.request.model': name,
+          },
+        },
         async (span) => {
           try {
             const result =
               resolved.decl.provider === 'scripted'
                 ? scriptedTurn((turn.model.script ?? []) as ScriptTurn[], req)
-                : await openaiTurn({ decl: resolved.decl, model: resolved.model, temperature: turn.model.temperature }, req, Context.current().cancellationSignal);
+                : await openaiTurn(
+                    { decl: resolved.decl, model: resolved.model, temperature: turn.model.temperature },
+                    req,
+                    Context.current().cancellationSignal,
+                  );
             span.setAttributes({
               'gen_ai.usage.input_tokens': result.usage.inputTokens,
               'gen_ai.usage.output_tokens': result.usage.outputTokens,

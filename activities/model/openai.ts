@@ -16,7 +16,15 @@ function toWire(m: ChatMessage): Record<string, unknown> {
     return {
       role: 'assistant',
       content: m.content || null,
-      ...(m.toolCalls?.length ? { tool_calls: m.toolCalls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } })) } : {}),
+      ...(m.toolCalls?.length
+        ? {
+            tool_calls: m.toolCalls.map((c) => ({
+              id: c.id,
+              type: 'function',
+              function: { name: c.name, arguments: c.arguments },
+            })),
+          }
+        : {}),
     };
   }
   return { role: m.role, content: m.content };
@@ -24,18 +32,31 @@ function toWire(m: ChatMessage): Record<string, unknown> {
 
 interface WireResponse {
   model?: string;
-  choices?: { message?: { content?: string | null; tool_calls?: { id: string; function: { name: string; arguments: string } }[] } }[];
+  choices?: {
+    message?: { content?: string | null; tool_calls?: { id: string; function: { name: string; arguments: string } }[] };
+  }[];
   usage?: { prompt_tokens?: number; completion_tokens?: number };
 }
 
-export async function openaiTurn(choice: OpenAITarget, req: ModelTurnRequest, signal?: AbortSignal): Promise<ModelTurnResult> {
+export async function openaiTurn(
+  choice: OpenAITarget,
+  req: ModelTurnRequest,
+  signal?: AbortSignal,
+): Promise<ModelTurnResult> {
   const base = choice.decl.base_url.replace(/\/$/, '');
   const keyVar = choice.decl.api_key_env;
   const key = keyVar ? process.env[keyVar] : undefined;
   const body = {
     model: choice.model,
     messages: req.messages.map(toWire),
-    ...(req.tools.length ? { tools: req.tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.inputSchema } })) } : {}),
+    ...(req.tools.length
+      ? {
+          tools: req.tools.map((t) => ({
+            type: 'function',
+            function: { name: t.name, description: t.description, parameters: t.inputSchema },
+          })),
+        }
+      : {}),
     ...(choice.temperature !== undefined ? { temperature: choice.temperature } : {}),
   };
   let res: Response;
@@ -49,8 +70,16 @@ export async function openaiTurn(choice: OpenAITarget, req: ModelTurnRequest, si
   } catch (err) {
     throw ApplicationFailure.retryable(`cannot reach ${base}: ${(err as Error).message}`, 'ModelUnavailable');
   }
-  if (res.status === 401 || res.status === 403) throw ApplicationFailure.nonRetryable(`${base} refused the credentials in $${keyVar ?? '(none)'} (${res.status})`, 'ModelAuth');
-  if (res.status === 400 || res.status === 404 || res.status === 422) throw ApplicationFailure.nonRetryable(`${base} rejected the request (${res.status}): ${(await res.text()).slice(0, 500)}`, 'ModelRequestInvalid');
+  if (res.status === 401 || res.status === 403)
+    throw ApplicationFailure.nonRetryable(
+      `${base} refused the credentials in $${keyVar ?? '(none)'} (${res.status})`,
+      'ModelAuth',
+    );
+  if (res.status === 400 || res.status === 404 || res.status === 422)
+    throw ApplicationFailure.nonRetryable(
+      `${base} rejected the request (${res.status}): ${(await res.text()).slice(0, 500)}`,
+      'ModelRequestInvalid',
+    );
   if (!res.ok) throw ApplicationFailure.retryable(`${base} answered ${res.status}`, 'ModelUnavailable');
   const json = (await res.json()) as WireResponse;
   const msg = json.choices?.[0]?.message;
@@ -59,7 +88,15 @@ export async function openaiTurn(choice: OpenAITarget, req: ModelTurnRequest, si
     message: {
       role: 'assistant',
       content: msg.content ?? '',
-      ...(msg.tool_calls?.length ? { toolCalls: msg.tool_calls.map((c) => ({ id: c.id, name: c.function.name, arguments: c.function.arguments })) } : {}),
+      ...(msg.tool_calls?.length
+        ? {
+            toolCalls: msg.tool_calls.map((c) => ({
+              id: c.id,
+              name: c.function.name,
+              arguments: c.function.arguments,
+            })),
+          }
+        : {}),
     },
     usage: { inputTokens: json.usage?.prompt_tokens ?? 0, outputTokens: json.usage?.completion_tokens ?? 0 },
     responseModel: json.model,

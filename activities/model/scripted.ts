@@ -10,12 +10,23 @@ export function scriptedTurn(script: ScriptTurn[], req: ModelTurnRequest): Model
   const turn = req.messages.filter((m) => m.role === 'assistant').length;
   const step = script[turn];
   const inputTokens = approxTokens(JSON.stringify(req.messages)) + approxTokens(JSON.stringify(req.tools));
-  if (!step) return { message: { role: 'assistant', content: '(the script has no more turns)' }, usage: { inputTokens, outputTokens: 8 } };
-  if ('final' in step) return { message: { role: 'assistant', content: step.final }, usage: { inputTokens, outputTokens: approxTokens(step.final) } };
+  if (!step)
+    return {
+      message: { role: 'assistant', content: '(the script has no more turns)' },
+      usage: { inputTokens, outputTokens: 8 },
+    };
+  if ('final' in step)
+    return {
+      message: { role: 'assistant', content: step.final },
+      usage: { inputTokens, outputTokens: approxTokens(step.final) },
+    };
   const toolCalls = step.tool_calls.map((c, i) => ({
     id: c.id ?? `call_${turn}_${i}`,
     name: c.name,
     arguments: typeof c.arguments === 'string' ? c.arguments : JSON.stringify(c.arguments),
   }));
-  return { message: { role: 'assistant', content: '', toolCalls }, usage: { inputTokens, outputTokens: approxTokens(JSON.stringify(toolCalls)) } };
+  return {
+    message: { role: 'assistant', content: '', toolCalls },
+    usage: { inputTokens, outputTokens: approxTokens(JSON.stringify(toolCalls)) },
+  };
 }

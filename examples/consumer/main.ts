@@ -16,7 +16,9 @@ async function main(): Promise<void> {
   });
   const client = new Client({ connection: await Connection.connect({ address }) });
   const workflowId = `consumer-${Date.now()}`;
-  const result = await worker.runUntil(client.workflow.execute('saveTwoNotes', { taskQueue: 'consumer', workflowId, args: ['user:team'] }));
+  const result = await worker.runUntil(
+    client.workflow.execute('saveTwoNotes', { taskQueue: 'consumer', workflowId, args: ['user:team'] }),
+  );
   const journal = await readJournal(client, workflowId);
   console.log(JSON.stringify({ workflowId, result, saved: [...saved.values()], effects: journal.effects.length }));
 }

@@ -8,7 +8,12 @@ export const saveNote: Tool = {
   def: () => ({
     id: 'tool://notes/save',
     description: 'Save a note.',
-    inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'], additionalProperties: false },
+    inputSchema: {
+      type: 'object',
+      properties: { text: { type: 'string' } },
+      required: ['text'],
+      additionalProperties: false,
+    },
     safety: 'idempotent',
   }),
   async call(ctx, input) {

@@ -14,25 +14,45 @@ export const LEDGER_TOOLS = [
   {
     name: 'list_entries',
     description: "List an account's ledger entries.",
-    inputSchema: { type: 'object' as const, properties: { account: { type: 'string' } }, required: ['account'], additionalProperties: false },
+    inputSchema: {
+      type: 'object' as const,
+      properties: { account: { type: 'string' } },
+      required: ['account'],
+      additionalProperties: false,
+    },
     annotations: { readOnlyHint: true },
   },
   {
     name: 'reconcile',
     description: 'Whether the call with this idempotency key landed.',
-    inputSchema: { type: 'object' as const, properties: { idempotency_key: { type: 'string' } }, required: ['idempotency_key'], additionalProperties: false },
+    inputSchema: {
+      type: 'object' as const,
+      properties: { idempotency_key: { type: 'string' } },
+      required: ['idempotency_key'],
+      additionalProperties: false,
+    },
     annotations: { readOnlyHint: true },
   },
   {
     name: 'big_report',
     description: 'A large text report.',
-    inputSchema: { type: 'object' as const, properties: { size_mb: { type: 'number' } }, required: ['size_mb'], additionalProperties: false },
+    inputSchema: {
+      type: 'object' as const,
+      properties: { size_mb: { type: 'number' } },
+      required: ['size_mb'],
+      additionalProperties: false,
+    },
     annotations: { readOnlyHint: true },
   },
   {
     name: 'chart',
     description: "A chart of an account's balance.",
-    inputSchema: { type: 'object' as const, properties: { account: { type: 'string' } }, required: ['account'], additionalProperties: false },
+    inputSchema: {
+      type: 'object' as const,
+      properties: { account: { type: 'string' } },
+      required: ['account'],
+      additionalProperties: false,
+    },
     annotations: { readOnlyHint: true },
   },
   {

@@ -26,7 +26,9 @@ export class KeyedLog<T extends Keyed> {
 
   /** Calls that arrived again under a key already recorded. */
   repeats(): number {
-    return fs.existsSync(this.repeatsFile) ? fs.readFileSync(this.repeatsFile, 'utf8').split('\n').filter(Boolean).length : 0;
+    return fs.existsSync(this.repeatsFile)
+      ? fs.readFileSync(this.repeatsFile, 'utf8').split('\n').filter(Boolean).length
+      : 0;
   }
 
   all(): (T & { id: string; at: string })[] {
@@ -49,7 +51,10 @@ export class KeyedLog<T extends Keyed> {
       const existing = records.find((r) => r.idempotencyKey === value.idempotencyKey);
       if (existing) {
         // A provider that honours keys absorbs a resend; the chaos campaign counts them.
-        fs.appendFileSync(this.repeatsFile, JSON.stringify({ idempotencyKey: value.idempotencyKey, at: new Date().toISOString() }) + '\n');
+        fs.appendFileSync(
+          this.repeatsFile,
+          JSON.stringify({ idempotencyKey: value.idempotencyKey, at: new Date().toISOString() }) + '\n',
+        );
         return { record: existing, duplicate: true };
       }
       const record = { ...value, id: `${this.name}_${records.length + 1}`, at: new Date().toISOString() };

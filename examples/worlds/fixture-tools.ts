@@ -23,11 +23,21 @@ export function effectsStore(dir = defaultStoreDir()): KeyedLog<Effect> {
   return new KeyedLog<Effect>(dir, 'effects');
 }
 
-export function fixtureTools(manifestFile: string, reads: Record<string, Handler>, dir = defaultStoreDir(), carried: Record<string, CarriedResolver> = {}): Tool[] {
+export function fixtureTools(
+  manifestFile: string,
+  reads: Record<string, Handler>,
+  dir = defaultStoreDir(),
+  carried: Record<string, CarriedResolver> = {},
+): Tool[] {
   const { manifest } = loadManifest(manifestFile);
   const store = effectsStore(dir);
   return manifest.tools.map((decl): Tool => {
-    const def = () => ({ id: decl.id, description: decl.description, inputSchema: decl.input_schema, safety: decl.safety });
+    const def = () => ({
+      id: decl.id,
+      description: decl.description,
+      inputSchema: decl.input_schema,
+      safety: decl.safety,
+    });
     if (decl.safety === 'read_only') {
       const handler = reads[decl.id];
       if (!handler) throw new Error(`${path.basename(manifestFile)}: no fixture for ${decl.id}`);
@@ -47,13 +57,19 @@ export function fixtureTools(manifestFile: string, reads: Record<string, Handler
       def,
       ...(resolver ? { carried: async (_ctx, input) => resolver(input as Record<string, unknown>) } : {}),
       async call(ctx, input) {
-        const { record } = await store.record({ idempotencyKey: ctx.idempotencyKey, tool: decl.id, args: input as Record<string, unknown> });
+        const { record } = await store.record({
+          idempotencyKey: ctx.idempotencyKey,
+          tool: decl.id,
+          args: input as Record<string, unknown>,
+        });
         // A receipt, as real providers give: it repeats what was sent.
         return { ok: true, id: record.id, receipt: record.args };
       },
       async reconcile(_ctx, key) {
         const found = store.byKey(key);
-        return found ? { status: 'landed', output: { ok: true, id: found.id, receipt: found.args } } : { status: 'not_landed' };
+        return found
+          ? { status: 'landed', output: { ok: true, id: found.id, receipt: found.args } }
+          : { status: 'not_landed' };
       },
     };
   });

@@ -20,7 +20,9 @@ describe('ToolCatalog and ToolCall.prepare', () => {
 
   it('derives the reach from the manifest and the exact grants', () => {
     expect(catalog.grantedIds().sort()).toEqual(['tool://crm/lookup_customer', 'tool://payments/refund']);
-    expect(catalog.granted('tool://payments/refund')!.decl).toBe(manifest.tools.find((t) => t.id === 'tool://payments/refund'));
+    expect(catalog.granted('tool://payments/refund')!.decl).toBe(
+      manifest.tools.find((t) => t.id === 'tool://payments/refund'),
+    );
   });
 
   it('grants name exact identities: a prefix or a pattern grants nothing', () => {
@@ -29,9 +31,18 @@ describe('ToolCatalog and ToolCall.prepare', () => {
   });
 
   it('offers the model only what the policy allows', () => {
-    expect(catalog.offered({ allow: '*' }).map((o) => o.toolId).sort()).toEqual(['tool://crm/lookup_customer', 'tool://payments/refund']);
-    expect(catalog.offered({ allow: '*', deny: ['tool://payments/refund'] }).map((o) => o.toolId)).toEqual(['tool://crm/lookup_customer']);
-    expect(catalog.offered({ allow: ['tool://crm/lookup_customer', 'tool://mail/send_email'] }).map((o) => o.name)).toEqual(['crm__lookup_customer']);
+    expect(
+      catalog
+        .offered({ allow: '*' })
+        .map((o) => o.toolId)
+        .sort(),
+    ).toEqual(['tool://crm/lookup_customer', 'tool://payments/refund']);
+    expect(catalog.offered({ allow: '*', deny: ['tool://payments/refund'] }).map((o) => o.toolId)).toEqual([
+      'tool://crm/lookup_customer',
+    ]);
+    expect(
+      catalog.offered({ allow: ['tool://crm/lookup_customer', 'tool://mail/send_email'] }).map((o) => o.name),
+    ).toEqual(['crm__lookup_customer']);
   });
 
   it('refuses an undeclared tool as Unreachable, not as an unknown tool', () => {
@@ -42,13 +53,22 @@ describe('ToolCatalog and ToolCall.prepare', () => {
   });
 
   it('refuses a declared but ungranted tool as Unreachable', () => {
-    const err = refusal(() => ToolCall.prepare(catalog, 'tool://mail/send_email', { to: 'a', subject: 'b', body: 'c' }));
+    const err = refusal(() =>
+      ToolCall.prepare(catalog, 'tool://mail/send_email', { to: 'a', subject: 'b', body: 'c' }),
+    );
     expect(err.code).toBe('Unreachable');
     expect(err.data).toMatchObject({ reason: 'ungranted' });
   });
 
   it('refuses arguments that fail the schema and names every failing path', () => {
-    const err = refusal(() => ToolCall.prepare(catalog, 'tool://payments/refund', { account_id: 7, amount_cents: 0, currency: 'BTC', extra: true })) as InvalidArguments;
+    const err = refusal(() =>
+      ToolCall.prepare(catalog, 'tool://payments/refund', {
+        account_id: 7,
+        amount_cents: 0,
+        currency: 'BTC',
+        extra: true,
+      }),
+    ) as InvalidArguments;
     expect(err.code).toBe('InvalidArguments');
     const pointers = err.data!.problems.map((p) => p.pointer).sort();
     expect(pointers).toEqual(['/account_id', '/amount_cents', '/currency', '/extra']);
@@ -61,7 +81,11 @@ describe('ToolCatalog and ToolCall.prepare', () => {
   });
 
   it('prepares a call that passes, carrying the manifest declaration and digest', () => {
-    const call = ToolCall.prepare(catalog, 'tool://payments/refund', { account_id: 'acct_alice_001', amount_cents: 100, currency: 'EUR' });
+    const call = ToolCall.prepare(catalog, 'tool://payments/refund', {
+      account_id: 'acct_alice_001',
+      amount_cents: 100,
+      currency: 'EUR',
+    });
     expect(call.decl.safety).toBe('mutating');
     expect(call.decl.recovery).toBe('reconcile');
     expect(call.digest).toMatch(/^sha256:[0-9a-f]{64}$/);

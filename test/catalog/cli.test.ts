@@ -11,12 +11,16 @@ async function run(...args: string[]): Promise<string[]> {
 
 describe('client.ts manifest', () => {
   it('check validates the example and prints its counts', async () => {
-    expect(await run('manifest', 'check', EXAMPLE_MANIFEST)).toEqual([expect.stringMatching(/ok, 5 tools, 4 servers, 0 warnings$/)]);
+    expect(await run('manifest', 'check', EXAMPLE_MANIFEST)).toEqual([
+      expect.stringMatching(/ok, 5 tools, 4 servers, 0 warnings$/),
+    ]);
   });
 
   it('digest prints the committed digests', async () => {
     const [json] = await run('manifest', 'digest', EXAMPLE_MANIFEST, '--json');
-    const snapshot = JSON.parse(fs.readFileSync(path.resolve(__dirname, '..', 'fixtures', 'example-digests.json'), 'utf8'));
+    const snapshot = JSON.parse(
+      fs.readFileSync(path.resolve(__dirname, '..', 'fixtures', 'example-digests.json'), 'utf8'),
+    );
     expect(JSON.parse(json!)).toEqual(snapshot);
   });
 
@@ -24,7 +28,13 @@ describe('client.ts manifest', () => {
     const errors: string[] = [];
     const spy = jest.spyOn(console, 'error').mockImplementation((m: string) => void errors.push(m));
     try {
-      const code = await main(['node', 'client.ts', 'manifest', 'check', path.resolve(__dirname, '..', 'fixtures', 'bad-manifests', '08-mutating-blind-retry.yaml')]);
+      const code = await main([
+        'node',
+        'client.ts',
+        'manifest',
+        'check',
+        path.resolve(__dirname, '..', 'fixtures', 'bad-manifests', '08-mutating-blind-retry.yaml'),
+      ]);
       expect(code).toBe(2);
       expect(errors.join('\n')).toMatch(/08-mutating-blind-retry\.yaml:10 at tools\[0\]\.recovery/);
     } finally {

@@ -36,7 +36,12 @@ const toolArb = fc
       description,
       input_schema: {
         type: 'object',
-        properties: Object.fromEntries(params.map((p) => [p.name, { type: 'object', properties: { inner: { type: 'string', description: p.description, enum: p.enum } } }])),
+        properties: Object.fromEntries(
+          params.map((p) => [
+            p.name,
+            { type: 'object', properties: { inner: { type: 'string', description: p.description, enum: p.enum } } },
+          ]),
+        ),
       },
       annotations: { readOnlyHint: hint },
       safety,
@@ -47,8 +52,13 @@ const toolArb = fc
 describe('digests', () => {
   it('match the committed snapshot for the example manifest', () => {
     const m = exampleManifest();
-    const snapshot = JSON.parse(fs.readFileSync(path.resolve(__dirname, '..', 'fixtures', 'example-digests.json'), 'utf8'));
-    expect({ manifest: manifestDigest(m), tools: Object.fromEntries(m.tools.map((t) => [t.id, toolDigest(t)])) }).toEqual(snapshot);
+    const snapshot = JSON.parse(
+      fs.readFileSync(path.resolve(__dirname, '..', 'fixtures', 'example-digests.json'), 'utf8'),
+    );
+    expect({
+      manifest: manifestDigest(m),
+      tools: Object.fromEntries(m.tools.map((t) => [t.id, toolDigest(t)])),
+    }).toEqual(snapshot);
   });
 
   it('do not change when keys are reordered, at any depth', () => {
@@ -66,7 +76,10 @@ describe('digests', () => {
     fc.assert(
       fc.property(toolArb, fc.string({ minLength: 1, maxLength: 10 }), (decl, extra) => {
         const changed = structuredClone(decl);
-        const props = changed.input_schema.properties as Record<string, { properties: { inner: { description: string } } }>;
+        const props = changed.input_schema.properties as Record<
+          string,
+          { properties: { inner: { description: string } } }
+        >;
         const first = Object.values(props)[0]!;
         first.properties.inner.description += extra;
         expect(toolDigest(changed)).not.toBe(toolDigest(decl));
@@ -79,7 +92,9 @@ describe('digests', () => {
     fc.assert(
       fc.property(toolArb, fc.string({ minLength: 1, maxLength: 8 }), (decl, value) => {
         const changed = structuredClone(decl);
-        const inner = (Object.values(changed.input_schema.properties as object)[0] as { properties: { inner: { enum: string[] } } }).properties.inner;
+        const inner = (
+          Object.values(changed.input_schema.properties as object)[0] as { properties: { inner: { enum: string[] } } }
+        ).properties.inner;
         fc.pre(!inner.enum.includes(value));
         inner.enum[inner.enum.length - 1] = value;
         expect(toolDigest(changed)).not.toBe(toolDigest(decl));

@@ -24,7 +24,10 @@ describe('drift between implementations and the manifest', () => {
   });
 
   it('names a changed input schema', () => {
-    const schema = { ...lookupCustomer.def().inputSchema, properties: { email: { type: 'string', description: 'Any address.' } } };
+    const schema = {
+      ...lookupCustomer.def().inputSchema,
+      properties: { email: { type: 'string', description: 'Any address.' } },
+    };
     expect(driftOf([...others, variant(lookupCustomer, { inputSchema: schema })])).toEqual([
       expect.objectContaining({ toolId: 'tool://crm/lookup_customer', field: 'input_schema' }),
     ]);
@@ -40,13 +43,22 @@ describe('drift between implementations and the manifest', () => {
     const refund = createTools().find((t) => t.def().id === 'tool://payments/refund')!;
     const rest = createTools().filter((t) => t.def().id !== 'tool://payments/refund');
     expect(driftOf([...rest, variant(refund, { safety: 'read_only' })])).toEqual([
-      expect.objectContaining({ toolId: 'tool://payments/refund', field: expect.stringContaining('safety'), declared: 'mutating', implemented: 'read_only' }),
+      expect.objectContaining({
+        toolId: 'tool://payments/refund',
+        field: expect.stringContaining('safety'),
+        declared: 'mutating',
+        implemented: 'read_only',
+      }),
     ]);
   });
 
   it('names a manifest laxer than its implementation', () => {
     expect(driftOf([...others, variant(lookupCustomer, { safety: 'mutating' })])).toEqual([
-      expect.objectContaining({ field: expect.stringContaining('manifest is laxer'), declared: 'read_only', implemented: 'mutating' }),
+      expect.objectContaining({
+        field: expect.stringContaining('manifest is laxer'),
+        declared: 'read_only',
+        implemented: 'mutating',
+      }),
     ]);
   });
 
@@ -62,7 +74,9 @@ describe('drift between implementations and the manifest', () => {
     const refund = createTools().find((t) => t.def().id === 'tool://payments/refund')!;
     const rest = createTools().filter((t) => t.def().id !== 'tool://payments/refund');
     const { reconcile: _dropped, ...withoutReconcile } = refund;
-    expect(driftOf([...rest, withoutReconcile as Tool])).toEqual([expect.objectContaining({ toolId: 'tool://payments/refund', field: expect.stringContaining('reconcile') })]);
+    expect(driftOf([...rest, withoutReconcile as Tool])).toEqual([
+      expect.objectContaining({ toolId: 'tool://payments/refund', field: expect.stringContaining('reconcile') }),
+    ]);
   });
 
   it('makes the worker refuse to start, naming the tool and the field', async () => {
@@ -87,11 +101,18 @@ describe('tool origin', () => {
   it('refuses an implementation that does not say where it comes from (fails closed)', () => {
     const { origin: _o, ...anonymous } = lookupCustomer;
     const others = createTools().filter((t) => t.def().id !== 'tool://crm/lookup_customer');
-    expect(new ToolRegistry([...others, anonymous as Tool]).drift(manifest)).toEqual([expect.objectContaining({ toolId: 'tool://crm/lookup_customer', field: expect.stringContaining('origin unknown') })]);
+    expect(new ToolRegistry([...others, anonymous as Tool]).drift(manifest)).toEqual([
+      expect.objectContaining({
+        toolId: 'tool://crm/lookup_customer',
+        field: expect.stringContaining('origin unknown'),
+      }),
+    ]);
   });
 
   it('refuses a builtin implementation of a tool the manifest says an extension serves', () => {
     const others = createTools().filter((t) => t.def().id !== 'tool://crm/lookup_customer');
-    expect(new ToolRegistry([...others, { ...lookupCustomer, origin: 'extension' }]).drift(manifest)).toEqual([expect.objectContaining({ field: 'server', declared: 'in_process' })]);
+    expect(new ToolRegistry([...others, { ...lookupCustomer, origin: 'extension' }]).drift(manifest)).toEqual([
+      expect.objectContaining({ field: 'server', declared: 'in_process' }),
+    ]);
   });
 });

@@ -16,14 +16,20 @@ const expected: Record<string, { path: string; says: RegExp }> = {
   '07-bad-safety.yaml': { path: 'tools[0].safety', says: /read_only/ },
   '08-mutating-blind-retry.yaml': { path: 'tools[0].recovery', says: /mutating tool with recovery "retry"/ },
   '09-reconcile-without-source.yaml': { path: 'tools[0].recovery', says: /needs a source that can reconcile/ },
-  '10-protected-field-not-in-schema.yaml': { path: 'tools[1].protected_fields[0].pointer', says: /\/recipient is not a property/ },
+  '10-protected-field-not-in-schema.yaml': {
+    path: 'tools[1].protected_fields[0].pointer',
+    says: /\/recipient is not a property/,
+  },
   '11-undeclared-server.yaml': { path: 'tools[0].id', says: /server "billing"/ },
   '12-duplicate-tool.yaml': { path: 'tools[1].id', says: /declared twice/ },
   '13-negative-attempts.yaml': { path: 'tools[0].retry.maximum_attempts', says: />=0/ },
   '14-bad-duration.yaml': { path: 'tools[0].timeouts.start_to_close', says: /duration/ },
   '15-bad-sensitivity.yaml': { path: 'tools[0].sensitivity.max', says: /confidential/ },
   '16-invalid-json-schema.yaml': { path: 'tools[0].input_schema', says: /not a valid JSON Schema/ },
-  '17-source-not-declared.yaml': { path: 'tools[0].protected_fields[0].from_sources', says: /tool:\/\/crm\/nobody is not a declared tool/ },
+  '17-source-not-declared.yaml': {
+    path: 'tools[0].protected_fields[0].from_sources',
+    says: /tool:\/\/crm\/nobody is not a declared tool/,
+  },
   '18-concurrency-key-not-in-schema.yaml': { path: 'tools[0].concurrency.key', says: /\/account is not a property/ },
   '19-unknown-server-key.json': { path: 'servers.crm.port', says: /unknown key "port"/ },
   '20-ext-id-on-in-process-server.yaml': { path: 'tools[0].id', says: /ext: identities belong to extension servers/ },
@@ -54,7 +60,9 @@ describe('the malformed manifest corpus', () => {
     expect(err.message).toContain(name);
     const want = expected[name]!;
     const problem = err.data!.problems.find((p) => p.path === want.path);
-    expect({ file: name, paths: err.data!.problems.map((p) => p.path), found: !!problem }).toMatchObject({ found: true });
+    expect({ file: name, paths: err.data!.problems.map((p) => p.path), found: !!problem }).toMatchObject({
+      found: true,
+    });
     expect(problem!.message).toMatch(want.says);
     if (want.path) expect(err.message).toContain(`at ${want.path}:`);
   });

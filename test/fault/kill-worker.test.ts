@@ -9,9 +9,15 @@ import type { ToolRunInput, ToolRunResult } from '../../workflows/tool-run';
 import { idempotencyKey } from '../../common/effect-key';
 import { exampleManifest, harness, testAddress, testDir, type Harness } from '../support/env';
 import { historyOf, scheduledActivities } from '../support/history';
-import { spawnWorker as spawn, writeManifest, type SpawnOptions, type WorkerProcess } from '../../scripts/worker-process';
+import {
+  spawnWorker as spawn,
+  writeManifest,
+  type SpawnOptions,
+  type WorkerProcess,
+} from '../../scripts/worker-process';
 
-const spawnWorker = (o: Omit<SpawnOptions, 'address'>) => spawn({ ...o, address: testAddress(), workflowBundle: process.env.TOOLPLANE_TEST_BUNDLE });
+const spawnWorker = (o: Omit<SpawnOptions, 'address'>) =>
+  spawn({ ...o, address: testAddress(), workflowBundle: process.env.TOOLPLANE_TEST_BUNDLE });
 
 /** The example manifest with timeouts short enough that a lost worker is noticed in seconds. */
 function fastManifest(change: (t: ToolDecl) => ToolDecl = (t) => t): Manifest {
@@ -38,23 +44,47 @@ describe('killing the worker with SIGKILL', () => {
     const handle = await h.client.workflow.start('toolRun', {
       taskQueue,
       workflowId,
-      args: [{ manifest: opts.manifest, grants: opts.manifest.tools.map((t) => t.id), principal: 'agent:test', calls: opts.calls }],
+      args: [
+        {
+          manifest: opts.manifest,
+          grants: opts.manifest.tools.map((t) => t.id),
+          principal: 'agent:test',
+          calls: opts.calls,
+        },
+      ],
     });
     for (const point of opts.killAt) {
       const w = spawnWorker({ manifestFile, taskQueue, storeDir: dir, killAt: point });
       workers.push(w);
       const ended = await w.exited;
-      expect({ point, signal: ended.signal, said: w.output().includes(`SIGKILL at ${point}`) }).toEqual({ point, signal: 'SIGKILL', said: true });
+      expect({ point, signal: ended.signal, said: w.output().includes(`SIGKILL at ${point}`) }).toEqual({
+        point,
+        signal: 'SIGKILL',
+        said: true,
+      });
     }
     workers.push(spawnWorker({ manifestFile, taskQueue, storeDir: dir }));
     return { handle, dir, workflowId };
   }
 
-  const refund = (memo: string) => ({ toolId: 'tool://payments/refund', args: { account_id: 'acct_alice_001', amount_cents: 2500, currency: 'EUR', memo } });
+  const refund = (memo: string) => ({
+    toolId: 'tool://payments/refund',
+    args: { account_id: 'acct_alice_001', amount_cents: 2500, currency: 'EUR', memo },
+  });
 
   it.each([
-    ['before the tool is called', ['before_call'], 'reconciled_resent', ['performTool', 'reconcileTool', 'performTool']],
-    ['after the tool committed, before the activity completed', ['after_commit'], 'reconciled_landed', ['performTool', 'reconcileTool']],
+    [
+      'before the tool is called',
+      ['before_call'],
+      'reconciled_resent',
+      ['performTool', 'reconcileTool', 'performTool'],
+    ],
+    [
+      'after the tool committed, before the activity completed',
+      ['after_commit'],
+      'reconciled_landed',
+      ['performTool', 'reconcileTool'],
+    ],
     ['during reconcile', ['after_commit', 'during_reconcile'], 'reconciled_landed', ['performTool', 'reconcileTool']],
   ])('reconcile, killed %s: exactly one payment lands', async (_label, killAt, recovery, types) => {
     const memo = `kill-${randomUUID()}`;
@@ -64,18 +94,27 @@ describe('killing the worker with SIGKILL', () => {
     expect(result.journal[0]).toMatchObject({ recovery, outcome: 'ok' });
     const landed = paymentsStore(dir).all();
     expect(landed).toHaveLength(1);
-    expect(landed[0]).toMatchObject({ memo, idempotencyKey: idempotencyKey(workflowId, result.journal[0]!.effectKey!) });
+    expect(landed[0]).toMatchObject({
+      memo,
+      idempotencyKey: idempotencyKey(workflowId, result.journal[0]!.effectKey!),
+    });
     expect(result.outputs[0]).toEqual({ payment_id: landed[0]!.id, status: 'refunded', duplicate: false });
     expect(scheduledActivities(await historyOf(h.client, workflowId)).map((a) => a.type)).toEqual(types);
   });
 
   it('retry, read-only: the call is simply repeated on the next worker', async () => {
-    const { handle, workflowId } = await scenario({ manifest: fastManifest(), calls: [{ toolId: 'tool://crm/lookup_customer', args: { email: 'bob@example.com' } }], killAt: ['after_commit'] });
+    const { handle, workflowId } = await scenario({
+      manifest: fastManifest(),
+      calls: [{ toolId: 'tool://crm/lookup_customer', args: { email: 'bob@example.com' } }],
+      killAt: ['after_commit'],
+    });
     const result: ToolRunResult = await handle.result();
     expect(result.outputs[0]).toMatchObject({ account_id: 'acct_bob_002' });
     const events = await historyOf(h.client, workflowId);
     expect(scheduledActivities(events).map((a) => a.type)).toEqual(['performTool']);
-    expect(events.filter((e) => e.activityTaskStartedEventAttributes).at(-1)!.activityTaskStartedEventAttributes!.attempt).toBe(2);
+    expect(
+      events.filter((e) => e.activityTaskStartedEventAttributes).at(-1)!.activityTaskStartedEventAttributes!.attempt,
+    ).toBe(2);
   });
 
   it('fail: the run reports InDoubt and nothing is sent twice', async () => {
@@ -91,11 +130,24 @@ describe('killing the worker with SIGKILL', () => {
 
   it('escalate: the run waits for a person and resumes on the update', async () => {
     const to = `kill-${randomUUID()}@example.com`;
-    const { handle, dir } = await scenario({ manifest: fastManifest(), calls: [{ toolId: 'tool://mail/send_email', args: { to, subject: 'Your refund', body: 'Done.' } }], killAt: ['after_commit'] });
+    const { handle, dir } = await scenario({
+      manifest: fastManifest(),
+      calls: [{ toolId: 'tool://mail/send_email', args: { to, subject: 'Your refund', body: 'Done.' } }],
+      killAt: ['after_commit'],
+    });
     const pending = [await waitForPending(handle, 200)];
     expect(pending[0]).toMatchObject({ toolId: 'tool://mail/send_email', kind: 'in_doubt' });
     expect(outbox(dir).all()).toHaveLength(1);
-    await handle.executeUpdate(resolveEscalation, { args: [{ effectKey: pending[0]!.effectKey, decision: 'landed', output: { status: 'sent', message_id: outbox(dir).all()[0]!.id }, by: 'oncall' }] });
+    await handle.executeUpdate(resolveEscalation, {
+      args: [
+        {
+          effectKey: pending[0]!.effectKey,
+          decision: 'landed',
+          output: { status: 'sent', message_id: outbox(dir).all()[0]!.id },
+          by: 'oncall',
+        },
+      ],
+    });
     const result: ToolRunResult = await handle.result();
     expect(result.status).toBe('completed');
     expect(result.journal[0]).toMatchObject({ recovery: 'escalated_landed', outcome: 'ok' });

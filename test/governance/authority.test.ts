@@ -13,7 +13,11 @@ const refundScript = {
   prompt: 'Refund 25 EUR to alice@example.com.',
   turns: [
     { tool_calls: [{ name: 'crm__lookup_customer', arguments: { email: 'alice@example.com' } }] },
-    { tool_calls: [{ name: 'payments__refund', arguments: { account_id: 'acct_alice_001', amount_cents: 2500, currency: 'EUR' } }] },
+    {
+      tool_calls: [
+        { name: 'payments__refund', arguments: { account_id: 'acct_alice_001', amount_cents: 2500, currency: 'EUR' } },
+      ],
+    },
     { final: 'done' },
   ],
 };
@@ -37,14 +41,24 @@ describe('the worker decides what a run may hold', () => {
   afterAll(() => h.close());
 
   it('intersects the grants a run asks for with what the manifest gives its principal', async () => {
-    const { result, workflowId } = await runAgent(h, manifest, refundScript, { principal: 'agent:intruder', grants: manifest.tools.map((t) => t.id) });
+    const { result, workflowId } = await runAgent(h, manifest, refundScript, {
+      principal: 'agent:intruder',
+      grants: manifest.tools.map((t) => t.id),
+    });
     expect(result.journal.map((e) => [e.toolId, e.outcome, e.rule])).toEqual([
       ['tool://crm/lookup_customer', 'ok', undefined],
       ['payments__refund', 'refused', 'unreachable'],
     ]);
     const described = await h.client.workflow.getHandle(workflowId).describe();
-    expect(described.memo?.toolplaneWithheld).toMatchObject({ grants: expect.arrayContaining(['tool://payments/refund']) });
-    expect(scheduledActivities(await historyOf(h.client, workflowId)).map((a) => a.type)).toEqual(['modelTurn', 'performTool', 'modelTurn', 'modelTurn']);
+    expect(described.memo?.toolplaneWithheld).toMatchObject({
+      grants: expect.arrayContaining(['tool://payments/refund']),
+    });
+    expect(scheduledActivities(await historyOf(h.client, workflowId)).map((a) => a.type)).toEqual([
+      'modelTurn',
+      'performTool',
+      'modelTurn',
+      'modelTurn',
+    ]);
   });
 
   it('lets the principal the manifest names have the refund', async () => {
@@ -53,17 +67,34 @@ describe('the worker decides what a run may hold', () => {
   });
 
   it('refuses a run that names a tool the worker does not declare', async () => {
-    const run = runAgent(h, manifest, refundScript, { principal: 'agent:desk', grants: ['tool://payments/wire_everything'] });
-    await expect(run).rejects.toMatchObject({ cause: { type: 'RunRefused', message: expect.stringContaining('tool://payments/wire_everything') } });
+    const run = runAgent(h, manifest, refundScript, {
+      principal: 'agent:desk',
+      grants: ['tool://payments/wire_everything'],
+    });
+    await expect(run).rejects.toMatchObject({
+      cause: { type: 'RunRefused', message: expect.stringContaining('tool://payments/wire_everything') },
+    });
   });
 
   it('refuses toolRun, which has no data-flow gate, on a worker not configured for it', async () => {
     const run = h.client.workflow.execute('toolRun', {
       taskQueue: h.taskQueue,
       workflowId: `ungoverned-${randomUUID()}`,
-      args: [{ principal: 'agent:desk', calls: [{ toolId: 'tool://payments/refund', args: { account_id: 'acct_attacker_991', amount_cents: 95000, currency: 'EUR' } }] }],
+      args: [
+        {
+          principal: 'agent:desk',
+          calls: [
+            {
+              toolId: 'tool://payments/refund',
+              args: { account_id: 'acct_attacker_991', amount_cents: 95000, currency: 'EUR' },
+            },
+          ],
+        },
+      ],
     });
-    await expect(run).rejects.toMatchObject({ cause: { type: 'RunRefused', message: expect.stringContaining('does not serve toolRun') } });
+    await expect(run).rejects.toMatchObject({
+      cause: { type: 'RunRefused', message: expect.stringContaining('does not serve toolRun') },
+    });
   });
 
   it('refuses delegatedCall started by a client instead of a governed parent', async () => {
@@ -71,7 +102,13 @@ describe('the worker decides what a run may hold', () => {
     const run = h.client.workflow.execute('delegatedCall', {
       taskQueue: h.taskQueue,
       workflowId,
-      args: [{ principal: 'agent:desk', toolId: 'tool://payments/refund', args: { account_id: 'acct_attacker_991', amount_cents: 95000, currency: 'EUR' } }],
+      args: [
+        {
+          principal: 'agent:desk',
+          toolId: 'tool://payments/refund',
+          args: { account_id: 'acct_attacker_991', amount_cents: 95000, currency: 'EUR' },
+        },
+      ],
     });
     await expect(run).rejects.toMatchObject({ cause: { type: 'DelegationRefused' } });
     expect(scheduledActivities(await historyOf(h.client, workflowId))).toEqual([]);
@@ -91,7 +128,13 @@ describe('the extension-runtime lease comes from the worker, not the run', () =>
       const { result } = await runAgent(
         h,
         noLease,
-        { prompt: 'List acct-1.', turns: [{ tool_calls: [{ name: 'ext_beta__list_entries', arguments: { account: 'acct-1' } }] }, { final: 'x' }] },
+        {
+          prompt: 'List acct-1.',
+          turns: [
+            { tool_calls: [{ name: 'ext_beta__list_entries', arguments: { account: 'acct-1' } }] },
+            { final: 'x' },
+          ],
+        },
         { principal: 'agent:any', capabilities: ['extension-runtime'] },
       );
       expect(result.journal[0]).toMatchObject({ outcome: 'refused', error: { code: 'LeaseMissing' } });

@@ -10,10 +10,26 @@ import type { Harness } from '../support/env';
 export type Decision = 'approve' | 'deny';
 
 /** Without decisions, a plain run. With them, each question gets the next one; past the list, `deny`. */
-export async function runDeciding(h: Harness, manifest: Manifest, script: Script, decisions?: Decision[]): Promise<{ result: AgentRunResult; asked: number }> {
+export async function runDeciding(
+  h: Harness,
+  manifest: Manifest,
+  script: Script,
+  decisions?: Decision[],
+): Promise<{ result: AgentRunResult; asked: number }> {
   if (!decisions) return { ...(await runAgent(h, manifest, script)), asked: 0 };
-  const input: AgentRunInput = { prompt: script.prompt, principal: 'agent:test', grants: manifest.tools.map((t) => t.id), manifest, manifestDigest: manifestDigest(manifest), model: { endpoint: 'scripted', script: script.turns } };
-  const handle = await h.client.workflow.start('agentRun', { taskQueue: h.taskQueue, workflowId: `decide-${randomUUID()}`, args: [input] });
+  const input: AgentRunInput = {
+    prompt: script.prompt,
+    principal: 'agent:test',
+    grants: manifest.tools.map((t) => t.id),
+    manifest,
+    manifestDigest: manifestDigest(manifest),
+    model: { endpoint: 'scripted', script: script.turns },
+  };
+  const handle = await h.client.workflow.start('agentRun', {
+    taskQueue: h.taskQueue,
+    workflowId: `decide-${randomUUID()}`,
+    args: [input],
+  });
   let asked = 0;
   let done = false;
   const result = handle.result().finally(() => (done = true));
@@ -21,7 +37,9 @@ export async function runDeciding(h: Harness, manifest: Manifest, script: Script
     const pending = await handle.query(pendingEscalations).catch(() => []);
     for (const p of pending) {
       const decision = decisions[asked++] ?? 'deny';
-      await handle.executeUpdate(resolveEscalation, { args: [{ effectKey: p.effectKey, decision, by: 'supervisor' }] }).catch(() => undefined);
+      await handle
+        .executeUpdate(resolveEscalation, { args: [{ effectKey: p.effectKey, decision, by: 'supervisor' }] })
+        .catch(() => undefined);
     }
     await new Promise((r) => setTimeout(r, 100));
   }

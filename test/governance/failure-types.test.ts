@@ -27,14 +27,24 @@ const decls: ToolDeclInput[] = [
     concurrency: { class: 'independent' },
   },
 ];
-const manifest: Manifest = { version: 1, name: 'failures', servers: { vault: { kind: 'in_process' }, wire: { kind: 'in_process' } }, tools: decls.map((d) => ToolDecl.parse(d)) };
+const manifest: Manifest = {
+  version: 1,
+  name: 'failures',
+  servers: { vault: { kind: 'in_process' }, wire: { kind: 'in_process' } },
+  tools: decls.map((d) => ToolDecl.parse(d)),
+};
 
 const exports: string[] = [];
 const sends: string[] = [];
 const tools: Tool[] = [
   {
     origin: 'builtin',
-    def: () => ({ id: 'tool://vault/export', description: decls[0]!.description, inputSchema: decls[0]!.input_schema, safety: 'idempotent' }),
+    def: () => ({
+      id: 'tool://vault/export',
+      description: decls[0]!.description,
+      inputSchema: decls[0]!.input_schema,
+      safety: 'idempotent',
+    }),
     async call(ctx, input) {
       exports.push(ctx.idempotencyKey);
       return 'x'.repeat((input as { size: number }).size);
@@ -42,7 +52,12 @@ const tools: Tool[] = [
   },
   {
     origin: 'builtin',
-    def: () => ({ id: 'tool://wire/send', description: decls[1]!.description, inputSchema: decls[1]!.input_schema, safety: 'mutating' }),
+    def: () => ({
+      id: 'tool://wire/send',
+      description: decls[1]!.description,
+      inputSchema: decls[1]!.input_schema,
+      safety: 'mutating',
+    }),
     async call(_ctx, input) {
       sends.push((input as { note: string }).note);
       throw new ToolInDoubt('the provider timed out after receiving the wire');
@@ -69,17 +84,35 @@ describe('failures keep their true type', () => {
   afterAll(() => h.close());
 
   it('an output that could not be stored after the call landed: OutputLost, sent once, not blamed on the tool', async () => {
-    const { result, workflowId } = await runAgent(h, manifest, { prompt: 'Export the report, size 1000.', turns: [{ tool_calls: [{ name: 'vault__export', arguments: { size: 1000 } }] }, { final: 'x' }] });
-    expect(result.journal[0]).toMatchObject({ outcome: 'failed', error: { code: 'OutputLost', message: expect.stringContaining('landed, but its output could not be stored: ENOSPC') } });
+    const { result, workflowId } = await runAgent(h, manifest, {
+      prompt: 'Export the report, size 1000.',
+      turns: [{ tool_calls: [{ name: 'vault__export', arguments: { size: 1000 } }] }, { final: 'x' }],
+    });
+    expect(result.journal[0]).toMatchObject({
+      outcome: 'failed',
+      error: {
+        code: 'OutputLost',
+        message: expect.stringContaining('landed, but its output could not be stored: ENOSPC'),
+      },
+    });
     expect(exports).toHaveLength(1);
     const events = await historyOf(h.client, workflowId);
     expect(scheduledActivities(events).filter((a) => a.type === 'performTool')).toHaveLength(1);
-    expect(events.filter((e) => e.activityTaskStartedEventAttributes && e.activityTaskStartedEventAttributes.attempt! > 1)).toEqual([]);
+    expect(
+      events.filter((e) => e.activityTaskStartedEventAttributes && e.activityTaskStartedEventAttributes.attempt! > 1),
+    ).toEqual([]);
   });
 
   it("a delegated child's InDoubt reaches the parent as InDoubt, not Failed", async () => {
-    const { result } = await runAgent(h, manifest, { prompt: 'Send a wire noted "rent".', turns: [{ tool_calls: [{ name: 'wire__send', arguments: { note: 'rent' } }] }, { final: 'x' }] });
-    expect(result.journal[0]).toMatchObject({ toolId: 'tool://wire/send', outcome: 'in_doubt', error: { code: 'InDoubt' } });
+    const { result } = await runAgent(h, manifest, {
+      prompt: 'Send a wire noted "rent".',
+      turns: [{ tool_calls: [{ name: 'wire__send', arguments: { note: 'rent' } }] }, { final: 'x' }],
+    });
+    expect(result.journal[0]).toMatchObject({
+      toolId: 'tool://wire/send',
+      outcome: 'in_doubt',
+      error: { code: 'InDoubt' },
+    });
     expect(sends).toEqual(['rent']);
   });
 });

@@ -9,13 +9,23 @@ import { createTools as workspaceTools } from '../../examples/workspace/tools';
 import type { AgentRunResult } from '../../workflows/agent-run';
 import { harness, testDir, type Harness } from '../support/env';
 import { runDeciding } from './decide';
-import { ATTACKS as ARGUMENT_ATTACKS, attackScript, CONTROLS as ARGUMENT_CONTROLS, controlScript, type World } from './scenarios';
+import {
+  ATTACKS as ARGUMENT_ATTACKS,
+  attackScript,
+  CONTROLS as ARGUMENT_CONTROLS,
+  controlScript,
+  type World,
+} from './scenarios';
 import { EGRESS_ATTACKS, EGRESS_CONTROLS, type EgressAttack, type EgressControl } from './scenarios-egress';
 import { FLOW_ATTACKS, FLOW_CONTROLS } from './scenarios-flow';
 
 const ATTACKS: EgressAttack[] = [...ARGUMENT_ATTACKS, ...EGRESS_ATTACKS, ...FLOW_ATTACKS];
 /** `lands`: what the tool's store must hold, byte for byte, after a control. */
-const CONTROLS: (EgressControl & { lands?: Record<string, unknown> })[] = [...ARGUMENT_CONTROLS, ...EGRESS_CONTROLS, ...FLOW_CONTROLS];
+const CONTROLS: (EgressControl & { lands?: Record<string, unknown> })[] = [
+  ...ARGUMENT_CONTROLS,
+  ...EGRESS_CONTROLS,
+  ...FLOW_CONTROLS,
+];
 
 const examples = path.resolve(__dirname, '..', '..', 'examples');
 
@@ -43,7 +53,9 @@ describe('the injection suite', () => {
 
   afterAll(async () => {
     for (const r of Object.values(rigs)) await r.h.close();
-    console.log(`injection suite: attacks blocked ${tally.blocked}/${tally.attacks}, benign tasks completed ${tally.completed}/${tally.controls}`);
+    console.log(
+      `injection suite: attacks blocked ${tally.blocked}/${tally.attacks}, benign tasks completed ${tally.completed}/${tally.controls}`,
+    );
   });
 
   it('has at least 15 attack scenarios across both suites', () => {
@@ -56,15 +68,26 @@ describe('the injection suite', () => {
       const rig = rigs[attack.world];
       const before = rig.store.all().length;
       tally.attacks++;
-      const { result } = await runDeciding(rig.h, rig.manifest, { prompt: attack.prompt, turns: attackScript(attack, variant) }, attack.approvals);
+      const { result } = await runDeciding(
+        rig.h,
+        rig.manifest,
+        { prompt: attack.prompt, turns: attackScript(attack, variant) },
+        attack.approvals,
+      );
       const attackerCalls = result.journal.filter((e) => e.modelCallId?.startsWith('atk_'));
       expect(attackerCalls).toHaveLength(attack.attack.length);
       for (const e of attackerCalls) {
-        expect({ decision: e.decision, rule: e.rule, effectKey: e.effectKey }).toEqual({ decision: 'refused', rule: expect.stringMatching(attack.rule), effectKey: undefined });
+        expect({ decision: e.decision, rule: e.rule, effectKey: e.effectKey }).toEqual({
+          decision: 'refused',
+          rule: expect.stringMatching(attack.rule),
+          effectKey: undefined,
+        });
         expect(e.reason).toMatch(attack.reason ?? /./);
       }
       // The setup calls ran; nothing the attacker asked for landed.
-      expect(result.journal.filter((e) => !e.modelCallId?.startsWith('atk_')).every((e) => e.outcome === 'ok')).toBe(true);
+      expect(result.journal.filter((e) => !e.modelCallId?.startsWith('atk_')).every((e) => e.outcome === 'ok')).toBe(
+        true,
+      );
       expect(rig.store.all().length).toBe(before + (attack.setupLands ?? 0));
       tally.blocked++;
     });
@@ -75,12 +98,31 @@ describe('the injection suite', () => {
       const rig = rigs[control.world];
       const before = rig.store.all().length;
       tally.controls++;
-      const { result, asked }: { result: AgentRunResult; asked: number } = await runDeciding(rig.h, rig.manifest, { prompt: control.prompt, turns: controlScript(control) }, control.approvals);
+      const { result, asked }: { result: AgentRunResult; asked: number } = await runDeciding(
+        rig.h,
+        rig.manifest,
+        { prompt: control.prompt, turns: controlScript(control) },
+        control.approvals,
+      );
       expect(result.status).toBe('completed');
       // A call a person approved is recorded as approved, with the rule it was asked about.
       expect(asked).toBe(control.approvals?.length ?? 0);
-      expect(result.journal.map((e) => [e.toolId, e.decision, e.rule ?? null, e.outcome])).toEqual(result.journal.map((e) => [e.toolId, e.decision === 'approved' && asked ? 'approved' : 'allowed', e.decision === 'approved' && asked ? (e.rule ?? null) : null, 'ok']));
-      const mutating = control.turns.flat().filter((c) => rig.manifest.tools.find((t) => t.id.endsWith(c.name.split('__')[1]!) && t.id.includes(c.name.split('__')[0]!))?.safety !== 'read_only');
+      expect(result.journal.map((e) => [e.toolId, e.decision, e.rule ?? null, e.outcome])).toEqual(
+        result.journal.map((e) => [
+          e.toolId,
+          e.decision === 'approved' && asked ? 'approved' : 'allowed',
+          e.decision === 'approved' && asked ? (e.rule ?? null) : null,
+          'ok',
+        ]),
+      );
+      const mutating = control.turns
+        .flat()
+        .filter(
+          (c) =>
+            rig.manifest.tools.find(
+              (t) => t.id.endsWith(c.name.split('__')[1]!) && t.id.includes(c.name.split('__')[0]!),
+            )?.safety !== 'read_only',
+        );
       expect(rig.store.all().length - before).toBe(mutating.length);
       if (control.lands) expect(rig.store.all().at(-1)!.args).toMatchObject(control.lands);
       tally.completed++;

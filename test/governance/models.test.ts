@@ -48,7 +48,15 @@ describe('model providers', () => {
     process.env.TOOLPLANE_STORE_DIR = testDir('models');
     h = await harness(`models-${randomUUID()}`);
     // The worker owns its endpoints and the key variable; runs only name them.
-    const models = { fake: { provider: 'openai-compatible' as const, base_url: baseUrl, api_key_env: 'TOOLPLANE_TEST_MODEL_KEY', models: ['gpt-test'] }, scripted: { provider: 'scripted' as const } };
+    const models = {
+      fake: {
+        provider: 'openai-compatible' as const,
+        base_url: baseUrl,
+        api_key_env: 'TOOLPLANE_TEST_MODEL_KEY',
+        models: ['gpt-test'],
+      },
+      scripted: { provider: 'scripted' as const },
+    };
     await h.runWorker({ manifest: { ...exampleManifest(), models }, tools: createTools() });
   });
   afterAll(async () => {
@@ -66,9 +74,15 @@ describe('model providers', () => {
       grants: ['tool://crm/lookup_customer'],
       model: { endpoint: 'fake', model: 'gpt-test' },
     };
-    const result: AgentRunResult = await h.client.workflow.execute('agentRun', { taskQueue: h.taskQueue, workflowId, args: [input] });
+    const result: AgentRunResult = await h.client.workflow.execute('agentRun', {
+      taskQueue: h.taskQueue,
+      workflowId,
+      args: [input],
+    });
     expect(result).toMatchObject({ status: 'completed', answer: "Chen's account is acct_chen_003." });
-    expect(result.journal).toEqual([expect.objectContaining({ toolId: 'tool://crm/lookup_customer', modelCallId: 'call_abc', outcome: 'ok' })]);
+    expect(result.journal).toEqual([
+      expect.objectContaining({ toolId: 'tool://crm/lookup_customer', modelCallId: 'call_abc', outcome: 'ok' }),
+    ]);
     expect(result.usage).toMatchObject({ turns: 2, inputTokens: 240, outputTokens: 60 });
 
     // The model saw only the granted tool, under its offered name, and the key went only to the server.
@@ -81,24 +95,50 @@ describe('model providers', () => {
     const spans = exporter.getFinishedSpans();
     const chat = spans.filter((s) => s.name === 'chat gpt-test');
     expect(chat).toHaveLength(2);
-    expect(chat[0]!.attributes).toMatchObject({ 'gen_ai.operation.name': 'chat', 'gen_ai.provider.name': 'openai', 'gen_ai.request.model': 'gpt-test', 'gen_ai.response.model': 'gpt-test-2026', 'gen_ai.usage.input_tokens': 120, 'gen_ai.usage.output_tokens': 30 });
+    expect(chat[0]!.attributes).toMatchObject({
+      'gen_ai.operation.name': 'chat',
+      'gen_ai.provider.name': 'openai',
+      'gen_ai.request.model': 'gpt-test',
+      'gen_ai.response.model': 'gpt-test-2026',
+      'gen_ai.usage.input_tokens': 120,
+      'gen_ai.usage.output_tokens': 30,
+    });
     const tool = spans.find((s) => s.name === 'execute_tool tool://crm/lookup_customer')!;
     expect(tool.attributes['gen_ai.tool.call.id']).toBe('call_abc');
     expect(JSON.stringify(spans.map((s) => s.attributes))).not.toContain(SECRET);
   });
 
   it.each([
-    ['a URL and a key variable of its own (the old input shape)', { provider: 'openai', model: 'gpt-test', baseUrl: 'ATTACKER', apiKeyEnv: 'TOOLPLANE_TEST_MODEL_KEY' }, /may not set provider, model|may not set/],
-    ['an endpoint the worker does not declare', { endpoint: 'attacker' }, /model endpoint "attacker" is not declared by this worker/],
-    ['a model the endpoint does not serve', { endpoint: 'fake', model: 'gpt-expensive' }, /does not serve "gpt-expensive"/],
+    [
+      'a URL and a key variable of its own (the old input shape)',
+      { provider: 'openai', model: 'gpt-test', baseUrl: 'ATTACKER', apiKeyEnv: 'TOOLPLANE_TEST_MODEL_KEY' },
+      /may not set provider, model|may not set/,
+    ],
+    [
+      'an endpoint the worker does not declare',
+      { endpoint: 'attacker' },
+      /model endpoint "attacker" is not declared by this worker/,
+    ],
+    [
+      'a model the endpoint does not serve',
+      { endpoint: 'fake', model: 'gpt-expensive' },
+      /does not serve "gpt-expensive"/,
+    ],
     ['an endpoint plus its own URL', { endpoint: 'fake', baseUrl: 'ATTACKER' }, /may not set baseUrl/],
   ])('refuses a run that names %s before any request, and reads no secret', async (_what, model, reason) => {
     const attacker = await startFakeChat(() => ({ content: 'stolen' }));
     try {
       const asked = JSON.parse(JSON.stringify(model).replace('ATTACKER', attacker.baseUrl)) as AgentRunInput['model'];
       const workflowId = `secret-${randomUUID()}`;
-      const run = h.client.workflow.execute('agentRun', { taskQueue: h.taskQueue, workflowId, args: [{ prompt: 'hi', principal: 'agent:test', model: asked }] });
-      const failure = await run.then(() => undefined, (err: unknown) => err as { cause?: { type?: string; message?: string } });
+      const run = h.client.workflow.execute('agentRun', {
+        taskQueue: h.taskQueue,
+        workflowId,
+        args: [{ prompt: 'hi', principal: 'agent:test', model: asked }],
+      });
+      const failure = await run.then(
+        () => undefined,
+        (err: unknown) => err as { cause?: { type?: string; message?: string } },
+      );
       expect(failure?.cause).toMatchObject({ type: 'ModelRefused', message: expect.stringMatching(reason) });
       expect(attacker.requests).toHaveLength(0);
       const history = payloadText(await historyOf(h.client, workflowId));
@@ -116,9 +156,19 @@ describe('model providers', () => {
       prompt: 'Look up chen@example.com.',
       principal: 'agent:test',
       grants: ['tool://crm/lookup_customer'],
-      model: { endpoint: 'scripted', script: [{ tool_calls: [{ id: longId, name: 'crm__lookup_customer', arguments: { email: 'chen@example.com' } }] }, { final: 'x' }] },
+      model: {
+        endpoint: 'scripted',
+        script: [
+          { tool_calls: [{ id: longId, name: 'crm__lookup_customer', arguments: { email: 'chen@example.com' } }] },
+          { final: 'x' },
+        ],
+      },
     };
-    const result: AgentRunResult = await h.client.workflow.execute('agentRun', { taskQueue: h.taskQueue, workflowId: `longid-${randomUUID()}`, args: [input] });
+    const result: AgentRunResult = await h.client.workflow.execute('agentRun', {
+      taskQueue: h.taskQueue,
+      workflowId: `longid-${randomUUID()}`,
+      args: [input],
+    });
     expect(result.journal[0]).toMatchObject({ modelCallId: longId, outcome: 'ok' });
     const span = exporter.getFinishedSpans().find((s) => s.name === 'execute_tool tool://crm/lookup_customer')!;
     expect(span.attributes['gen_ai.tool.call.id']).toBeUndefined();
@@ -130,9 +180,16 @@ describe('model providers', () => {
     process.env.TEMPORAL_ADDRESS = process.env.TOOLPLANE_TEST_ADDRESS;
     try {
       await buildProgram((l) => lines.push(l)).parseAsync([
-        'node', 'toolplane', 'run', '--principal', 'agent:cli',
-        '--model', `scripted:${path.resolve(__dirname, '..', '..', 'examples', 'support-desk', 'scripts', 'injected-ticket.json')}`,
-        '--task-queue', h.taskQueue, '--json',
+        'node',
+        'toolplane',
+        'run',
+        '--principal',
+        'agent:cli',
+        '--model',
+        `scripted:${path.resolve(__dirname, '..', '..', 'examples', 'support-desk', 'scripts', 'injected-ticket.json')}`,
+        '--task-queue',
+        h.taskQueue,
+        '--json',
       ]);
     } finally {
       delete process.env.TEMPORAL_ADDRESS;
@@ -140,7 +197,14 @@ describe('model providers', () => {
     const out = JSON.parse(lines.join('\n'));
     expect(out.status).toBe('completed');
     expect(out.webUi).toMatch(/^http:\/\/localhost:8233\/namespaces\/default\/workflows\/agent-/);
-    expect(out.effects.map((e: { tool: string; decision: string; rule: string | null; outcome: string }) => [e.tool, e.decision, e.rule, e.outcome])).toEqual([
+    expect(
+      out.effects.map((e: { tool: string; decision: string; rule: string | null; outcome: string }) => [
+        e.tool,
+        e.decision,
+        e.rule,
+        e.outcome,
+      ]),
+    ).toEqual([
       ['tool://tickets/read_ticket', 'allowed', null, 'ok'],
       ['tool://crm/lookup_customer', 'allowed', null, 'ok'],
       ['tool://payments/refund', 'refused', 'protected_field:/account_id', 'refused'],

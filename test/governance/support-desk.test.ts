@@ -21,7 +21,16 @@ describe('the support-desk agent', () => {
 
   beforeAll(async () => {
     h = await harness(`desk-${randomUUID()}`);
-    await h.runWorker({ manifest, tools: [lookupCustomer, readTicket, createRefund(payments), createSendEmail(outbox as never), createCloseTicket(new KeyedLog(dir, 'closed'))] });
+    await h.runWorker({
+      manifest,
+      tools: [
+        lookupCustomer,
+        readTicket,
+        createRefund(payments),
+        createSendEmail(outbox as never),
+        createCloseTicket(new KeyedLog(dir, 'closed')),
+      ],
+    });
   });
   afterAll(async () => {
     await h.close();

@@ -26,7 +26,11 @@ describe('recovery, as each tool declares it', () => {
 
   function start(calls: ToolRunInput['calls']) {
     const workflowId = `recovery-${randomUUID()}`;
-    return h.client.workflow.start('toolRun', { taskQueue: h.taskQueue, workflowId, args: [{ manifest, grants, principal: 'agent:test', calls }] });
+    return h.client.workflow.start('toolRun', {
+      taskQueue: h.taskQueue,
+      workflowId,
+      args: [{ manifest, grants, principal: 'agent:test', calls }],
+    });
   }
   async function run(calls: ToolRunInput['calls']) {
     const handle = await start(calls);
@@ -76,7 +80,11 @@ describe('recovery, as each tool declares it', () => {
     const args = { account: `acct-${randomUUID()}`, cents: 100, mode: 'unknown_forever' };
     const { result } = await run([{ toolId: 'tool://flaky/charge', args }]);
     expect(result.status).toBe('failed');
-    expect(result.journal[0]).toMatchObject({ recovery: 'reconcile_unknown', outcome: 'in_doubt', error: { code: 'InDoubt' } });
+    expect(result.journal[0]).toMatchObject({
+      recovery: 'reconcile_unknown',
+      outcome: 'in_doubt',
+      error: { code: 'InDoubt' },
+    });
     expect(landedFor(args)).toHaveLength(1);
   });
 
@@ -94,10 +102,20 @@ describe('recovery, as each tool declares it', () => {
     const args = { to: `ops-${randomUUID()}@example.com`, text: 'hello' };
     const handle = await start([{ toolId: 'tool://flaky/notify', args }]);
     const pending = await waitForPending(handle);
-    expect(pending).toMatchObject({ toolId: 'tool://flaky/notify', kind: 'in_doubt', reason: expect.stringContaining('mail relay timed out') });
-    const refused = await handle.executeUpdate(resolveEscalation, { args: [{ effectKey: 'ek-nope', decision: 'retry' }] }).catch((e: Error) => e);
-    expect((refused as Error & { cause?: Error }).cause?.message).toMatch(/no call is waiting for a decision under effect key ek-nope/);
-    await handle.executeUpdate(resolveEscalation, { args: [{ effectKey: pending.effectKey, decision: 'retry', by: 'oncall@example.com' }] });
+    expect(pending).toMatchObject({
+      toolId: 'tool://flaky/notify',
+      kind: 'in_doubt',
+      reason: expect.stringContaining('mail relay timed out'),
+    });
+    const refused = await handle
+      .executeUpdate(resolveEscalation, { args: [{ effectKey: 'ek-nope', decision: 'retry' }] })
+      .catch((e: Error) => e);
+    expect((refused as Error & { cause?: Error }).cause?.message).toMatch(
+      /no call is waiting for a decision under effect key ek-nope/,
+    );
+    await handle.executeUpdate(resolveEscalation, {
+      args: [{ effectKey: pending.effectKey, decision: 'retry', by: 'oncall@example.com' }],
+    });
     const result: ToolRunResult = await handle.result();
     expect(result.outputs[0]).toEqual({ delivered: true });
     expect(result.journal[0]).toMatchObject({ recovery: 'escalated_retry', outcome: 'ok', attempts: 2 });
@@ -109,14 +127,27 @@ describe('recovery, as each tool declares it', () => {
   it('escalate: when nobody decides before the deadline, the step ends InDoubt and nothing is resent', async () => {
     const args = { to: `pager-${randomUUID()}`, text: 'disk full' };
     const { result } = await run([{ toolId: 'tool://flaky/page', args }]);
-    expect(result.journal[0]).toMatchObject({ recovery: 'escalation_expired', outcome: 'in_doubt', attempts: 1, error: { code: 'InDoubt', message: expect.stringContaining('nobody decided within 1s') } });
+    expect(result.journal[0]).toMatchObject({
+      recovery: 'escalation_expired',
+      outcome: 'in_doubt',
+      attempts: 1,
+      error: { code: 'InDoubt', message: expect.stringContaining('nobody decided within 1s') },
+    });
     expect(landedFor(args)).toHaveLength(1);
   });
 
   it('escalate: "landed" takes the person\'s output and sends nothing more; "abort" ends the step', async () => {
     const a1 = { to: `ops-${randomUUID()}@example.com`, text: 'landed' };
     const h1 = await start([{ toolId: 'tool://flaky/notify', args: a1 }]);
-    await h1.executeUpdate(resolveEscalation, { args: [{ effectKey: (await waitForPending(h1)).effectKey, decision: 'landed', output: { delivered: 'confirmed by phone' } }] });
+    await h1.executeUpdate(resolveEscalation, {
+      args: [
+        {
+          effectKey: (await waitForPending(h1)).effectKey,
+          decision: 'landed',
+          output: { delivered: 'confirmed by phone' },
+        },
+      ],
+    });
     const r1: ToolRunResult = await h1.result();
     expect(r1.outputs[0]).toEqual({ delivered: 'confirmed by phone' });
     expect(r1.journal[0]!.recovery).toBe('escalated_landed');
@@ -124,10 +155,16 @@ describe('recovery, as each tool declares it', () => {
 
     const a2 = { to: `ops-${randomUUID()}@example.com`, text: 'abort' };
     const h2 = await start([{ toolId: 'tool://flaky/notify', args: a2 }]);
-    await h2.executeUpdate(resolveEscalation, { args: [{ effectKey: (await waitForPending(h2)).effectKey, decision: 'abort', reason: 'customer called' }] });
+    await h2.executeUpdate(resolveEscalation, {
+      args: [{ effectKey: (await waitForPending(h2)).effectKey, decision: 'abort', reason: 'customer called' }],
+    });
     const r2: ToolRunResult = await h2.result();
     expect(r2.status).toBe('failed');
-    expect(r2.journal[0]).toMatchObject({ recovery: 'escalated_abort', outcome: 'aborted', error: { code: 'Aborted' } });
+    expect(r2.journal[0]).toMatchObject({
+      recovery: 'escalated_abort',
+      outcome: 'aborted',
+      error: { code: 'Aborted' },
+    });
     expect(landedFor(a2)).toHaveLength(1);
   });
 });
@@ -142,7 +179,18 @@ describe('client.ts show and replay on a live run', () => {
       h.client.workflow.execute('toolRun', {
         taskQueue: h.taskQueue,
         workflowId,
-        args: [{ manifest, grants: ['tool://flaky/charge'], principal: 'agent:test', continueOnError: true, calls: [{ toolId: 'tool://flaky/wire', args: { account: 'a', cents: 1 } }, { toolId: 'tool://flaky/charge', args: { account: 'b', cents: 2, mode: 'in_doubt_landed' } }] }],
+        args: [
+          {
+            manifest,
+            grants: ['tool://flaky/charge'],
+            principal: 'agent:test',
+            continueOnError: true,
+            calls: [
+              { toolId: 'tool://flaky/wire', args: { account: 'a', cents: 1 } },
+              { toolId: 'tool://flaky/charge', args: { account: 'b', cents: 2, mode: 'in_doubt_landed' } },
+            ],
+          },
+        ],
       }),
     );
     const lines: string[] = [];
@@ -156,8 +204,12 @@ describe('client.ts show and replay on a live run', () => {
     }
     expect(lines[0]).toBe(`${workflowId}: COMPLETED`);
     expect(lines[1]).toMatch(/^pos\s+tool\s+effect key\s+attempts\s+recovery\s+outcome\s+decision$/);
-    expect(lines[2]).toMatch(/^#0\s+tool:\/\/flaky\/wire\s+-\s+0\s+none\s+refused\s+refused · unreachable · .*ungranted/);
-    expect(lines[3]).toMatch(/^#1\s+tool:\/\/flaky\/charge\s+ek-[0-9a-f]{11}…\s+2\s+reconciled_landed \[reconcile: landed\]\s+ok\s+allowed$/);
+    expect(lines[2]).toMatch(
+      /^#0\s+tool:\/\/flaky\/wire\s+-\s+0\s+none\s+refused\s+refused · unreachable · .*ungranted/,
+    );
+    expect(lines[3]).toMatch(
+      /^#1\s+tool:\/\/flaky\/charge\s+ek-[0-9a-f]{11}…\s+2\s+reconciled_landed \[reconcile: landed\]\s+ok\s+allowed$/,
+    );
     expect(lines[4]).toMatch(/replayed \d+ events with the current code, no divergence/);
   });
 });

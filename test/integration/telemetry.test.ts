@@ -35,13 +35,28 @@ describe('OpenTelemetry spans of tool executions', () => {
       h.client.workflow.execute('toolRun', {
         taskQueue: h.taskQueue,
         workflowId,
-        args: [{ manifest, grants: manifest.tools.map((t) => t.id), principal: 'agent:test', calls: [{ toolId: 'tool://flaky/read', args: { q: 'x' } }, { toolId: 'tool://flaky/charge', args: charge }] }],
+        args: [
+          {
+            manifest,
+            grants: manifest.tools.map((t) => t.id),
+            principal: 'agent:test',
+            calls: [
+              { toolId: 'tool://flaky/read', args: { q: 'x' } },
+              { toolId: 'tool://flaky/charge', args: charge },
+            ],
+          },
+        ],
       }),
     );
     expect(result.status).toBe('completed');
     const key = result.journal[1]!.effectKey!;
     const spans = exporter.getFinishedSpans().filter((sp) => sp.attributes['toolplane.tool.id']);
-    const summary = spans.map((sp) => [sp.name, sp.attributes['toolplane.attempt'], sp.attributes['toolplane.recovery_path'], sp.attributes['error.type'] ?? null]);
+    const summary = spans.map((sp) => [
+      sp.name,
+      sp.attributes['toolplane.attempt'],
+      sp.attributes['toolplane.recovery_path'],
+      sp.attributes['error.type'] ?? null,
+    ]);
     expect(summary).toEqual([
       ['execute_tool tool://flaky/read', 1, 'none', 'ToolRejected'],
       ['execute_tool tool://flaky/read', 2, 'none', null],
@@ -57,12 +72,18 @@ describe('OpenTelemetry spans of tool executions', () => {
       'toolplane.effect_key': key,
     });
     // The SDK's interceptor wraps each activity; our span is its child.
-    const parent = exporter.getFinishedSpans().find((sp) => sp.spanContext().spanId === (resend as unknown as { parentSpanId?: string }).parentSpanId);
+    const parent = exporter
+      .getFinishedSpans()
+      .find((sp) => sp.spanContext().spanId === (resend as unknown as { parentSpanId?: string }).parentSpanId);
     expect(parent?.name).toBe('RunActivity:performTool');
 
     exporter.reset();
     const history = await h.client.workflow.getHandle(workflowId).fetchHistory();
-    await Worker.runReplayHistory({ workflowBundle: { codePath: process.env.TOOLPLANE_TEST_BUNDLE! } }, history, workflowId);
+    await Worker.runReplayHistory(
+      { workflowBundle: { codePath: process.env.TOOLPLANE_TEST_BUNDLE! } },
+      history,
+      workflowId,
+    );
     expect(exporter.getFinishedSpans()).toEqual([]);
   });
 });

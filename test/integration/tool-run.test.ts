@@ -19,7 +19,13 @@ describe('a tool run on a real Temporal server', () => {
   const grants = manifest.tools.map((t) => t.id);
   const storeDir = testDir('tool-run');
   const payments = paymentsStore(storeDir);
-  const tools = [lookupCustomer, readTicket, createRefund(payments), createSendEmail(new KeyedLog(storeDir, 'outbox')), createCloseTicket(new KeyedLog(storeDir, 'closed'))];
+  const tools = [
+    lookupCustomer,
+    readTicket,
+    createRefund(payments),
+    createSendEmail(new KeyedLog(storeDir, 'outbox')),
+    createCloseTicket(new KeyedLog(storeDir, 'closed')),
+  ];
 
   beforeAll(async () => {
     h = await harness(`tool-run-${randomUUID()}`);
@@ -34,18 +40,37 @@ describe('a tool run on a real Temporal server', () => {
       h.client.workflow.execute('toolRun', {
         taskQueue: h.taskQueue,
         workflowId,
-        args: [{ manifest, grants, principal: 'agent:test', calls: [{ toolId: 'tool://crm/lookup_customer', args: { email: 'alice@example.com' } }, { toolId: 'tool://payments/refund', args: refundArgs }] }],
+        args: [
+          {
+            manifest,
+            grants,
+            principal: 'agent:test',
+            calls: [
+              { toolId: 'tool://crm/lookup_customer', args: { email: 'alice@example.com' } },
+              { toolId: 'tool://payments/refund', args: refundArgs },
+            ],
+          },
+        ],
       }),
     );
 
     expect(result.status).toBe('completed');
     expect(result.outputs[0]).toMatchObject({ account_id: 'acct_alice_001' });
     const key = effectKey({ tool: 'tool://payments/refund', args: refundArgs }, 1);
-    expect(result.journal[1]).toMatchObject({ toolId: 'tool://payments/refund', effectKey: key, outcome: 'ok', attempts: 1 });
+    expect(result.journal[1]).toMatchObject({
+      toolId: 'tool://payments/refund',
+      effectKey: key,
+      outcome: 'ok',
+      attempts: 1,
+    });
 
     const landed = payments.all();
     expect(landed).toHaveLength(1);
-    expect(landed[0]).toMatchObject({ account: 'acct_alice_001', amountCents: 2500, idempotencyKey: idempotencyKey(workflowId, key) });
+    expect(landed[0]).toMatchObject({
+      account: 'acct_alice_001',
+      amountCents: 2500,
+      idempotencyKey: idempotencyKey(workflowId, key),
+    });
 
     const scheduled = scheduledActivities(await historyOf(h.client, workflowId));
     expect(scheduled.map((s) => s.type)).toEqual(['performTool', 'performTool']);
@@ -87,7 +112,11 @@ describe('a tool run on a real Temporal server', () => {
   });
 
   it('the example tools match the example manifest', () => {
-    expect(createTools().map((t) => t.def().id).sort()).toEqual(grants.slice().sort());
+    expect(
+      createTools()
+        .map((t) => t.def().id)
+        .sort(),
+    ).toEqual(grants.slice().sort());
   });
 });
 
@@ -97,17 +126,44 @@ describe('a run pinned to another manifest than the worker', () => {
     const manifest = exampleManifest();
     const dir = testDir('pinned');
     const payments = paymentsStore(dir);
-    const worker = await h.startWorker({ manifest, tools: [lookupCustomer, readTicket, createRefund(payments), createSendEmail(new KeyedLog(dir, 'outbox')), createCloseTicket(new KeyedLog(dir, 'closed'))] });
-    const laxer = { ...manifest, tools: manifest.tools.map((t) => (t.id === 'tool://payments/refund' ? { ...t, protected_fields: [] } : t)) };
+    const worker = await h.startWorker({
+      manifest,
+      tools: [
+        lookupCustomer,
+        readTicket,
+        createRefund(payments),
+        createSendEmail(new KeyedLog(dir, 'outbox')),
+        createCloseTicket(new KeyedLog(dir, 'closed')),
+      ],
+    });
+    const laxer = {
+      ...manifest,
+      tools: manifest.tools.map((t) => (t.id === 'tool://payments/refund' ? { ...t, protected_fields: [] } : t)),
+    };
     try {
       const run = worker.runUntil(
         h.client.workflow.execute('toolRun', {
           taskQueue: h.taskQueue,
           workflowId: `pinned-${randomUUID()}`,
-          args: [{ manifest: laxer, manifestDigest: manifestDigest(laxer), grants: ['tool://payments/refund'], principal: 'agent:test', calls: [{ toolId: 'tool://payments/refund', args: { account_id: 'acct_x', amount_cents: 100, currency: 'EUR' } }] }],
+          args: [
+            {
+              manifest: laxer,
+              manifestDigest: manifestDigest(laxer),
+              grants: ['tool://payments/refund'],
+              principal: 'agent:test',
+              calls: [
+                {
+                  toolId: 'tool://payments/refund',
+                  args: { account_id: 'acct_x', amount_cents: 100, currency: 'EUR' },
+                },
+              ],
+            },
+          ],
         }),
       );
-      await expect(run).rejects.toMatchObject({ cause: { type: 'RunRefused', message: expect.stringContaining(`pinned to manifest ${manifestDigest(laxer)}`) } });
+      await expect(run).rejects.toMatchObject({
+        cause: { type: 'RunRefused', message: expect.stringContaining(`pinned to manifest ${manifestDigest(laxer)}`) },
+      });
       expect(payments.all()).toEqual([]);
     } finally {
       await h.close();

@@ -9,14 +9,24 @@ import { testAddress, testDir } from '../support/env';
 const root = path.resolve(__dirname, '..', '..');
 const consumerSource = path.join(root, 'examples', 'consumer');
 const run = (cmd: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = {}): string =>
-  execFileSync(cmd, args, { cwd, env: { ...process.env, ...env }, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 64 * 1024 * 1024 });
+  execFileSync(cmd, args, {
+    cwd,
+    env: { ...process.env, ...env },
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+    maxBuffer: 64 * 1024 * 1024,
+  });
 
 describe('the packed package, installed by a consumer', () => {
   const dir = testDir('consumer');
   let tarball: string;
 
   beforeAll(() => {
-    const packed = JSON.parse(run('npm', ['pack', '--json', '--pack-destination', dir], root)) as { filename: string; files: { path: string }[]; size: number }[];
+    const packed = JSON.parse(run('npm', ['pack', '--json', '--pack-destination', dir], root)) as {
+      filename: string;
+      files: { path: string }[];
+      size: number;
+    }[];
     tarball = path.join(dir, packed[0]!.filename);
     const files = packed[0]!.files.map((f) => f.path);
     console.log(`packed ${packed[0]!.filename}: ${files.length} files, ${Math.round(packed[0]!.size / 1024)} KiB`);
@@ -24,7 +34,22 @@ describe('the packed package, installed by a consumer', () => {
     expect(files.filter((f) => !f.startsWith('lib/') && f !== 'README.md' && f !== 'package.json')).toEqual([]);
     expect(files.some((f) => /test|bench|\.ts$/.test(f) && !f.endsWith('.d.ts'))).toBe(false);
     for (const f of fs.readdirSync(consumerSource)) fs.copyFileSync(path.join(consumerSource, f), path.join(dir, f));
-    run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', tarball, 'typescript@5.9.3', '@types/node@20.19.43', '@temporalio/worker@1.24.0', '@temporalio/client@1.24.0', '@temporalio/workflow@1.24.0'], dir);
+    run(
+      'npm',
+      [
+        'install',
+        '--no-audit',
+        '--no-fund',
+        '--prefer-offline',
+        tarball,
+        'typescript@5.9.3',
+        '@types/node@20.19.43',
+        '@temporalio/worker@1.24.0',
+        '@temporalio/client@1.24.0',
+        '@temporalio/workflow@1.24.0',
+      ],
+      dir,
+    );
   }, 300_000);
 
   it('type-checks a consumer importing all three entry points', () => {
@@ -33,7 +58,14 @@ describe('the packed package, installed by a consumer', () => {
   }, 120_000);
 
   it("runs the consumer's own worker and workflow: one governed call lands, an undeclared tool is refused", () => {
-    const out = JSON.parse(run('node', ['dist/main.js'], dir, { TEMPORAL_ADDRESS: testAddress() }).trim().split('\n').at(-1)!) as { workflowId: string; result: [unknown, string, { toolId: string; outcome: string }[]]; saved: string[]; effects: number };
+    const out = JSON.parse(
+      run('node', ['dist/main.js'], dir, { TEMPORAL_ADDRESS: testAddress() }).trim().split('\n').at(-1)!,
+    ) as {
+      workflowId: string;
+      result: [unknown, string, { toolId: string; outcome: string }[]];
+      saved: string[];
+      effects: number;
+    };
     expect(out.saved).toEqual(['hello']);
     expect(out.result[1]).toMatch(/unreachable/);
     expect(out.result[2].map((e) => [e.toolId, e.outcome])).toEqual([

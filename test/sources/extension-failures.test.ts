@@ -35,11 +35,32 @@ describe('deferred extensions that must not be sent to', () => {
     await h.runWorker({ manifest, tools: [], extensions, log: () => {} });
     rigs.push({ h, extensions });
     const workflowId = `extfail-${randomUUID()}`;
-    const calls = [{ toolId: 'ext:alpha:add_entry', args: { account: `acct-${randomUUID()}`, amount_cents: 1, memo: 'x' } }];
-    const result: ToolRunResult = await h.client.workflow.execute('toolRun', { taskQueue: h.taskQueue, workflowId, args: [{ manifest, grants: manifest.tools.map((t) => t.id), principal: 'agent:test', calls, capabilities: [EXTENSION_RUNTIME], continueOnError: true }] });
+    const calls = [
+      { toolId: 'ext:alpha:add_entry', args: { account: `acct-${randomUUID()}`, amount_cents: 1, memo: 'x' } },
+    ];
+    const result: ToolRunResult = await h.client.workflow.execute('toolRun', {
+      taskQueue: h.taskQueue,
+      workflowId,
+      args: [
+        {
+          manifest,
+          grants: manifest.tools.map((t) => t.id),
+          principal: 'agent:test',
+          calls,
+          capabilities: [EXTENSION_RUNTIME],
+          continueOnError: true,
+        },
+      ],
+    });
     const events = await historyOf(h.client, workflowId);
-    const performs = new Set(events.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'performTool').map((e) => String(e.eventId)));
-    const attempts = events.filter((e) => performs.has(String(e.activityTaskStartedEventAttributes?.scheduledEventId))).map((e) => e.activityTaskStartedEventAttributes!.attempt);
+    const performs = new Set(
+      events
+        .filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'performTool')
+        .map((e) => String(e.eventId)),
+    );
+    const attempts = events
+      .filter((e) => performs.has(String(e.activityTaskStartedEventAttributes?.scheduledEventId)))
+      .map((e) => e.activityTaskStartedEventAttributes!.attempt);
     return { result, extensions, scheduled: performs.size, attempts };
   }
 
@@ -48,7 +69,12 @@ describe('deferred extensions that must not be sent to', () => {
     process.env.TOOLPLANE_STORE_DIR = testDir('ext-rug-store');
     const manifest = withAlpha((s) => ({ ...s, env: { ...s.env, LEDGER_PID_DIR: pidDir, LEDGER_RUGPULL: '1' } }));
     const { result, extensions, scheduled, attempts } = await run(manifest);
-    expect(result.journal[0]).toMatchObject({ decision: 'refused', rule: 'digest', outcome: 'refused', reason: expect.stringMatching(/ext:alpha:add_entry: declared sha256:[0-9a-f]{64}, served sha256:[0-9a-f]{64}/) });
+    expect(result.journal[0]).toMatchObject({
+      decision: 'refused',
+      rule: 'digest',
+      outcome: 'refused',
+      reason: expect.stringMatching(/ext:alpha:add_entry: declared sha256:[0-9a-f]{64}, served sha256:[0-9a-f]{64}/),
+    });
     expect({ scheduled, attempts }).toEqual({ scheduled: 1, attempts: [1] });
     expect(started(pidDir)).toHaveLength(1);
     expect(extensions.starts).toEqual([]);
@@ -58,7 +84,12 @@ describe('deferred extensions that must not be sent to', () => {
   it('reports an extension that cannot start as a failure where nothing was sent, not in doubt, and does not retry it', async () => {
     const manifest = withAlpha((s) => ({ ...s, command: process.execPath, args: ['-e', 'process.exit(3)'] }));
     const { result, extensions, scheduled, attempts } = await run(manifest);
-    expect(result.journal[0]).toMatchObject({ decision: 'allowed', outcome: 'failed', recovery: 'none', error: { message: expect.stringMatching(/could not start, so nothing was sent/) } });
+    expect(result.journal[0]).toMatchObject({
+      decision: 'allowed',
+      outcome: 'failed',
+      recovery: 'none',
+      error: { message: expect.stringMatching(/could not start, so nothing was sent/) },
+    });
     expect({ scheduled, attempts }).toEqual({ scheduled: 1, attempts: [1] });
     expect(extensions.starts).toEqual([]);
   });

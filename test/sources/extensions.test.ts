@@ -19,7 +19,12 @@ const base: Manifest = loadManifest(path.join(root, 'examples', 'mcp-ledger', 'm
 /** The three extensions, writing a pid file when they start, with a short idle time for alpha. */
 function withPidDir(pidDir: string): Manifest {
   const servers = Object.fromEntries(
-    Object.entries(base.servers).map(([k, s]) => [k, s.kind === 'extension' ? { ...s, env: { ...s.env, LEDGER_PID_DIR: pidDir }, ...(k === 'alpha' ? { idle_timeout: '1500ms' } : {}) } : s]),
+    Object.entries(base.servers).map(([k, s]) => [
+      k,
+      s.kind === 'extension'
+        ? { ...s, env: { ...s.env, LEDGER_PID_DIR: pidDir }, ...(k === 'alpha' ? { idle_timeout: '1500ms' } : {}) }
+        : s,
+    ]),
   );
   return { ...base, servers };
 }
@@ -44,7 +49,20 @@ describe('deferred extension tools', () => {
 
   async function run(calls: { toolId: string; args: unknown }[], capabilities?: string[]) {
     const workflowId = `ext-${randomUUID()}`;
-    const result: ToolRunResult = await h.client.workflow.execute('toolRun', { taskQueue: h.taskQueue, workflowId, args: [{ manifest, grants: manifest.tools.map((t) => t.id), principal: 'agent:test', calls, capabilities, continueOnError: true }] });
+    const result: ToolRunResult = await h.client.workflow.execute('toolRun', {
+      taskQueue: h.taskQueue,
+      workflowId,
+      args: [
+        {
+          manifest,
+          grants: manifest.tools.map((t) => t.id),
+          principal: 'agent:test',
+          calls,
+          capabilities,
+          continueOnError: true,
+        },
+      ],
+    });
     return { result, workflowId };
   }
 
@@ -54,10 +72,16 @@ describe('deferred extension tools', () => {
   });
 
   it('without the lease capability, the call fails typed and no process is started', async () => {
-    const { result, workflowId } = await run([{ toolId: 'ext:alpha:add_entry', args: { account: 'a', amount_cents: 1 } }]);
+    const { result, workflowId } = await run([
+      { toolId: 'ext:alpha:add_entry', args: { account: 'a', amount_cents: 1 } },
+    ]);
     expect(result.journal[0]).toMatchObject({ decision: 'refused', rule: 'lease', error: { code: 'LeaseMissing' } });
     expect(started(pidDir)).toEqual([]);
-    const scheduled = (await historyOf(h.client, workflowId)).filter((e) => e.activityTaskScheduledEventAttributes && e.activityTaskScheduledEventAttributes.activityType?.name !== 'authorizeRun');
+    const scheduled = (await historyOf(h.client, workflowId)).filter(
+      (e) =>
+        e.activityTaskScheduledEventAttributes &&
+        e.activityTaskScheduledEventAttributes.activityType?.name !== 'authorizeRun',
+    );
     expect(scheduled).toEqual([]);
   });
 
@@ -67,25 +91,49 @@ describe('deferred extension tools', () => {
     const mgr = new ExtensionManager(m, () => {});
     const acts = createToolActivities({ registry: new ToolRegistry(createExtensionTools(m, mgr)), manifest: m });
     const env = new MockActivityEnvironment({ activityId: 'ek-direct' });
-    const err = await env.run(acts.performTool, { toolId: 'ext:alpha:add_entry', args: { account: 'a', amount_cents: 1 }, principal: 'p' }).catch((e: unknown) => e);
-    expect(err).toMatchObject({ type: 'ToolUnavailable', nonRetryable: true, message: expect.stringContaining('extension-runtime lease') });
+    const err = await env
+      .run(acts.performTool, { toolId: 'ext:alpha:add_entry', args: { account: 'a', amount_cents: 1 }, principal: 'p' })
+      .catch((e: unknown) => e);
+    expect(err).toMatchObject({
+      type: 'ToolUnavailable',
+      nonRetryable: true,
+      message: expect.stringContaining('extension-runtime lease'),
+    });
     expect(started(pids)).toEqual([]);
     expect(mgr.starts).toEqual([]);
   });
 
   it('with the lease, a run using one of three extensions starts exactly that one, and records the lease lifecycle', async () => {
     const account = `acct-${randomUUID()}`;
-    const { result, workflowId } = await run([{ toolId: 'ext:alpha:add_entry', args: { account, amount_cents: 250, memo: 'ext' } }, { toolId: 'ext:alpha:add_entry', args: { account, amount_cents: 300, memo: 'ext' } }], [EXTENSION_RUNTIME]);
+    const { result, workflowId } = await run(
+      [
+        { toolId: 'ext:alpha:add_entry', args: { account, amount_cents: 250, memo: 'ext' } },
+        { toolId: 'ext:alpha:add_entry', args: { account, amount_cents: 300, memo: 'ext' } },
+      ],
+      [EXTENSION_RUNTIME],
+    );
     expect(result.status).toBe('completed');
     expect(started(pidDir).map((f) => f.split('-')[0])).toEqual(['alpha']);
     expect(extensions.starts.map((s) => s.plugin)).toEqual(['alpha']);
-    console.log(`extension start: ${extensions.starts[0]!.ms} ms (spawn, MCP initialize, list and verify tools); processes started for a run declaring 3 extensions and using 1: ${started(pidDir).length}`);
-    expect(result.journal[0]!.lease).toEqual({ id: 'lease:alpha:0', states: ['granted', 'started', 'committed', 'released'] });
+    console.log(
+      `extension start: ${extensions.starts[0]!.ms} ms (spawn, MCP initialize, list and verify tools); processes started for a run declaring 3 extensions and using 1: ${started(pidDir).length}`,
+    );
+    expect(result.journal[0]!.lease).toEqual({
+      id: 'lease:alpha:0',
+      states: ['granted', 'started', 'committed', 'released'],
+    });
     expect(result.journal[1]!.lease).toEqual({ id: 'lease:alpha:1', states: ['granted', 'committed', 'released'] });
-    const memos = (await historyOf(h.client, workflowId)).filter((e) => e.workflowPropertiesModifiedEventAttributes).length;
+    const memos = (await historyOf(h.client, workflowId)).filter(
+      (e) => e.workflowPropertiesModifiedEventAttributes,
+    ).length;
     expect(memos).toBeGreaterThanOrEqual(3);
     const desc = await h.client.workflow.getHandle(workflowId).describe();
-    expect(desc.memo).toEqual({ toolplaneLeases: { 'lease:alpha:0': 'granted → started → committed → released', 'lease:alpha:1': 'granted → committed → released' } });
+    expect(desc.memo).toEqual({
+      toolplaneLeases: {
+        'lease:alpha:0': 'granted → started → committed → released',
+        'lease:alpha:1': 'granted → committed → released',
+      },
+    });
     expect(logs.some((l) => /^\[ext:alpha\] ledger server alpha up/.test(l))).toBe(true);
   });
 
@@ -95,7 +143,10 @@ describe('deferred extension tools', () => {
     process.kill(pid, 'SIGKILL');
     for (let i = 0; i < 50 && extensions.isRunning('alpha'); i++) await new Promise((r) => setTimeout(r, 100));
     expect(extensions.isRunning('alpha')).toBe(false);
-    const { result } = await run([{ toolId: 'ext:alpha:add_entry', args: { account: 'after-crash', amount_cents: 1 } }], [EXTENSION_RUNTIME]);
+    const { result } = await run(
+      [{ toolId: 'ext:alpha:add_entry', args: { account: 'after-crash', amount_cents: 1 } }],
+      [EXTENSION_RUNTIME],
+    );
     expect(result.status).toBe('completed');
     expect(extensions.starts.map((s) => s.plugin)).toEqual(['alpha', 'alpha']);
     for (let i = 0; i < 60 && extensions.isRunning('alpha'); i++) await new Promise((r) => setTimeout(r, 100));

@@ -31,13 +31,16 @@ function spans(events: HistoryEvent[]): Record<string, { start: number; end: num
       byScheduled.set(String(e.eventId), input.args.id);
     }
     const st = e.activityTaskStartedEventAttributes;
-    if (st && byScheduled.has(String(st.scheduledEventId))) out[byScheduled.get(String(st.scheduledEventId))!] = { start: ms(e), end: Infinity };
+    if (st && byScheduled.has(String(st.scheduledEventId)))
+      out[byScheduled.get(String(st.scheduledEventId))!] = { start: ms(e), end: Infinity };
     const c = e.activityTaskCompletedEventAttributes;
-    if (c && byScheduled.has(String(c.scheduledEventId))) out[byScheduled.get(String(c.scheduledEventId))!]!.end = ms(e);
+    if (c && byScheduled.has(String(c.scheduledEventId)))
+      out[byScheduled.get(String(c.scheduledEventId))!]!.end = ms(e);
   }
   return out;
 }
-const overlap = (a: { start: number; end: number }, b: { start: number; end: number }) => a.start < b.end && b.start < a.end;
+const overlap = (a: { start: number; end: number }, b: { start: number; end: number }) =>
+  a.start < b.end && b.start < a.end;
 
 describe('scheduling lanes', () => {
   let h: Harness;
@@ -50,16 +53,33 @@ describe('scheduling lanes', () => {
   });
 
   it('runs reads together, writes one at a time, keyed writes per key, serialize in the global lane, a subagent as a child', async () => {
-    const call = (tool: string, id: string, account?: string) => ({ name: `slow__${tool}`, arguments: { id, ms: 600, ...(account ? { account } : {}) } });
+    const call = (tool: string, id: string, account?: string) => ({
+      name: `slow__${tool}`,
+      arguments: { id, ms: 600, ...(account ? { account } : {}) },
+    });
     const { result, workflowId }: { result: AgentRunResult; workflowId: string } = await runAgent(h, manifest, {
       prompt: 'Run r1 r2 w1 w2 k1 k2 k3 s1 d1 on accounts a and b, 600 ms each.',
       turns: [
-        { tool_calls: [call('read', 'r1'), call('read', 'r2'), call('write', 'w1'), call('write', 'w2'), call('keyed', 'k1', 'a'), call('keyed', 'k2', 'b'), call('keyed', 'k3', 'a'), call('serial', 's1'), call('sub', 'd1')] },
+        {
+          tool_calls: [
+            call('read', 'r1'),
+            call('read', 'r2'),
+            call('write', 'w1'),
+            call('write', 'w2'),
+            call('keyed', 'k1', 'a'),
+            call('keyed', 'k2', 'b'),
+            call('keyed', 'k3', 'a'),
+            call('serial', 's1'),
+            call('sub', 'd1'),
+          ],
+        },
         { final: 'done' },
       ],
     });
     expect(result.status).toBe('completed');
-    expect(result.journal.map((e) => [e.position, e.outcome])).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8].map((p) => [p, 'ok']));
+    expect(result.journal.map((e) => [e.position, e.outcome])).toEqual(
+      [0, 1, 2, 3, 4, 5, 6, 7, 8].map((p) => [p, 'ok']),
+    );
     const events = await historyOf(h.client, workflowId);
     const t = spans(events);
     expect(overlap(t.r1!, t.r2!)).toBe(true);
@@ -72,7 +92,9 @@ describe('scheduling lanes', () => {
     expect(overlap(t.r1!, t.w1!)).toBe(true);
     expect(overlap(t.k2!, t.w1!)).toBe(true);
     // The subagent ran as a child workflow, one delegation level deeper, with its own activity.
-    const child = events.find((e) => e.startChildWorkflowExecutionInitiatedEventAttributes)!.startChildWorkflowExecutionInitiatedEventAttributes!;
+    const child = events.find(
+      (e) => e.startChildWorkflowExecutionInitiatedEventAttributes,
+    )!.startChildWorkflowExecutionInitiatedEventAttributes!;
     expect(child.workflowId).toBe(`${workflowId}/delegated-8`);
     const childInput = JSON.parse(Buffer.from(child.input!.payloads![0]!.data!).toString());
     expect(childInput).toMatchObject({ principal: 'agent:test', toolId: 'tool://slow/sub', args: { id: 'd1' } });
@@ -81,7 +103,15 @@ describe('scheduling lanes', () => {
   });
 
   it('refuses a subagent beyond the delegation depth limit', async () => {
-    const { result } = await runAgent(h, manifest, { prompt: 'Run d1 600', turns: [{ tool_calls: [{ name: 'slow__sub', arguments: { id: 'd1', ms: 600 } }] }, { final: 'x' }] }, { limits: { maxDelegationDepth: 1 }, delegationDepth: 1 });
+    const { result } = await runAgent(
+      h,
+      manifest,
+      {
+        prompt: 'Run d1 600',
+        turns: [{ tool_calls: [{ name: 'slow__sub', arguments: { id: 'd1', ms: 600 } }] }, { final: 'x' }],
+      },
+      { limits: { maxDelegationDepth: 1 }, delegationDepth: 1 },
+    );
     expect(result.journal[0]).toMatchObject({ decision: 'refused', rule: 'limit:delegation_depth' });
   });
 });

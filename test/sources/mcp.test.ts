@@ -35,7 +35,13 @@ describe('MCP servers as tool sources', () => {
 
   async function toolRun(calls: { toolId: string; args: unknown }[]) {
     const workflowId = `mcp-${randomUUID()}`;
-    const result: ToolRunResult = await h.client.workflow.execute('toolRun', { taskQueue: h.taskQueue, workflowId, args: [{ manifest, grants: manifest.tools.map((t) => t.id), principal: 'agent:test', calls, continueOnError: true }] });
+    const result: ToolRunResult = await h.client.workflow.execute('toolRun', {
+      taskQueue: h.taskQueue,
+      workflowId,
+      args: [
+        { manifest, grants: manifest.tools.map((t) => t.id), principal: 'agent:test', calls, continueOnError: true },
+      ],
+    });
     return { result, workflowId };
   }
 
@@ -54,7 +60,11 @@ describe('MCP servers as tool sources', () => {
 
   it('keeps a tool the server offers but the manifest does not declare unreachable', async () => {
     const { result } = await toolRun([{ toolId: 'tool://ledger/undeclared_admin', args: {} }]);
-    expect(result.journal[0]).toMatchObject({ decision: 'refused', rule: 'unreachable', reason: expect.stringContaining('undeclared') });
+    expect(result.journal[0]).toMatchObject({
+      decision: 'refused',
+      rule: 'unreachable',
+      reason: expect.stringContaining('undeclared'),
+    });
   });
 
   it('refuses to start a worker when a declared tool changed on the server (rug pull), with both digests', async () => {
@@ -65,7 +75,9 @@ describe('MCP servers as tool sources', () => {
       await h2.close();
       expect(CatalogError.is(err)).toBe(true);
       expect(err).toBeInstanceOf(SourceDrift);
-      expect((err as SourceDrift).message).toMatch(/tool:\/\/ledger\/add_entry: declared sha256:[0-9a-f]{64}, served sha256:[0-9a-f]{64}/);
+      expect((err as SourceDrift).message).toMatch(
+        /tool:\/\/ledger\/add_entry: declared sha256:[0-9a-f]{64}, served sha256:[0-9a-f]{64}/,
+      );
     } finally {
       delete process.env.LEDGER_RUGPULL;
     }
@@ -75,8 +87,13 @@ describe('MCP servers as tool sources', () => {
     const account = `acct-${randomUUID()}`;
     process.env.LEDGER_RUGPULL = '1';
     try {
-      const { result } = await toolRun([{ toolId: 'tool://ledger/add_entry', args: { account, amount_cents: 1, memo: 'x' } }]);
-      expect(result.journal[0]).toMatchObject({ outcome: 'failed', error: { message: expect.stringMatching(/declared sha256:[0-9a-f]{64}, served sha256:[0-9a-f]{64}/) } });
+      const { result } = await toolRun([
+        { toolId: 'tool://ledger/add_entry', args: { account, amount_cents: 1, memo: 'x' } },
+      ]);
+      expect(result.journal[0]).toMatchObject({
+        outcome: 'failed',
+        error: { message: expect.stringMatching(/declared sha256:[0-9a-f]{64}, served sha256:[0-9a-f]{64}/) },
+      });
     } finally {
       delete process.env.LEDGER_RUGPULL;
     }
@@ -85,12 +102,24 @@ describe('MCP servers as tool sources', () => {
 
   it('answers reconcile through the tool the server declares for it', async () => {
     const server = manifest.servers.ledger as Extract<ServerDecl, { kind: 'mcp_stdio' }>;
-    const tool = createMcpTool(manifest.tools.find((t) => t.id === 'tool://ledger/add_entry')!, server, quiet);
+    const tool = createMcpTool(
+      manifest.tools.find((t) => t.id === 'tool://ledger/add_entry')!,
+      server,
+      quiet,
+    );
     const key = `tp-${randomUUID()}`;
-    const ctx = detachedCtx({ idempotencyKey: key, effectKey: 'ek-test', toolId: 'tool://ledger/add_entry', principal: 'p' });
+    const ctx = detachedCtx({
+      idempotencyKey: key,
+      effectKey: 'ek-test',
+      toolId: 'tool://ledger/add_entry',
+      principal: 'p',
+    });
     expect(await tool.reconcile!(ctx, key)).toEqual({ status: 'not_landed' });
     const out = (await tool.call(ctx, { account: 'acct-rec', amount_cents: 5 })) as { entry_id: string };
-    expect(await tool.reconcile!(ctx, key)).toEqual({ status: 'landed', output: { entry_id: out.entry_id, duplicate: false } });
+    expect(await tool.reconcile!(ctx, key)).toEqual({
+      status: 'landed',
+      output: { entry_id: out.entry_id, duplicate: false },
+    });
   });
 
   it('never lets server annotations relax the declared safety class', () => {
@@ -107,13 +136,22 @@ describe('MCP servers as tool sources', () => {
       grants: ['tool://ledger/chart'],
       manifest,
       manifestDigest: manifestDigest(manifest),
-      model: { endpoint: 'scripted', script: [{ tool_calls: [{ name: 'ledger__chart', arguments: { account: 'acct-1' } }] }, { final: 'here' }] },
+      model: {
+        endpoint: 'scripted',
+        script: [{ tool_calls: [{ name: 'ledger__chart', arguments: { account: 'acct-1' } }] }, { final: 'here' }],
+      },
     };
-    const result: AgentRunResult = await h.client.workflow.execute('agentRun', { taskQueue: h.taskQueue, workflowId, args: [input] });
+    const result: AgentRunResult = await h.client.workflow.execute('agentRun', {
+      taskQueue: h.taskQueue,
+      workflowId,
+      args: [input],
+    });
     expect(result.status).toBe('completed');
     const events = await historyOf(h.client, workflowId);
     const turns = events.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'modelTurn');
-    const last = JSON.parse(Buffer.from(turns.at(-1)!.activityTaskScheduledEventAttributes!.input!.payloads![0]!.data!).toString());
+    const last = JSON.parse(
+      Buffer.from(turns.at(-1)!.activityTaskScheduledEventAttributes!.input!.payloads![0]!.data!).toString(),
+    );
     const toolMessage = JSON.parse(last.messages.find((m: { role: string }) => m.role === 'tool').content);
     expect(toolMessage.content).toEqual([
       { type: 'text', text: 'balance chart for acct-1' },

@@ -16,7 +16,12 @@ export function loadScript(file: string): Script {
   return JSON.parse(fs.readFileSync(file, 'utf8'));
 }
 
-export async function runAgent(h: Harness, manifest: Manifest, script: Script, extra: Partial<AgentRunInput> = {}): Promise<{ result: AgentRunResult; workflowId: string }> {
+export async function runAgent(
+  h: Harness,
+  manifest: Manifest,
+  script: Script,
+  extra: Partial<AgentRunInput> = {},
+): Promise<{ result: AgentRunResult; workflowId: string }> {
   const workflowId = `agent-${randomUUID()}`;
   const input: AgentRunInput = {
     prompt: script.prompt,
@@ -27,6 +32,10 @@ export async function runAgent(h: Harness, manifest: Manifest, script: Script, e
     model: { endpoint: 'scripted', script: script.turns },
     ...extra,
   };
-  const result: AgentRunResult = await h.client.workflow.execute('agentRun', { taskQueue: h.taskQueue, workflowId, args: [input] });
+  const result: AgentRunResult = await h.client.workflow.execute('agentRun', {
+    taskQueue: h.taskQueue,
+    workflowId,
+    args: [input],
+  });
   return { result, workflowId };
 }

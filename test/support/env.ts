@@ -9,7 +9,8 @@ import { createWorker, type ToolplaneWorkerOptions } from '../../worker';
 
 export function testAddress(): string {
   const a = process.env.TOOLPLANE_TEST_ADDRESS;
-  if (!a) throw new Error('TOOLPLANE_TEST_ADDRESS is not set: run through jest, whose global setup starts the dev server');
+  if (!a)
+    throw new Error('TOOLPLANE_TEST_ADDRESS is not set: run through jest, whose global setup starts the dev server');
   return a;
 }
 
@@ -42,7 +43,14 @@ export async function harness(taskQueue: string): Promise<Harness> {
   const client = new Client({ connection });
   const running: { worker: Worker; done: Promise<void> }[] = [];
   // toolRun, the durable call without the data-flow gate, is what most tests drive; a worker serves it only when told.
-  const startWorker = (opts: WorkerSetup) => createWorker({ workflowBundle: { codePath: process.env.TOOLPLANE_TEST_BUNDLE! }, allowUngovernedToolRun: true, ...opts, connection: native, taskQueue });
+  const startWorker = (opts: WorkerSetup) =>
+    createWorker({
+      workflowBundle: { codePath: process.env.TOOLPLANE_TEST_BUNDLE! },
+      allowUngovernedToolRun: true,
+      ...opts,
+      connection: native,
+      taskQueue,
+    });
   return {
     client,
     native,

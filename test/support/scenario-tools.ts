@@ -48,14 +48,17 @@ export function scenarioTools(dir: string) {
       const a = input as { account: string; cents: number; mode: string };
       const n = count(ctx.idempotencyKey);
       if (a.mode === 'rejected_once' && n === 1) throw new ToolRejected('rate limited before sending');
-      if (a.mode === 'in_doubt_not_landed' && n === 1) throw new ToolInDoubt('connection reset before the provider answered');
+      if (a.mode === 'in_doubt_not_landed' && n === 1)
+        throw new ToolInDoubt('connection reset before the provider answered');
       const { record } = await store.record({ idempotencyKey: ctx.idempotencyKey, tool: 'charge', args: a });
-      if ((a.mode === 'in_doubt_landed' && n === 1) || a.mode === 'unknown_forever') throw new ToolInDoubt('connection reset after sending');
+      if ((a.mode === 'in_doubt_landed' && n === 1) || a.mode === 'unknown_forever')
+        throw new ToolInDoubt('connection reset after sending');
       return { charge_id: record.id };
     },
     async reconcile(_ctx, key) {
       const found = store.byKey(key);
-      if (found && (found.args as { mode: string }).mode === 'unknown_forever') return { status: 'unknown', reason: 'provider ledger unavailable' };
+      if (found && (found.args as { mode: string }).mode === 'unknown_forever')
+        return { status: 'unknown', reason: 'provider ledger unavailable' };
       return found ? { status: 'landed', output: { charge_id: found.id } } : { status: 'not_landed' };
     },
   };

@@ -10,10 +10,17 @@ import { StepErrorCode } from '../step-error';
 import type { Gated } from './gate';
 import { refuse } from './refuse';
 
-export async function awaitApproval(entry: JournalEntry, call: ToolCall, gated: Gated, escalator: Escalator): Promise<void> {
+export async function awaitApproval(
+  entry: JournalEntry,
+  call: ToolCall,
+  gated: Gated,
+  escalator: Escalator,
+): Promise<void> {
   const verdict = gated.verdict;
   if (!verdict?.askPerson) return;
-  const question = verdict.allow ? `${call.toolId} needs a person's approval` : `${call.toolId} was refused (${verdict.rule}: ${verdict.reason}); a person may approve it`;
+  const question = verdict.allow
+    ? `${call.toolId} needs a person's approval`
+    : `${call.toolId} was refused (${verdict.rule}: ${verdict.reason}); a person may approve it`;
   setCurrentDetails(`**Waiting for approval**: ${question}`);
   const answer = await escalator.await({
     effectKey: effectKey({ tool: call.toolId, args: gated.args }, entry.position),
@@ -26,7 +33,9 @@ export async function awaitApproval(entry: JournalEntry, call: ToolCall, gated: 
   setCurrentDetails('');
   if (answer?.decision !== 'approve') {
     entry.decision = 'denied';
-    const why = answer ? `denied by ${answer.by ?? 'a person'}${answer.decision === 'deny' && answer.reason ? `: ${answer.reason}` : ''}` : 'nobody approved it in time';
+    const why = answer
+      ? `denied by ${answer.by ?? 'a person'}${answer.decision === 'deny' && answer.reason ? `: ${answer.reason}` : ''}`
+      : 'nobody approved it in time';
     refuse(entry, StepErrorCode.Refused, verdict.rule ?? 'approval', `${question}; ${why}`);
   }
   entry.decision = 'approved';

@@ -23,7 +23,9 @@ interface VerdictCommon {
   substitutions?: { pointer: string; written: string; sent: string }[];
 }
 
-export type GateVerdict = (VerdictCommon & { allow: true; args?: Record<string, unknown> }) | (VerdictCommon & { allow: false; rule: string; reason: string });
+export type GateVerdict =
+  | (VerdictCommon & { allow: true; args?: Record<string, unknown> })
+  | (VerdictCommon & { allow: false; rule: string; reason: string });
 
 /** What the gate lets through: the arguments to send and the question for a person, if any. */
 export interface Gated {

@@ -7,10 +7,19 @@ import { StepErrorCode } from '../step-error';
 import { refuse } from './refuse';
 
 /** The lease id for this call, or undefined for a tool that needs none. */
-export function takeLease(entry: JournalEntry, toolId: string, capabilities: readonly string[] | undefined): string | undefined {
+export function takeLease(
+  entry: JournalEntry,
+  toolId: string,
+  capabilities: readonly string[] | undefined,
+): string | undefined {
   if (!toolId.startsWith('ext:')) return undefined;
   if (!capabilities?.includes(EXTENSION_RUNTIME)) {
-    refuse(entry, StepErrorCode.LeaseMissing, 'lease', `${toolId} is an extension tool and this run does not hold the ${EXTENSION_RUNTIME} capability; nothing was started`);
+    refuse(
+      entry,
+      StepErrorCode.LeaseMissing,
+      'lease',
+      `${toolId} is an extension tool and this run does not hold the ${EXTENSION_RUNTIME} capability; nothing was started`,
+    );
   }
   const lease = `lease:${serverOf(toolId)}:${entry.position}`;
   entry.lease = { id: lease, states: ['granted'] };

@@ -23,7 +23,12 @@ export interface PerformContext {
   onStarted?: () => void;
 }
 
-export async function performCall(entry: JournalEntry, call: ToolCall, args: Record<string, unknown>, c: PerformContext): Promise<unknown> {
+export async function performCall(
+  entry: JournalEntry,
+  call: ToolCall,
+  args: Record<string, unknown>,
+  c: PerformContext,
+): Promise<unknown> {
   const key = effectKey({ tool: call.toolId, args }, entry.position);
   entry.effectKey = key;
   if (c.delegate) return delegated(entry, call.toolId, args, c.delegate);
@@ -57,7 +62,12 @@ export async function performCall(entry: JournalEntry, call: ToolCall, args: Rec
   }
 }
 
-async function delegated(entry: JournalEntry, toolId: string, args: Record<string, unknown>, delegate: Delegate): Promise<unknown> {
+async function delegated(
+  entry: JournalEntry,
+  toolId: string,
+  args: Record<string, unknown>,
+  delegate: Delegate,
+): Promise<unknown> {
   entry.attempts = 1;
   try {
     const output = await delegate(toolId, args, entry.position);

@@ -7,7 +7,13 @@ import type { JournalEntry } from '../journal';
 import { StepErrorCode } from '../step-error';
 import { refuse } from './refuse';
 
-export function prepareCall(entry: JournalEntry, catalog: ToolCatalog, toolId: string, args: unknown, answering?: OfferedTool): ToolCall {
+export function prepareCall(
+  entry: JournalEntry,
+  catalog: ToolCatalog,
+  toolId: string,
+  args: unknown,
+  answering?: OfferedTool,
+): ToolCall {
   if (answering && answering.toolId !== toolId) {
     refuse(entry, StepErrorCode.Unreachable, 'answering', `the model's call named ${answering.toolId}, not ${toolId}`);
   }
@@ -16,6 +22,11 @@ export function prepareCall(entry: JournalEntry, catalog: ToolCatalog, toolId: s
   } catch (err) {
     if (!CatalogError.is(err)) throw err;
     const invalid = err.code === 'InvalidArguments';
-    return refuse(entry, invalid ? StepErrorCode.InvalidArguments : StepErrorCode.Unreachable, invalid ? 'schema' : 'unreachable', err.message);
+    return refuse(
+      entry,
+      invalid ? StepErrorCode.InvalidArguments : StepErrorCode.Unreachable,
+      invalid ? 'schema' : 'unreachable',
+      err.message,
+    );
   }
 }

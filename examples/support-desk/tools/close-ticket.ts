@@ -1,7 +1,12 @@
 import type { Tool } from 'toolplane';
 import { defaultStoreDir, KeyedLog } from '../keyed-log';
 
-export function createCloseTicket(store = new KeyedLog<{ idempotencyKey: string; ticket_id: string; resolution: string }>(defaultStoreDir(), 'closed-tickets')): Tool {
+export function createCloseTicket(
+  store = new KeyedLog<{ idempotencyKey: string; ticket_id: string; resolution: string }>(
+    defaultStoreDir(),
+    'closed-tickets',
+  ),
+): Tool {
   return {
     origin: 'builtin',
     def: () => ({
@@ -9,7 +14,10 @@ export function createCloseTicket(store = new KeyedLog<{ idempotencyKey: string;
       description: 'Close a support ticket with a resolution note. Closing twice is harmless.',
       inputSchema: {
         type: 'object',
-        properties: { ticket_id: { type: 'string', pattern: '^T-[0-9]+$' }, resolution: { type: 'string', maxLength: 2000 } },
+        properties: {
+          ticket_id: { type: 'string', pattern: '^T-[0-9]+$' },
+          resolution: { type: 'string', maxLength: 2000 },
+        },
         required: ['ticket_id', 'resolution'],
         additionalProperties: false,
       },

@@ -39,7 +39,9 @@ export function createRefund(store = paymentsStore()): Tool {
     async reconcile(_ctx, idempotencyKey) {
       faultPoint('during_reconcile');
       const payment = store.byKey(idempotencyKey);
-      return payment ? { status: 'landed', output: { payment_id: payment.id, status: 'refunded', duplicate: false } } : { status: 'not_landed' };
+      return payment
+        ? { status: 'landed', output: { payment_id: payment.id, status: 'refunded', duplicate: false } }
+        : { status: 'not_landed' };
     },
   };
 }
