@@ -94,6 +94,26 @@ describe('replaying committed histories', () => {
     expect(approval[1]).toMatchObject({ decision: 'denied', rule: 'protected_field:/to' });
   });
 
+  it('replays runs from before and after the worker decided: the newer ones hold its answer', () => {
+    for (const name of ['agent-injected-ticket', 'authorized-agent-injected-ticket']) {
+      const journal = journalFromCompletion(load(`${name}.json`).events!)!;
+      expect(journal.filter((e) => e.decision === 'refused').map((e) => e.rule)).toEqual([
+        'protected_field:/account_id',
+        'protected_field:/to',
+      ]);
+    }
+    const authorized = load('authorized-agent-injected-ticket.json').events!;
+    expect(authorized.find((e) => e.markerRecordedEventAttributes)).toBeDefined();
+    expect(
+      authorized.find((e) => e.activityTaskScheduledEventAttributes)!.activityTaskScheduledEventAttributes!
+        .activityType!.name,
+    ).toBe('authorizeRun');
+    const legacy = load('agent-injected-ticket.json').events!;
+    expect(legacy.some((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'authorizeRun')).toBe(
+      false,
+    );
+  });
+
   it('yields the journal view each history implies', () => {
     const views = Object.fromEntries(
       files.map((f) => {

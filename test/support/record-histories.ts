@@ -20,7 +20,6 @@ import { resolveEscalation } from '../../workflows/escalation';
 import { waitForPending } from './escalations';
 import type { ToolRunInput } from '../../workflows/tool-run';
 import type { AgentRunInput } from '../../workflows/agent-run';
-import { manifestDigest } from '../../catalog/digest';
 import { readScript } from '../../cli';
 import { createWorker } from '../../worker';
 import { SCENARIO_MANIFEST, scenarioTools } from './scenario-tools';
@@ -58,6 +57,7 @@ async function main(): Promise<void> {
     taskQueue,
     manifest: { ...desk, servers: { ...desk.servers, ...flaky.servers }, tools: [...desk.tools, ...flaky.tools] },
     tools: [...createTools(), ...scenarioTools(path.join(dir, 'flaky')).tools],
+    allowUngovernedToolRun: true,
   });
 
   const only = process.argv.slice(2);
@@ -153,6 +153,12 @@ async function main(): Promise<void> {
     },
   ];
 
+  // Runs after the worker decided (patch toolplane-worker-authority): the worker's answer is in history.
+  for (const name of ['plain', 'agent-refund', 'agent-injected-ticket']) {
+    const r = recordings.find((x) => x.name === name)!;
+    recordings.push({ ...r, name: `authorized-${name}` });
+  }
+
   fs.mkdirSync(HISTORIES_DIR, { recursive: true });
   await worker.runUntil(async () => {
     for (const r of recordings.filter((x) => only.length === 0 || only.includes(x.name))) {
@@ -163,21 +169,14 @@ async function main(): Promise<void> {
             taskQueue,
             workflowId,
             args: [
-              {
-                ...r.agent,
-                manifest: r.manifest,
-                manifestDigest: manifestDigest(r.manifest),
-                grants,
-                principal: 'agent:recorder',
-              },
+              // The worker's manifest governs: the run only names what it asks for.
+              { ...r.agent, grants, principal: 'agent:recorder' },
             ],
           })
         : await client.workflow.start('toolRun', {
             taskQueue,
             workflowId,
-            args: [
-              { manifest: r.manifest, grants, principal: 'agent:recorder', calls: r.calls!, continueOnError: true },
-            ],
+            args: [{ grants, principal: 'agent:recorder', calls: r.calls!, continueOnError: true }],
           });
       await r.during?.(client, workflowId);
       await handle.result();
