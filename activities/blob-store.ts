@@ -2,6 +2,7 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { ToolplaneError } from '../catalog/errors';
 import type { StoredOutput } from '../common/stored-output';
 import { dataDir } from './data-dir';
 
@@ -14,10 +15,9 @@ export interface BlobStore {
 
 export const DEFAULT_LARGE_OUTPUT_BYTES = 256 * 1024;
 
-export class BlobNotFound extends Error {
+export class BlobNotFound extends ToolplaneError<'BlobNotFound', { ref: string }> {
   constructor(ref: string) {
-    super(`blob ${ref} is not in this run's store`);
-    this.name = 'BlobNotFound';
+    super('BlobNotFound', `blob ${ref} is not in this run's store`, { ref });
   }
 }
 

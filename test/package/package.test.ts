@@ -52,7 +52,11 @@ describe('the packed package, installed by a consumer', () => {
     );
   }, 300_000);
 
-  it('type-checks a consumer importing all three entry points', () => {
+  it("type-checks a consumer importing all three entry points, and the README's code samples", () => {
+    const readme = fs.readFileSync(path.join(root, 'README.md'), 'utf8');
+    const samples = [...readme.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1]!);
+    expect(samples.length).toBeGreaterThanOrEqual(3);
+    samples.forEach((code, i) => fs.writeFileSync(path.join(dir, `readme-${i}.ts`), code));
     run(path.join(dir, 'node_modules', '.bin', 'tsc'), ['-p', '.'], dir);
     expect(fs.existsSync(path.join(dir, 'dist', 'main.js'))).toBe(true);
   }, 120_000);
@@ -78,4 +82,11 @@ describe('the packed package, installed by a consumer', () => {
     const shown = run(cli, ['show', out.workflowId], dir, { TEMPORAL_ADDRESS: testAddress() });
     expect(shown).toContain('tool://notes/save');
   }, 180_000);
+
+  it('loads neither the worker SDK, MCP nor the activities for the client or the CLI', () => {
+    const probe = `require('toolplane/client'); require('toolplane/package.json');
+      const loaded = Object.keys(require.cache);
+      console.log(JSON.stringify(loaded.filter((f) => /@temporalio[\\/]worker|@modelcontextprotocol|[\\/]lib[\\/]activities[\\/]/.test(f))));`;
+    expect(JSON.parse(run('node', ['-e', probe], dir).trim())).toEqual([]);
+  });
 });
