@@ -88,16 +88,21 @@ export class ToolplanePlugin extends SimplePlugin {
     return this.verified;
   }
 
-  /** The user's options must not silently replace toolplane's activities or interceptors. */
+  /** Toolplane's activities and interceptor, and the worker's own, are never silently replaced by one another. */
   override configureWorker(options: WorkerOptions): WorkerOptions {
-    const configured = super.configureWorker(options);
-    const registered = (configured.activities ?? {}) as Record<string, unknown>;
-    const replaced = Object.keys(this.activityFns).filter((name) => registered[name] !== this.activityFns[name]);
-    if (replaced.length > 0)
+    const own = Object.keys((options.activities ?? {}) as Record<string, unknown>).filter(
+      (name) => name in this.activityFns,
+    );
+    if (own.length > 0)
       throw new ToolplaneError(
         'ActivityConflict',
-        `the worker's own activities replace toolplane's ${replaced.join(', ')}; rename them`,
+        `the worker's own activities ${own.join(', ')} have the names of toolplane's; rename them`,
       );
+    const configured = super.configureWorker(options);
+    const registered = (configured.activities ?? {}) as Record<string, unknown>;
+    const missing = Object.keys(this.activityFns).filter((name) => registered[name] !== this.activityFns[name]);
+    if (missing.length > 0)
+      throw new ToolplaneError('ActivityConflict', `another plugin replaced toolplane's ${missing.join(', ')}`);
     if (!configured.interceptors?.activity?.includes(activityTracing))
       throw new ToolplaneError('ActivityConflict', "the worker's options dropped toolplane's activity interceptor");
     return configured;

@@ -30,11 +30,12 @@ describe('ToolplanePlugin', () => {
 
   it("adds toolplane's activities beside the worker's own", async () => {
     const worker = await create({ greet: async () => 'hello' });
-    const names = Object.keys(worker.options.activities ?? {});
+    // The worker holds its activities by name once created.
+    const names = [...(worker.options.activities as Map<string, unknown>).keys()];
+    await worker.runUntil(Promise.resolve());
     expect(names).toEqual(
       expect.arrayContaining(['greet', 'authorizeRun', 'performTool', 'reconcileTool', 'modelTurn', 'resolveCarried']),
     );
-    await worker.runUntil(Promise.resolve());
   });
 
   it('refuses to construct when the tools disagree with the manifest', () => {
