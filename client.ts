@@ -21,30 +21,35 @@ export interface StartOptions {
   workflowId?: string;
 }
 
+/** Toolplane's search attributes for a run: who it acts for and the manifest it is pinned to. */
+function searchAttributesOf(input: { principal: string; manifestDigest?: string }) {
+  return [
+    { key: PRINCIPAL, value: input.principal },
+    ...(input.manifestDigest ? [{ key: MANIFEST_DIGEST, value: input.manifestDigest }] : []),
+  ];
+}
+
 /** Starts an agent run; the worker decides what it may reach. */
 export async function startAgentRun(client: Client, input: AgentRunInput, opts: StartOptions = {}) {
   return client.workflow.start(WorkflowName.AgentRun, {
     taskQueue: opts.taskQueue ?? DEFAULT_TASK_QUEUE,
     workflowId: opts.workflowId ?? `agent-${randomUUID()}`,
     args: [input],
-    typedSearchAttributes: [
-      { key: PRINCIPAL, value: input.principal },
-      ...(input.manifestDigest ? [{ key: MANIFEST_DIGEST, value: input.manifestDigest }] : []),
-    ],
+    typedSearchAttributes: searchAttributesOf(input),
     staticSummary: input.prompt.slice(0, 200),
   });
 }
 
-/** Starts a fixed list of governed calls, labelled as the caller's own words. */
+/**
+ * Starts a fixed list of calls without the data-flow gate; only a worker configured with
+ * `allowUngovernedToolRun` serves it, any other refuses the run.
+ */
 export async function startToolRun(client: Client, input: ToolRunInput, opts: StartOptions = {}) {
   return client.workflow.start(WorkflowName.ToolRun, {
     taskQueue: opts.taskQueue ?? DEFAULT_TASK_QUEUE,
     workflowId: opts.workflowId ?? `tools-${randomUUID()}`,
     args: [input],
-    typedSearchAttributes: [
-      { key: PRINCIPAL, value: input.principal },
-      ...(input.manifestDigest ? [{ key: MANIFEST_DIGEST, value: input.manifestDigest }] : []),
-    ],
+    typedSearchAttributes: searchAttributesOf(input),
   });
 }
 
