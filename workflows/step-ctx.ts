@@ -187,9 +187,10 @@ export class StepCtx {
     const call = prepareCall(entry, this.scope.catalog, toolId, args, options.answering);
     const gated = await gateCall(entry, call, options.gate);
     await awaitApproval(entry, call, gated, this.escalator);
-    gated.verdict?.charge?.();
     const lease = takeLease(entry, toolId, this.scope.capabilities);
     if (lease) this.recordLeases();
+    // Charged only now: a call refused at any step before, the lease included, costs nothing.
+    gated.verdict?.charge?.();
     const output = await performCall(entry, call, gated.args, {
       principal: this.scope.principal,
       policy: this.scope.policy,

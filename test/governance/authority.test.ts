@@ -138,6 +138,8 @@ describe('the extension-runtime lease comes from the worker, not the run', () =>
         { principal: 'agent:any', capabilities: ['extension-runtime'] },
       );
       expect(result.journal[0]).toMatchObject({ outcome: 'refused', error: { code: 'LeaseMissing' } });
+      // A call the worker refused is not charged.
+      expect(result.usage.toolCalls).toBe(0);
       expect(logs.filter((l) => /start/i.test(l) && l.includes('[ext:'))).toEqual([]);
     } finally {
       await h.close();
