@@ -1,6 +1,5 @@
 // The first activity of every run: the worker answers what the run may hold. Recorded in history,
 // so replay sees the same answer.
-import { ApplicationFailure } from '@temporalio/activity';
 import {
   authorize,
   resolveModel,
@@ -11,8 +10,8 @@ import {
   type RunRequest,
 } from '../catalog/authority';
 import { manifestDigest } from '../catalog/digest';
-import { CatalogError } from '../catalog/errors';
 import type { Manifest } from '../catalog/manifest';
+import { asFinalRefusal } from './catalog-failure';
 
 export interface AuthorizeRequest extends RunRequest {
   /** The model endpoint an agent run names; refused here, before any request, when undeclared. */
@@ -36,7 +35,7 @@ export function createAuthorizeActivities(deps: AuthorizeDeps) {
   const digest = manifestDigest(deps.manifest);
   return {
     async authorizeRun(req: AuthorizeRequest): Promise<AuthorizeResult> {
-      try {
+      return asFinalRefusal(() => {
         if (req.ungoverned && !deps.allowUngovernedToolRun) {
           throw new RunRefused(
             RunRefusedReason.Ungoverned,
@@ -46,16 +45,7 @@ export function createAuthorizeActivities(deps: AuthorizeDeps) {
         }
         if (req.model) resolveModel(deps.manifest.models, req.model);
         return { ...authorize(deps.manifest, digest, req), manifest: deps.manifest };
-      } catch (err) {
-        if (CatalogError.is(err))
-          throw ApplicationFailure.create({
-            type: err.code,
-            message: err.message,
-            details: [err.data],
-            nonRetryable: true,
-          });
-        throw err;
-      }
+      });
     },
   };
 }

@@ -78,15 +78,13 @@ function legacyStep(input: AgentRunInput, policy: Policy): StepCtx {
     );
   }
   const grants = input.grants ?? [];
-  const step = new StepCtx({
+  return new StepCtx({
     catalog: ToolCatalog.fromManifest(manifest, grants),
     principal: input.principal,
     grants,
     policy,
     capabilities: input.capabilities,
   });
-  step.manifest = manifest;
-  return step;
 }
 
 export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {

@@ -10,7 +10,6 @@ import {
 } from '@temporalio/workflow';
 import type { AuthorizeActivities, AuthorizeRequest } from '../activities/authorize';
 import { CatalogErrorCode } from '../catalog/errors';
-import type { Manifest } from '../catalog/manifest';
 import { ALLOW_ALL, type Policy } from '../catalog/policy';
 import { ToolCatalog, type OfferedTool } from '../catalog/tool-catalog';
 import { awaitApproval } from './call/approval';
@@ -68,8 +67,6 @@ export class StepCtx {
   private position = 0;
   readonly journal: JournalEntry[] = [];
   private readonly pending = new Map<string, { info: PendingEscalation; decision?: EscalationDecision }>();
-  /** The worker's manifest, for a StepCtx opened with `StepCtx.open`. */
-  manifest?: Manifest;
 
   /**
    * Asks the worker what this run may reach and hold (its manifest and the principal's grants),
@@ -95,15 +92,13 @@ export class StepCtx {
     }
     if (authority.withheld.grants.length || authority.withheld.capabilities.length)
       upsertMemo({ toolplaneWithheld: authority.withheld });
-    const step = new StepCtx({
+    return new StepCtx({
       catalog: ToolCatalog.fromManifest(authority.manifest, authority.grants),
       principal: authority.principal,
       grants: authority.grants,
       policy: policy ?? ALLOW_ALL,
       capabilities: authority.capabilities,
     });
-    step.manifest = authority.manifest;
-    return step;
   }
 
   constructor(readonly scope: RunScope) {

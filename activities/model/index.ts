@@ -1,9 +1,9 @@
 // The model turn activity: one call to the worker-declared endpoint the run names, traced as `chat {model}`.
 import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
-import { ApplicationFailure, Context } from '@temporalio/activity';
+import { Context } from '@temporalio/activity';
 import { resolveModel, type ModelsDecl } from '../../catalog/authority';
-import { CatalogError } from '../../catalog/errors';
 import { scopeReadableBy } from '../../common/stored-output';
+import { asFinalRefusal } from '../catalog-failure';
 import { BlobNotFound, FileBlobStore, type BlobStore } from '../blob-store';
 import { openaiTurn } from './openai';
 import { scriptedTurn } from './scripted';
@@ -47,13 +47,7 @@ export function createModelActivities(deps: ModelActivityDeps = {}) {
   const blobs = deps.blobs ?? new FileBlobStore();
   return {
     async modelTurn(turn: ModelTurnRequest): Promise<ModelTurnResult> {
-      let resolved;
-      try {
-        resolved = resolveModel(deps.models, turn.model);
-      } catch (err) {
-        if (CatalogError.is(err)) throw ApplicationFailure.nonRetryable(err.message, err.code);
-        throw err;
-      }
+      const resolved = asFinalRefusal(() => resolveModel(deps.models, turn.model));
       const info = Context.current().info;
       const req = {
         ...turn,

@@ -32,7 +32,3 @@ export interface ModelTurnResult {
   /** The model that answered, as the provider reports it. */
   responseModel?: string;
 }
-
-export function modelName(request: ModelRequest): string {
-  return request.name ?? request.model ?? request.endpoint;
-}

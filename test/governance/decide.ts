@@ -1,10 +1,9 @@
 // Running a scripted agent while a person answers every question it asks, in order.
 import { randomUUID } from 'node:crypto';
-import { manifestDigest } from '../../catalog/digest';
 import type { Manifest } from '../../catalog/manifest';
-import type { AgentRunInput, AgentRunResult } from '../../workflows/agent-run';
+import type { AgentRunResult } from '../../workflows/agent-run';
 import { pendingEscalations, resolveEscalation } from '../../workflows/escalation';
-import { runAgent, type Script } from '../support/agent';
+import { agentInput, runAgent, type Script } from '../support/agent';
 import type { Harness } from '../support/env';
 
 export type Decision = 'approve' | 'deny';
@@ -17,14 +16,7 @@ export async function runDeciding(
   decisions?: Decision[],
 ): Promise<{ result: AgentRunResult; asked: number }> {
   if (!decisions) return { ...(await runAgent(h, manifest, script)), asked: 0 };
-  const input: AgentRunInput = {
-    prompt: script.prompt,
-    principal: 'agent:test',
-    grants: manifest.tools.map((t) => t.id),
-    manifest,
-    manifestDigest: manifestDigest(manifest),
-    model: { endpoint: 'scripted', script: script.turns },
-  };
+  const input = agentInput(manifest, script);
   const handle = await h.client.workflow.start('agentRun', {
     taskQueue: h.taskQueue,
     workflowId: `decide-${randomUUID()}`,

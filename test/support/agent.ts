@@ -16,6 +16,18 @@ export function loadScript(file: string): Script {
   return JSON.parse(fs.readFileSync(file, 'utf8'));
 }
 
+/** The input a scripted test run sends: it asks for every declared tool and pins the manifest's digest. */
+export function agentInput(manifest: Manifest, script: Script, extra: Partial<AgentRunInput> = {}): AgentRunInput {
+  return {
+    prompt: script.prompt,
+    principal: 'agent:test',
+    grants: manifest.tools.map((t) => t.id),
+    manifestDigest: manifestDigest(manifest),
+    model: { endpoint: 'scripted', script: script.turns },
+    ...extra,
+  };
+}
+
 export async function runAgent(
   h: Harness,
   manifest: Manifest,
@@ -23,15 +35,7 @@ export async function runAgent(
   extra: Partial<AgentRunInput> = {},
 ): Promise<{ result: AgentRunResult; workflowId: string }> {
   const workflowId = `agent-${randomUUID()}`;
-  const input: AgentRunInput = {
-    prompt: script.prompt,
-    principal: 'agent:test',
-    grants: manifest.tools.map((t) => t.id),
-    manifest,
-    manifestDigest: manifestDigest(manifest),
-    model: { endpoint: 'scripted', script: script.turns },
-    ...extra,
-  };
+  const input = agentInput(manifest, script, extra);
   const result: AgentRunResult = await h.client.workflow.execute('agentRun', {
     taskQueue: h.taskQueue,
     workflowId,
