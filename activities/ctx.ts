@@ -15,12 +15,28 @@ export interface CtxFields {
   onEvent?: (event: ToolEvent) => void;
 }
 
+/** When each running attempt began on this worker, by its activity context. */
+const attemptStarts = new WeakMap<Context, number>();
+
+/**
+ * The moment this attempt began executing here (the first time its context is seen, at the top of the
+ * activity). Temporal counts start-to-close from the attempt's start, not from when it was scheduled: a call
+ * that waited in the task queue (no worker, a backlog, a restarted server) still has its whole time. Measured
+ * on this worker's clock, so the server's clock never shortens it either.
+ */
+function attemptStartedAt(activity: Context): number {
+  let at = attemptStarts.get(activity);
+  if (at === undefined) {
+    at = Date.now();
+    attemptStarts.set(activity, at);
+  }
+  return at;
+}
+
 export function ctxFromActivity(fields: CtxFields): Ctx {
   const activity = Context.current();
   const info = activity.info;
-  const deadline = info.startToCloseTimeoutMs
-    ? info.currentAttemptScheduledTimestampMs + info.startToCloseTimeoutMs
-    : undefined;
+  const deadline = info.startToCloseTimeoutMs ? attemptStartedAt(activity) + info.startToCloseTimeoutMs : undefined;
   const signal = activity.cancellationSignal;
   return {
     idempotencyKey: fields.idempotencyKey,

@@ -37,7 +37,7 @@ export interface Ctx {
   readonly toolId: string;
   readonly principal: string;
   readonly attempt: number;
-  /** Epoch milliseconds after which the activity is timed out. */
+  /** Epoch milliseconds (this worker's clock) when this attempt's start-to-close runs out, counted from when it started here. */
   readonly deadline: number | undefined;
   readonly budget: { remainingCalls?: number; remainingCostMicros?: number };
   readonly policy: Policy;
