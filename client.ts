@@ -87,6 +87,16 @@ export async function deny(
 
 export { follow as followRun, formatEffects };
 export { runUrl, probe, TemporalUnreachable } from './inspect/connection';
+export {
+  verifyProducedBy,
+  formatVerdict,
+  type LedgerVerdict,
+  type LedgerOrigin,
+  type LedgerInvalidReason,
+  type VerifyOptions,
+} from './ledger/verify';
+export { loadLedgerKeyFile, LedgerKeyInvalid, type LedgerPublicKeys } from './ledger/keys';
+export { argsDigest, type LedgerRef } from './ledger/ref';
 export { DEFAULT_TASK_QUEUE };
 export type {
   AgentRunInput,

@@ -12,7 +12,24 @@ export type {
   Reconciliation,
   CarriedContent,
 } from './activities/tool';
-export { ToolError, ToolRejected, ToolFailedLanded, ToolInDoubt, Cancelled } from './activities/tool-errors';
+export {
+  ToolError,
+  ToolRejected,
+  ToolFailedLanded,
+  ToolInDoubt,
+  Cancelled,
+  ProvenanceMissing,
+} from './activities/tool-errors';
+export type { CitedOrigin } from './activities/tool-activities';
+export type { RemainingBudget } from './workflows/limits';
+export {
+  LedgerSigner,
+  LedgerKeyInvalid,
+  generateLedgerKey,
+  loadLedgerKeyFile,
+  type LedgerConfig,
+  type LedgerPublicKeys,
+} from './ledger/keys';
 export { FileBlobStore, type BlobStore } from './activities/blob-store';
 export { loadManifest, parseManifest, type LoadedManifest } from './catalog/manifest-file';
 export type { Manifest, ManifestInput, ToolDecl, Sensitivity } from './catalog/manifest';

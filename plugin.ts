@@ -15,6 +15,7 @@ import type { Tool } from './activities/tool';
 import { createToolActivities } from './activities/tool-activities';
 import { ToolRegistry } from './activities/tool-registry';
 import { ToolplaneError } from './catalog/errors';
+import type { LedgerConfig } from './ledger/keys';
 
 export interface ToolplanePluginOptions {
   /** The worker's manifest: every tool, principal and model endpoint this worker may serve. */
@@ -25,8 +26,13 @@ export interface ToolplanePluginOptions {
   blobs?: BlobStore;
   /** Outputs above this many bytes are stored outside history (default 256 KiB). */
   largeOutputBytes?: number;
-  /** Signs `produced_by` references; a worker without one cannot serve `requires_ledger` tools. */
-  ledgerSecret?: string;
+  /**
+   * The ledger: the Ed25519 key (by id) this worker signs `produced_by` references with, and the
+   * public keys it accepts when a tool cites an earlier reference (rotated-out keys stay here so
+   * old facts keep verifying). Without it, `requires_ledger` tools fail closed and cited facts stay
+   * untrusted. `loadLedgerKeyFile` reads one from a file.
+   */
+  ledger?: LedgerConfig;
   /** List every MCP server's tools before the worker runs and refuse definitions that changed (default true). */
   verifySources?: boolean;
   /** Serve `toolRun`, the workflow without a data-flow gate (tests, internals). Default false: such runs are refused. */
@@ -57,7 +63,7 @@ export class ToolplanePlugin extends SimplePlugin {
       ...createToolActivities({
         registry,
         manifest: opts.manifest,
-        ledgerSecret: opts.ledgerSecret,
+        ledger: opts.ledger,
         blobs,
         largeOutputBytes: opts.largeOutputBytes,
       }),

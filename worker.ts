@@ -15,6 +15,7 @@ import type { Tool } from './activities/tool';
 import { DEFAULT_TASK_QUEUE } from './common/names';
 import { WORKFLOWS_PATH } from './workflows/path';
 import { ToolplanePlugin, type ToolplanePluginOptions } from './plugin';
+import { LedgerKeyInvalid, loadLedgerKeyFile, type LedgerConfig } from './ledger/keys';
 
 export interface ToolplaneWorkerOptions extends ToolplanePluginOptions {
   connection: NativeConnection;
@@ -67,6 +68,13 @@ export async function loadToolModules(modules: string[]): Promise<Tool[]> {
   return tools;
 }
 
+/** The signing half of a ledger key file; a file with public keys only cannot sign. */
+function ledgerSigning(file: string): LedgerConfig {
+  const { signing } = loadLedgerKeyFile(file);
+  if (!signing) throw new LedgerKeyInvalid(file, 'holds no keyId and privateKey, so this worker could not sign');
+  return signing;
+}
+
 export async function runWorkerCli(argv: string[]): Promise<void> {
   const program = new Command()
     .name('toolplane worker')
@@ -78,6 +86,11 @@ export async function runWorkerCli(argv: string[]): Promise<void> {
     .option('--task-queue <name>', 'task queue', process.env.TOOLPLANE_TASK_QUEUE ?? DEFAULT_TASK_QUEUE)
     .option('--address <host:port>', 'Temporal frontend', process.env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233')
     .option('--namespace <ns>', 'Temporal namespace', process.env.TEMPORAL_NAMESPACE ?? 'default')
+    .option(
+      '--ledger-keys <file>',
+      'a ledger key file ({ keyId, privateKey, publicKeys }) to sign produced_by with',
+      process.env.TOOLPLANE_LEDGER_KEYS,
+    )
     .option('--allow-ungoverned-tool-run', 'serve toolRun, which has no data-flow gate (tests, internals)')
     .option(
       '--workflow-bundle <file>',
@@ -93,6 +106,7 @@ export async function runWorkerCli(argv: string[]): Promise<void> {
     namespace: string;
     workflowBundle?: string;
     allowUngovernedToolRun?: boolean;
+    ledgerKeys?: string;
   }>();
   const { manifest }: { manifest: Manifest } = loadManifest(o.manifest);
   const tools = await loadToolModules(o.tools);
@@ -103,7 +117,7 @@ export async function runWorkerCli(argv: string[]): Promise<void> {
     taskQueue: o.taskQueue,
     manifest,
     tools,
-    ledgerSecret: process.env.TOOLPLANE_LEDGER_SECRET,
+    ledger: o.ledgerKeys ? ledgerSigning(o.ledgerKeys) : undefined,
     allowUngovernedToolRun: o.allowUngovernedToolRun === true,
     workflowBundle: o.workflowBundle ? { codePath: o.workflowBundle } : undefined,
     // How long a run waits on this worker's sticky queue before another worker takes it over

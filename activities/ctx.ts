@@ -1,7 +1,7 @@
 // Builds the in-process tool's Ctx from Temporal's activity context.
 import { Context } from '@temporalio/activity';
 import { ALLOW_ALL, type Policy } from '../catalog/policy';
-import type { Ctx, ToolEvent } from './tool';
+import type { Ctx, LedgerRef, ToolEvent } from './tool';
 import { Cancelled } from './tool-errors';
 
 export interface CtxFields {
@@ -13,6 +13,8 @@ export interface CtxFields {
   policy?: Policy;
   budget?: Ctx['budget'];
   onEvent?: (event: ToolEvent) => void;
+  /** Receives what the tool cites (see `Ctx.cite`); citing is ignored without it. */
+  onCite?: (producedBy: LedgerRef | undefined, args: Record<string, unknown>) => void;
 }
 
 /** When each running attempt began on this worker, by its activity context. */
@@ -41,6 +43,8 @@ export function ctxFromActivity(fields: CtxFields): Ctx {
   return {
     idempotencyKey: fields.idempotencyKey,
     lease: fields.lease,
+    workflowId: info.workflowExecution?.workflowId ?? '',
+    runId: info.workflowExecution?.runId ?? '',
     effectKey: fields.effectKey,
     toolId: fields.toolId,
     principal: fields.principal,
@@ -65,14 +69,19 @@ export function ctxFromActivity(fields: CtxFields): Ctx {
     heartbeat(detail) {
       activity.heartbeat(detail);
     },
+    cite(producedBy, args) {
+      fields.onCite?.(producedBy, args);
+    },
   };
 }
 
 /** A Ctx for tests and scripts outside an activity. */
-export function detachedCtx(fields: CtxFields & { signal?: AbortSignal }): Ctx {
+export function detachedCtx(fields: CtxFields & { signal?: AbortSignal; workflowId?: string; runId?: string }): Ctx {
   const signal = fields.signal ?? new AbortController().signal;
   return {
     idempotencyKey: fields.idempotencyKey,
+    workflowId: fields.workflowId ?? '',
+    runId: fields.runId ?? '',
     effectKey: fields.effectKey,
     toolId: fields.toolId,
     principal: fields.principal,
@@ -88,5 +97,8 @@ export function detachedCtx(fields: CtxFields & { signal?: AbortSignal }): Ctx {
       fields.onEvent?.(event);
     },
     heartbeat() {},
+    cite(producedBy, args) {
+      fields.onCite?.(producedBy, args);
+    },
   };
 }

@@ -1,5 +1,4 @@
 // The tool activity: performs one call, at most once per idempotency key as far as the tool honours it.
-import { createHmac } from 'node:crypto';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { FailureType } from '../catalog/failure-types';
 import { mayGrant, mayHold } from '../catalog/authority';
@@ -11,6 +10,11 @@ import type { Policy } from '../catalog/policy';
 import { effectKeyOfActivityId, idempotencyKey } from '../common/effect-key';
 import type { StoredOutput } from '../common/stored-output';
 import { DEFAULT_LARGE_OUTPUT_BYTES, FileBlobStore, offload, type BlobStore } from './blob-store';
+import { LedgerSigner, publicKeysOf, type LedgerConfig, type LedgerPublicKeys } from '../ledger/keys';
+import { argsDigest, type LedgerDecision } from '../ledger/ref';
+import { verifyProducedBy } from '../ledger/verify';
+import type { RemainingBudget } from '../workflows/limits';
+import { leaves } from '../workflows/provenance';
 import { ctxFromActivity } from './ctx';
 import { withToolSpan, type GenAiToolType } from './telemetry';
 import type { LedgerRef, Reconciliation, Tool, ToolEvent } from './tool';
@@ -26,9 +30,14 @@ export interface PerformRequest {
   args: Record<string, unknown>;
   principal: string;
   requiresLedger?: boolean;
+  /** How the run decided the call (absent: no gate saw it); signed into `produced_by`. */
+  decision?: Exclude<LedgerDecision, 'ungoverned'>;
+  /** Every argument was trusted when the run decided; signed into `produced_by`. */
+  trustedArgs?: boolean;
   /** A failure that reached the provider may be tried again (`retries_landed`). */
   retriesLanded?: boolean;
-  budget?: { remainingCalls?: number; remainingCostMicros?: number };
+  /** What the run may still spend once this call is charged (`ctx.budget`). */
+  budget?: RemainingBudget;
   /** Omitted when the run allows every granted tool. */
   policy?: Policy;
   /** The model's tool-call id this execution answers (telemetry only). */
@@ -48,6 +57,20 @@ export interface PerformResult {
   stored?: StoredOutput;
   /** What the tool reported while it ran (an extension starting, ...); omitted when nothing. */
   events?: ToolEvent[];
+  /** What the tool cited (recalled facts), verified here; omitted when nothing. */
+  origins?: CitedOrigin[];
+}
+
+/** Values a tool's output repeats from an earlier call, labelled as that call's verified origin. */
+export interface CitedOrigin {
+  /** The cited arguments' strings and numbers. */
+  values: (string | number)[];
+  /** The reference verified and the origin's arguments were all trusted. */
+  trusted: boolean;
+  /** `workflowId/runId/effectKey` of a verified origin. */
+  origin?: string;
+  /** Why the values do not count as trusted. */
+  reason?: string;
 }
 
 export interface ReconcileRequest {
@@ -63,17 +86,50 @@ export interface ToolActivityDeps {
   /** How a tool is served, for `gen_ai.tool.type`; in-process tools by default. */
   toolType?: (toolId: string) => GenAiToolType;
   /** Signs `produced_by` references; a worker without one cannot serve `requires_ledger` tools. */
-  ledgerSecret?: string;
+  ledger?: LedgerConfig;
   /** Where outputs above `largeOutputBytes` go instead of history. */
   blobs?: BlobStore;
   largeOutputBytes?: number;
 }
 
-export function signLedgerRef(secret: string, ref: Omit<LedgerRef, 'signature'>): LedgerRef {
-  const signature = createHmac('sha256', secret)
-    .update(`${ref.workflowId}\n${ref.runId}\n${ref.effectKey}`)
-    .digest('hex');
-  return { ...ref, signature };
+interface Citation {
+  producedBy: LedgerRef | undefined;
+  args: Record<string, unknown>;
+}
+
+/** Verifies what a tool cited; a reference that does not verify, or a verifier that fails, leaves its values untrusted. */
+async function verifyCitations(
+  citations: Citation[],
+  publicKeys: LedgerPublicKeys | undefined,
+): Promise<CitedOrigin[]> {
+  const out: CitedOrigin[] = [];
+  for (const c of citations) {
+    const values = leaves(c.args)
+      .map((l) => l.value)
+      .filter((v): v is string | number => typeof v === 'string' || typeof v === 'number');
+    if (!c.producedBy) {
+      out.push({ values, trusted: false, reason: 'no produced_by' });
+      continue;
+    }
+    if (!publicKeys) {
+      out.push({ values, trusted: false, reason: 'this worker has no ledger keys to verify with' });
+      continue;
+    }
+    try {
+      const v = await verifyProducedBy(Context.current().client, c.producedBy, { publicKeys, args: c.args });
+      if (!v.valid) out.push({ values, trusted: false, reason: `${v.reason}: ${v.message}` });
+      else
+        out.push({
+          values,
+          trusted: v.origin.trustedArgs,
+          origin: `${v.origin.workflowId}/${v.origin.runId}/${v.origin.effectKey}`,
+          ...(v.origin.trustedArgs ? {} : { reason: 'the origin call had untrusted arguments' }),
+        });
+    } catch (err) {
+      out.push({ values, trusted: false, reason: `could not verify: ${(err as Error).message}` });
+    }
+  }
+  return out;
 }
 
 /** Output must round-trip through JSON: replay rebuilds it from history, not from the tool. */
@@ -132,6 +188,8 @@ export function createToolActivities(deps: ToolActivityDeps) {
   };
 
   const blobs = deps.blobs ?? new FileBlobStore();
+  const signer = deps.ledger ? new LedgerSigner(deps.ledger) : undefined;
+  const publicKeys = deps.ledger ? publicKeysOf(deps.ledger) : undefined;
   const declared = new Map(deps.manifest.tools.map((t) => [t.id, shortDigest(toolDigest(t))]));
   const principals = deps.manifest.principals;
 
@@ -168,12 +226,20 @@ export function createToolActivities(deps: ToolActivityDeps) {
           FailureType.Unavailable,
         );
       }
+      if (req.requiresLedger && !signer) {
+        throw ApplicationFailure.nonRetryable(
+          `${req.toolId} requires a signed produced_by and this worker has no ledger signing key; nothing was sent`,
+          FailureType.Unavailable,
+        );
+      }
       const events: ToolEvent[] = [];
+      const citations: Citation[] = [];
       const ctx = ctxFromActivity({
         ...req,
         effectKey,
         idempotencyKey: keyFor(effectKey),
         onEvent: (e) => events.push(e),
+        onCite: (producedBy, args) => citations.push({ producedBy, args }),
       });
       const span = {
         operation: 'execute_tool' as const,
@@ -189,20 +255,16 @@ export function createToolActivities(deps: ToolActivityDeps) {
         try {
           let output: unknown;
           if (tool.callWithLedger) {
-            let producedBy: LedgerRef | undefined;
-            if (deps.ledgerSecret) {
-              const run = info.workflowExecution;
-              producedBy = signLedgerRef(deps.ledgerSecret, {
-                workflowId: run?.workflowId ?? '',
-                runId: run?.runId ?? '',
-                effectKey,
-              });
-            } else if (req.requiresLedger) {
-              throw ApplicationFailure.nonRetryable(
-                `${req.toolId} requires ledger provenance and this worker has no ledger secret`,
-                FailureType.Unavailable,
-              );
-            }
+            const producedBy = signer?.sign({
+              v: 1,
+              workflowId: ctx.workflowId,
+              runId: ctx.runId,
+              effectKey,
+              toolId: req.toolId,
+              argsDigest: argsDigest(req.args),
+              decision: req.decision ?? 'ungoverned',
+              trustedArgs: req.trustedArgs === true,
+            });
             output = await tool.callWithLedger(ctx, req.args, producedBy);
           } else {
             output = await tool.call(ctx, req.args);
@@ -226,7 +288,12 @@ export function createToolActivities(deps: ToolActivityDeps) {
             FailureType.OutputUnstored,
           );
         }
-        return { ...(stored ? { stored } : { output: landed }), ...(events.length ? { events } : {}) };
+        const origins = citations.length ? await verifyCitations(citations, publicKeys) : [];
+        return {
+          ...(stored ? { stored } : { output: landed }),
+          ...(events.length ? { events } : {}),
+          ...(origins.length ? { origins } : {}),
+        };
       });
     },
 

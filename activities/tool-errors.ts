@@ -50,3 +50,16 @@ export class Cancelled extends ToolError {
     super(FailureType.Rejected, message);
   }
 }
+
+/**
+ * A tool that records trusted state refuses a call without a signed `produced_by` (a worker
+ * without a ledger key, or a caller that bypassed the plane). Nothing was written; never retried.
+ */
+export class ProvenanceMissing extends ToolError {
+  constructor(toolId: string) {
+    super(
+      FailureType.Invalid,
+      `${toolId} records state later runs may trust and needs a signed produced_by; none was given, so nothing was written`,
+    );
+  }
+}

@@ -4,6 +4,11 @@
  */
 import type { Safety, Sensitivity } from '../catalog/manifest';
 import type { Policy } from '../catalog/policy';
+import type { LedgerRef } from '../ledger/ref';
+import type { RemainingBudget } from '../workflows/limits';
+
+export type { LedgerRef } from '../ledger/ref';
+export type { RemainingBudget } from '../workflows/limits';
 
 /** What an implementation says about itself; checked against the manifest at worker start. */
 export interface ToolDef {
@@ -12,15 +17,6 @@ export interface ToolDef {
   description: string;
   inputSchema: Record<string, unknown>;
   safety: Safety;
-}
-
-/** A reference to the journal entry that caused a call: workflow, run and effect key. */
-export interface LedgerRef {
-  workflowId: string;
-  runId: string;
-  effectKey: string;
-  /** HMAC over the three fields above, so a tool can tell a forged reference. */
-  signature: string;
 }
 
 export interface ToolEvent {
@@ -33,19 +29,31 @@ export interface Ctx {
   readonly idempotencyKey: string;
   /** The extension-runtime lease the run granted this call, if any. */
   readonly lease?: string;
+  /** The run this call serves. */
+  readonly workflowId: string;
+  readonly runId: string;
+  /** The call's effect key: its activity id in the run's history. */
   readonly effectKey: string;
   readonly toolId: string;
   readonly principal: string;
   readonly attempt: number;
   /** Epoch milliseconds (this worker's clock) when this attempt's start-to-close runs out, counted from when it started here. */
   readonly deadline: number | undefined;
-  readonly budget: { remainingCalls?: number; remainingCostMicros?: number };
+  /** What the run may still spend after this call (only the limits the run has), so a tool can stop early. */
+  readonly budget: RemainingBudget;
   readonly policy: Policy;
   readonly signal: AbortSignal;
   /** Throws `Cancelled` if the run cancelled this call or its deadline passed. */
   check(): void;
   emit(event: ToolEvent): void;
   heartbeat(detail?: unknown): void;
+  /**
+   * Says that this call's output repeats the arguments of an earlier call, the one `producedBy`
+   * names (a recalled fact). The plane verifies the reference against its signature and history and
+   * gives those values the labels of their verified origin; without a reference, or with one that
+   * does not verify, they stay untrusted.
+   */
+  cite(producedBy: LedgerRef | undefined, args: Record<string, unknown>): void;
 }
 
 /** A tool result: a string, or JSON, or content blocks for rich output. */
@@ -62,7 +70,12 @@ export interface Tool {
   readonly origin?: ToolOrigin;
   def(): ToolDef;
   call(ctx: Ctx, input: unknown): Promise<ToolOutput>;
-  /** Override when the tool creates state that later decisions may trust. */
+  /**
+   * Override when the tool creates state that later decisions may trust (a memory write, an
+   * identity change, an evidence artefact): `producedBy` is the signed reference to the journal
+   * entry that caused this call; store it with what you create. It is `undefined` on a worker
+   * without a ledger key (a tool declaring `requires_ledger` is then never called).
+   */
   callWithLedger?(ctx: Ctx, input: unknown, producedBy: LedgerRef | undefined): Promise<ToolOutput>;
   /**
    * Ask the provider whether the call with this idempotency key landed. Only tools whose

@@ -16,6 +16,7 @@ import { Patch, WorkflowName } from '../common/names';
 import { TOOLS_CALLED } from '../common/search-attributes';
 import { isStoredHandle, storedOf } from '../common/stored-output';
 import type { ModelActivities } from '../activities/model';
+import type { CitedOrigin } from '../activities/tool-activities';
 import type { ChatMessage } from '../activities/model/types';
 import type { DelegatedCallInput, DelegatedCallResult } from './delegated-call';
 import { governanceGate } from './governance';
@@ -168,11 +169,13 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
     independent: boolean;
   }): Promise<ChatMessage> => {
     let callTrusted = false;
+    let origins: CitedOrigin[] = [];
     try {
       const output = await step.callTool(c.toolId, c.args, {
         position: c.position,
         modelCallId: c.callId,
         answering: c.offer,
+        onOrigins: (o) => (origins = o),
         gate: governanceGate({
           principal: input.principal,
           offer: c.offer,
@@ -187,9 +190,18 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
       provenance.produce(output, {
         source: c.toolId,
         trusted: false,
-        callTrusted,
+        // A tool repeating facts vouches for nothing unless every fact it cites has a verified trusted origin.
+        callTrusted: callTrusted && origins.every((o) => o.trusted),
         sensitivity: decl.sensitivity.output,
       });
+      // A recalled fact whose verified origin had only trusted arguments is the user's own words, of that run.
+      for (const o of origins.filter((x) => x.trusted))
+        provenance.produce(o.values, {
+          source: USER_PROMPT,
+          trusted: true,
+          callTrusted: true,
+          sensitivity: decl.sensitivity.output,
+        });
       if (isStoredHandle(output))
         return { role: 'tool', toolCallId: c.callId, content: output.preview, stored: storedOf(output) };
       return { role: 'tool', toolCallId: c.callId, content: JSON.stringify(output) };

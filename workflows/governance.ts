@@ -110,8 +110,11 @@ export function governanceGate(g: GovernedCall): Gate {
     if (!leaving.ok) return refusal(leaving.rule, leaving.reason);
     // A call waiting for a person holds nothing (a denial must cost nothing); one going ahead now is
     // held until the step charges it, so calls running beside it cannot together pass a budget.
-    if (violation) return { ...violation, askPerson: true, charge: g.budget.charger(decl, outbound, payment) };
-    g.onAllowed(g.provenance.callTrusted(call.args));
+    const remaining = () => g.budget.remaining(decl, outbound.destinations);
+    if (violation)
+      return { ...violation, askPerson: true, charge: g.budget.charger(decl, outbound, payment), remaining };
+    const trustedArgs = g.provenance.callTrusted(call.args);
+    g.onAllowed(trustedArgs);
     // The tool's receipt may repeat these; that echo is not a foreign source of them.
     g.provenance.noteSent(call.toolId, protectedValues(decl, args));
     const asks = decl.approval === 'always';
@@ -120,6 +123,8 @@ export function governanceGate(g: GovernedCall): Gate {
       args,
       ...(flow.allow && flow.substitutions ? { substitutions: flow.substitutions } : {}),
       charge: asks ? g.budget.charger(decl, outbound, payment) : g.budget.hold(decl, outbound, payment),
+      trustedArgs,
+      remaining,
       ...(redacted.length
         ? {
             rule: `redaction:${redacted.join(',')}`,

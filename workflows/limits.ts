@@ -19,6 +19,18 @@ export interface Limits {
   maxEgressBytesPerDestination?: number;
 }
 
+/** What a run may still spend once a call is charged: only the limits the run has. Handed to the tool as `ctx.budget`. */
+export interface RemainingBudget {
+  /** Tool calls the run may still make after this one. */
+  toolCalls?: number;
+  /** Micro-units of cost left after this call. */
+  costMicros?: number;
+  /** Bytes each of this call's destinations may still receive in this run, after this call. */
+  egressBytes?: Record<string, number>;
+  /** The run's deadline, epoch milliseconds (the activity's own is `ctx.deadline`). */
+  deadline?: number;
+}
+
 export type LimitVerdict = { ok: true } | { ok: false; rule: string; reason: string };
 
 export interface Usage {
@@ -198,6 +210,23 @@ export class Budget {
       charged = true;
       add(this.usage, { decl, outbound, payment });
     };
+  }
+
+  /** What remains once the calls charged and held so far are paid; `destinations` are those of the call asking. */
+  remaining(decl: ToolDecl, destinations: readonly string[]): RemainingBudget {
+    const spent = this.committed();
+    const out: RemainingBudget = {};
+    if (this.limits.maxToolCalls !== undefined) out.toolCalls = Math.max(0, this.limits.maxToolCalls - spent.toolCalls);
+    if (this.limits.maxCostMicros !== undefined)
+      out.costMicros = Math.max(0, this.limits.maxCostMicros - spent.costMicros);
+    if (decl.egress && destinations.length > 0) {
+      const max = Math.min(decl.egress.max_bytes_per_run, this.limits.maxEgressBytesPerDestination ?? Infinity);
+      out.egressBytes = Object.fromEntries(
+        destinations.map((d) => [d, Math.max(0, max - (spent.egressBytes[d] ?? 0))]),
+      );
+    }
+    if (this.deadlineAt !== undefined) out.deadline = this.deadlineAt;
+    return out;
   }
 
   chargeTurn(usage: { inputTokens: number; outputTokens: number; costMicros?: number }): void {

@@ -98,6 +98,7 @@ export interface RecoveryInput {
   summary: string;
   escalator: Escalator;
   onEvents?: (events: NonNullable<PerformResult['events']>) => void;
+  onOrigins?: (origins: NonNullable<PerformResult['origins']>) => void;
 }
 
 function requestFor(input: RecoveryInput, scheduleCount: number): PerformRequest {
@@ -159,6 +160,7 @@ export async function performWithRecovery(input: RecoveryInput): Promise<unknown
       ]);
       entry.outcome = 'ok';
       if (result.events) input.onEvents?.(result.events);
+      if (result.origins) input.onOrigins?.(result.origins);
       return result.stored ? storedHandle(result.stored) : result.output;
     } catch (err) {
       if (isCancellation(err)) throw err;

@@ -9,6 +9,7 @@ import {
   upsertMemo,
 } from '@temporalio/workflow';
 import type { AuthorizeActivities, AuthorizeRequest } from '../activities/authorize';
+import type { CitedOrigin } from '../activities/tool-activities';
 import { CatalogErrorCode } from '../catalog/errors';
 import { ALLOW_ALL, type Policy } from '../catalog/policy';
 import { ToolCatalog, type OfferedTool } from '../catalog/tool-catalog';
@@ -50,6 +51,8 @@ export interface CallOptions {
   position?: number;
   /** Performs the prepared, governed call elsewhere (a child workflow for independent tools). */
   delegate?: Delegate;
+  /** Receives the labels of what the tool cited (recalled facts), verified by the worker. */
+  onOrigins?: (origins: CitedOrigin[]) => void;
 }
 
 /** What a workflow asks for when it opens a StepCtx; the worker decides what it gets. */
@@ -187,6 +190,12 @@ export class StepCtx {
     // Charged only now: a call refused at any step before, the lease included, costs nothing.
     gated.verdict?.charge?.();
     const output = await performCall(entry, call, gated.args, {
+      ledger: {
+        decision: gated.verdict === undefined ? 'ungoverned' : entry.decision === 'approved' ? 'approved' : 'allowed',
+        trustedArgs: gated.verdict?.allow === true && gated.verdict.trustedArgs === true,
+      },
+      budget: gated.verdict?.remaining?.(),
+      onOrigins: options.onOrigins,
       principal: this.scope.principal,
       policy: this.scope.policy,
       escalator: this.escalator,

@@ -1,6 +1,7 @@
 // Workflow-safe, step 2 of a call: the run's gate (data flow, limits, credentials) decides, and may
 // replace the arguments (a declared redaction, the trusted value of a protected field).
 import type { ToolCall } from '../../catalog/tool-call';
+import type { RemainingBudget } from '../limits';
 import type { JournalEntry } from '../journal';
 import { StepErrorCode } from '../step-error';
 import { refuse } from './refuse';
@@ -21,6 +22,10 @@ interface VerdictCommon {
   charge?: () => void;
   /** Values the gate replaced with the trusted production they matched. */
   substitutions?: { pointer: string; written: string; sent: string }[];
+  /** Every argument was trusted when the gate decided; signed into the call's ledger reference. */
+  trustedArgs?: boolean;
+  /** What the run may still spend once this call is charged; the tool sees it as `ctx.budget`. */
+  remaining?: () => RemainingBudget;
 }
 
 export type GateVerdict =

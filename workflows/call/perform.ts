@@ -3,7 +3,9 @@
 import { shortDigest } from '../../catalog/digest';
 import type { Policy } from '../../catalog/policy';
 import type { ToolCall } from '../../catalog/tool-call';
-import type { PerformRequest } from '../../activities/tool-activities';
+import type { CitedOrigin, PerformRequest } from '../../activities/tool-activities';
+import type { LedgerDecision } from '../../ledger/ref';
+import type { RemainingBudget } from '../limits';
 import { effectKey } from '../../common/effect-key';
 import type { JournalEntry } from '../journal';
 import { performWithRecovery, type Escalator } from '../recovery';
@@ -13,6 +15,10 @@ import { StepError, StepErrorCode } from '../step-error';
 export type Delegate = (toolId: string, args: Record<string, unknown>, position: number) => Promise<unknown>;
 
 export interface PerformContext {
+  /** How the run decided the call, for the ledger reference the worker signs. */
+  ledger: { decision: LedgerDecision; trustedArgs: boolean };
+  budget?: RemainingBudget;
+  onOrigins?: (origins: CitedOrigin[]) => void;
   principal: string;
   policy: Policy;
   escalator: Escalator;
@@ -37,6 +43,9 @@ export async function performCall(
     args,
     principal: c.principal,
     digest: shortDigest(call.digest),
+    ...(c.ledger.decision !== 'ungoverned' ? { decision: c.ledger.decision } : {}),
+    ...(c.ledger.trustedArgs ? { trustedArgs: true } : {}),
+    ...(c.budget && Object.keys(c.budget).length > 0 ? { budget: c.budget } : {}),
     ...(call.decl.requires_ledger ? { requiresLedger: true } : {}),
     ...(call.decl.retries_landed ? { retriesLanded: true } : {}),
     ...(c.modelCallId ? { modelCallId: c.modelCallId } : {}),
@@ -55,6 +64,7 @@ export async function performCall(
       onEvents: (events) => {
         if (events.some((e) => e.kind === 'extension.started')) c.onStarted?.();
       },
+      onOrigins: c.onOrigins,
     });
   } catch (err) {
     if (StepError.is(err)) entry.error = { code: err.code, message: err.message };
