@@ -1,9 +1,22 @@
+// Packages published as ES modules only, which jest's CommonJS loader needs transformed.
+const ESM_ONLY = ['ai', '@ai-sdk', '@standard-schema', 'eventsource-parser', '@workflow', '@ungap'];
+
 /** @type {import('jest').Config} */
 module.exports = {
   testEnvironment: 'node',
-  transform: { '^.+\\.ts$': ['@swc/jest', { jsc: { parser: { syntax: 'typescript' }, target: 'es2022' } }] },
+  transform: {
+    '^.+\\.ts$': ['@swc/jest', { jsc: { parser: { syntax: 'typescript' }, target: 'es2022' } }],
+    // The AI SDK ships ES modules only; Node 20.19+ requires them natively, jest's loader needs them as CommonJS.
+    '/node_modules/.+\\.js$': ['@swc/jest', { jsc: { target: 'es2022' }, module: { type: 'commonjs' } }],
+  },
+  transformIgnorePatterns: [`/node_modules/(?!(${ESM_ONLY.join('|')})/)`],
   // The examples import toolplane by its package name, as a consumer does; here that is the source.
-  moduleNameMapper: { '^toolplane$': '<rootDir>/index.ts', '^toolplane/(workflow|client)$': '<rootDir>/$1.ts' },
+  moduleNameMapper: {
+    '^toolplane$': '<rootDir>/index.ts',
+    '^toolplane/(workflow|client|ai-sdk)$': '<rootDir>/$1.ts',
+    // The AI SDK imports a zod locale by its ES module file name; zod ships the same file as CommonJS.
+    '^zod/v4/locales/(.*)\\.js$': '<rootDir>/node_modules/zod/v4/locales/$1.cjs',
+  },
   testMatch: ['<rootDir>/test/**/*.test.ts'],
   setupFiles: ['<rootDir>/test/support/setup-runtime.ts'],
   globalSetup: '<rootDir>/test/support/global-setup.ts',

@@ -18,19 +18,39 @@ export type PrincipalDecl = z.infer<typeof PrincipalDecl>;
 export const PrincipalsDecl = z.record(z.string().min(1), PrincipalDecl);
 export type PrincipalsDecl = z.infer<typeof PrincipalsDecl>;
 
-/** A model endpoint the worker owns: where it is, which key it presents, which models it serves. */
+const envVarName = z.string().regex(/^[A-Z_][A-Z0-9_]*$/, 'an environment variable name');
+/** The models a run may ask an endpoint for; the first is the default. */
+const servedModels = z.array(z.string().min(1)).min(1);
+
+/**
+ * A model endpoint the worker owns: which AI SDK provider speaks to it, where it is, which key it
+ * presents, which models it serves. Only the providers a worker declares are loaded.
+ */
 export const ModelEndpointDecl = z.discriminatedUnion('provider', [
   z.strictObject({
-    /** Chat Completions: OpenAI, vLLM, Ollama, llama.cpp servers. */
+    /** Chat Completions through `@ai-sdk/openai-compatible`: vLLM, Ollama, llama.cpp servers, gateways. */
     provider: z.literal('openai-compatible'),
     base_url: z.string().url(),
-    /** The worker's environment variable holding the key. Never taken from a run. */
-    api_key_env: z
-      .string()
-      .regex(/^[A-Z_][A-Z0-9_]*$/, 'an environment variable name')
-      .optional(),
-    /** The models a run may ask this endpoint for; the first is the default. */
-    models: z.array(z.string().min(1)).min(1),
+    /** The worker's environment variable holding the key (sent as a bearer token). Never taken from a run. */
+    api_key_env: envVarName.optional(),
+    models: servedModels,
+  }),
+  z.strictObject({
+    /** OpenAI through `@ai-sdk/openai`: the Responses API, or Chat Completions with `api: chat`. */
+    provider: z.literal('openai'),
+    /** Default https://api.openai.com/v1. */
+    base_url: z.string().url().optional(),
+    api_key_env: envVarName,
+    api: z.enum(['responses', 'chat']).default('responses'),
+    models: servedModels,
+  }),
+  z.strictObject({
+    /** Anthropic's Messages API (or a server speaking it) through `@ai-sdk/anthropic`. */
+    provider: z.literal('anthropic'),
+    /** Default https://api.anthropic.com/v1. */
+    base_url: z.string().url().optional(),
+    api_key_env: envVarName,
+    models: servedModels,
   }),
   z.strictObject({
     /** Plays the run's own script: contacts nothing and reads no secret. */
@@ -38,6 +58,8 @@ export const ModelEndpointDecl = z.discriminatedUnion('provider', [
   }),
 ]);
 export type ModelEndpointDecl = z.infer<typeof ModelEndpointDecl>;
+/** An endpoint that is reached over the network through an AI SDK provider. */
+export type ProviderEndpointDecl = Exclude<ModelEndpointDecl, { provider: 'scripted' }>;
 
 export const ModelsDecl = z.record(
   z.string().regex(/^[a-z0-9][a-z0-9_.-]*$/, 'a lower-case endpoint name'),
@@ -165,7 +187,7 @@ export class ModelRefused extends CatalogError<{ endpoint: string; model?: strin
 }
 
 export type ResolvedModel =
-  | { endpoint: string; decl: Extract<ModelEndpointDecl, { provider: 'openai-compatible' }>; model: string }
+  | { endpoint: string; decl: ProviderEndpointDecl; model: string }
   | { endpoint: string; decl: Extract<ModelEndpointDecl, { provider: 'scripted' }>; model: string };
 
 const MODEL_REQUEST_KEYS = ['endpoint', 'model', 'temperature', 'script', 'name'];

@@ -1,11 +1,14 @@
-// The model turn activity: one call to the worker-declared endpoint the run names, traced as `chat {model}`.
+// The model turn activity: one call to the worker-declared endpoint the run names, through its AI SDK
+// provider (or the scripted model), traced as `chat {model}`.
 import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { Context } from '@temporalio/activity';
 import { resolveModel, type ModelsDecl } from '../../catalog/authority';
 import { scopeReadableBy } from '../../common/stored-output';
 import { asFinalRefusal } from '../catalog-failure';
 import { BlobNotFound, FileBlobStore, type BlobStore } from '../blob-store';
-import { openaiTurn } from './openai';
+import { aiSdkTurn } from './ai-sdk-turn';
+import { ModelFailure, toApplicationFailure } from './model-failure';
+import { languageModelFor, providerName } from './providers';
 import { scriptedTurn } from './scripted';
 import type { ChatMessage, ModelTurnRequest, ModelTurnResult, ScriptTurn } from './types';
 
@@ -54,7 +57,9 @@ export function createModelActivities(deps: ModelActivityDeps = {}) {
         messages: await expandMessages(turn.messages, blobs, info.workflowExecution?.workflowId ?? ''),
       };
       const name = resolved.model;
-      const provider = resolved.decl.provider === 'scripted' ? 'toolplane.scripted' : 'openai';
+      const decl = resolved.decl;
+      const provider = decl.provider === 'scripted' ? 'toolplane.scripted' : providerName(decl);
+      const where = `model endpoint "${resolved.endpoint}" (${name})`;
       return trace.getTracer('toolplane').startActiveSpan(
         `chat ${name}`,
         {
@@ -63,29 +68,34 @@ export function createModelActivities(deps: ModelActivityDeps = {}) {
             'gen_ai.operation.name': 'chat',
             'gen_ai.provider.name': provider,
             'gen_ai.request.model': name,
+            ...(turn.model.temperature !== undefined ? { 'gen_ai.request.temperature': turn.model.temperature } : {}),
           },
         },
         async (span) => {
           try {
             const result =
-              resolved.decl.provider === 'scripted'
+              decl.provider === 'scripted'
                 ? scriptedTurn((turn.model.script ?? []) as ScriptTurn[], req)
-                : await openaiTurn(
-                    { decl: resolved.decl, model: resolved.model, temperature: turn.model.temperature },
+                : await aiSdkTurn(
+                    await languageModelFor(resolved.endpoint, decl, name),
                     req,
+                    where,
                     Context.current().cancellationSignal,
                   );
+            const finish = result.finishReason ?? (result.message.toolCalls?.length ? 'tool_calls' : 'stop');
             span.setAttributes({
               'gen_ai.usage.input_tokens': result.usage.inputTokens,
               'gen_ai.usage.output_tokens': result.usage.outputTokens,
               ...(result.responseModel ? { 'gen_ai.response.model': result.responseModel } : {}),
-              'gen_ai.response.finish_reasons': [result.message.toolCalls?.length ? 'tool_calls' : 'stop'],
+              ...(result.responseId ? { 'gen_ai.response.id': result.responseId } : {}),
+              'gen_ai.response.finish_reasons': [finish],
             });
             return result;
           } catch (err) {
-            span.setAttribute('error.type', (err as { type?: string }).type ?? (err as Error).name);
-            span.setStatus({ code: SpanStatusCode.ERROR });
-            throw err;
+            const failure = err instanceof ModelFailure ? toApplicationFailure(err) : err;
+            span.setAttribute('error.type', (failure as { type?: string }).type ?? (failure as Error).name ?? 'Error');
+            span.setStatus({ code: SpanStatusCode.ERROR, message: (failure as Error).message });
+            throw failure;
           } finally {
             span.end();
           }

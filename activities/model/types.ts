@@ -26,9 +26,16 @@ export interface ModelTurnRequest {
   tools: OfferedTool[];
 }
 
+/** Why the model stopped, spelled as the GenAI semantic conventions spell it. */
+export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter' | 'error' | 'other';
+
 export interface ModelTurnResult {
   message: Extract<ChatMessage, { role: 'assistant' }>;
   usage: { inputTokens: number; outputTokens: number };
   /** The model that answered, as the provider reports it. */
   responseModel?: string;
+  /** Absent in results recorded before providers reported it. */
+  finishReason?: FinishReason;
+  /** The provider's id for the response. */
+  responseId?: string;
 }

@@ -1,4 +1,4 @@
-// The OpenAI-compatible provider against a real HTTP server speaking Chat Completions, and the CLI.
+// The OpenAI-compatible provider (@ai-sdk/openai-compatible) against a real HTTP server speaking Chat Completions, and the CLI.
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { context, trace } from '@opentelemetry/api';
@@ -102,7 +102,10 @@ describe('model providers', () => {
       'gen_ai.response.model': 'gpt-test-2026',
       'gen_ai.usage.input_tokens': 120,
       'gen_ai.usage.output_tokens': 30,
+      'gen_ai.response.id': 'chatcmpl-1',
+      'gen_ai.response.finish_reasons': ['tool_calls'],
     });
+    expect(chat[1]!.attributes['gen_ai.response.finish_reasons']).toEqual(['stop']);
     const tool = spans.find((s) => s.name === 'execute_tool tool://crm/lookup_customer')!;
     expect(tool.attributes['gen_ai.tool.call.id']).toBe('call_abc');
     expect(JSON.stringify(spans.map((s) => s.attributes))).not.toContain(SECRET);
