@@ -47,7 +47,7 @@ function cliCacheDir(): string {
 
 type Log = (line: string) => void;
 
-function isExecutable(file: string): boolean {
+export function isExecutable(file: string): boolean {
   try {
     fs.accessSync(file, fs.constants.X_OK);
     return fs.statSync(file).isFile();
@@ -61,7 +61,7 @@ function answersVersion(file: string): boolean {
   return r.status === 0 && /temporal/i.test(r.stdout);
 }
 
-function onPath(name: string): string | undefined {
+export function onPath(name: string): string | undefined {
   for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
     const candidate = path.join(dir, name);
     if (dir && isExecutable(candidate)) return candidate;
@@ -70,7 +70,7 @@ function onPath(name: string): string | undefined {
 }
 
 /** Runs a command with its output shown, and a heartbeat so a long build is never silent. */
-function runShown(cmd: string, args: string[], env: NodeJS.ProcessEnv, log: Log, what: string): Promise<number> {
+export function runShown(cmd: string, args: string[], env: NodeJS.ProcessEnv, log: Log, what: string): Promise<number> {
   return new Promise((resolve) => {
     const started = Date.now();
     const child = spawn(cmd, args, { env, stdio: ['ignore', 'inherit', 'inherit'] });
