@@ -75,7 +75,7 @@ async function main(): Promise<void> {
           prompt: script.prompt,
           principal: 'agent:memory',
           manifestDigest: manifestDigest(manifest),
-          model: { endpoint: 'scripted', script: script.turns as never },
+          model: { endpoint: 'scripted', script: script.turns },
         },
         { taskQueue, workflowId: `memory-${name}-${stamp}` },
       );
