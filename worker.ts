@@ -16,6 +16,7 @@ import { DEFAULT_TASK_QUEUE } from './common/names';
 import { WORKFLOWS_PATH } from './workflows/path';
 import { ToolplanePlugin, type ToolplanePluginOptions } from './plugin';
 import { LedgerKeyInvalid, loadLedgerKeyFile, type LedgerConfig } from './ledger/keys';
+import { connectionSettings, connectOptions } from './inspect/connection';
 
 export interface ToolplaneWorkerOptions extends ToolplanePluginOptions {
   connection: NativeConnection;
@@ -84,8 +85,9 @@ export async function runWorkerCli(argv: string[]): Promise<void> {
     )
     .option('--tools <module...>', 'modules exporting in-process tool implementations', [])
     .option('--task-queue <name>', 'task queue', process.env.TOOLPLANE_TASK_QUEUE ?? DEFAULT_TASK_QUEUE)
-    .option('--address <host:port>', 'Temporal frontend', process.env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233')
-    .option('--namespace <ns>', 'Temporal namespace', process.env.TEMPORAL_NAMESPACE ?? 'default')
+    .option('--address <host:port>', 'Temporal frontend (default: TEMPORAL_ADDRESS, the profile, 127.0.0.1:7233)')
+    .option('--namespace <ns>', 'Temporal namespace (default: TEMPORAL_NAMESPACE, the profile, "default")')
+    .option('--profile <name>', 'profile of the Temporal config file (default: TEMPORAL_PROFILE, "default")')
     .option(
       '--ledger-keys <file>',
       'a ledger key file ({ keyId, privateKey, publicKeys }) to sign produced_by with',
@@ -102,18 +104,20 @@ export async function runWorkerCli(argv: string[]): Promise<void> {
     manifest: string;
     tools: string[];
     taskQueue: string;
-    address: string;
-    namespace: string;
+    address?: string;
+    namespace?: string;
+    profile?: string;
     workflowBundle?: string;
     allowUngovernedToolRun?: boolean;
     ledgerKeys?: string;
   }>();
   const { manifest }: { manifest: Manifest } = loadManifest(o.manifest);
   const tools = await loadToolModules(o.tools);
-  const connection = await NativeConnection.connect({ address: o.address });
+  const settings = connectionSettings(o);
+  const connection = await NativeConnection.connect(connectOptions(settings));
   const worker = await createWorker({
     connection,
-    namespace: o.namespace,
+    namespace: settings.namespace,
     taskQueue: o.taskQueue,
     manifest,
     tools,
@@ -127,7 +131,9 @@ export async function runWorkerCli(argv: string[]): Promise<void> {
       : undefined,
   });
   for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => worker.shutdown());
-  console.error(`[worker] pid ${process.pid} polling ${o.taskQueue} on ${o.address} with ${tools.length} tools`);
+  console.error(
+    `[worker] pid ${process.pid} polling ${o.taskQueue} on ${settings.address} (namespace ${settings.namespace}) with ${tools.length} tools`,
+  );
   try {
     await worker.run();
   } finally {

@@ -11,6 +11,13 @@ export function effectLine(e: JournalEntry): string {
   return `  #${e.position} ${e.toolId}  ${what}`;
 }
 
+const QUERY_TIMEOUT_MS = 5000;
+
+/** Runs a call on the handle's connection with a deadline. */
+export function withinMs<T>(handle: WorkflowHandle, ms: number, fn: () => Promise<T>): Promise<T> {
+  return handle.client.connection.withDeadline(Date.now() + ms, fn);
+}
+
 /** Prints each effect once it has an outcome; resolves with the run's result. */
 export async function follow<R>(handle: WorkflowHandle, print: (line: string) => void, intervalMs = 250): Promise<R> {
   const printed = new Set<number>();
@@ -26,7 +33,17 @@ export async function follow<R>(handle: WorkflowHandle, print: (line: string) =>
   while (!done) {
     await Promise.race([result.catch(() => undefined), new Promise((r) => setTimeout(r, intervalMs))]);
     if (done) break;
-    flush(await handle.query(journalQuery).catch(() => []));
+    // A query waits for a worker; without one it must not hold the loop past the run's end.
+    const journal = withinMs(handle, QUERY_TIMEOUT_MS, () => handle.query(journalQuery)).catch(() => []);
+    flush(
+      await Promise.race([
+        journal,
+        result.then(
+          () => [] as JournalEntry[],
+          () => [] as JournalEntry[],
+        ),
+      ]),
+    );
   }
   const value = await result;
   flush((value as { journal?: JournalEntry[] }).journal ?? []);

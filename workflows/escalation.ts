@@ -6,7 +6,7 @@ export type EscalationDecision =
   | { effectKey: string; decision: 'retry'; by?: string }
   | { effectKey: string; decision: 'landed'; output: unknown; by?: string }
   | { effectKey: string; decision: 'abort'; by?: string; reason?: string }
-  | { effectKey: string; decision: 'approve'; by?: string }
+  | { effectKey: string; decision: 'approve'; by?: string; reason?: string }
   | { effectKey: string; decision: 'deny'; by?: string; reason?: string };
 
 /** Which decisions answer which question. */

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import fs from 'node:fs';
+import os from 'node:os';
 import { buildProgram, main } from '../../cli';
 import { EXAMPLE_MANIFEST } from '../support/env';
 
@@ -39,6 +40,98 @@ describe('client.ts manifest', () => {
       expect(errors.join('\n')).toMatch(/08-mutating-blind-retry\.yaml:10 at tools\[0\]\.recovery/);
     } finally {
       spy.mockRestore();
+    }
+  });
+});
+
+describe('toolplane CLI errors without a server', () => {
+  async function invoke(...args: string[]): Promise<{ code: number; out: string[]; err: string[] }> {
+    const out: string[] = [];
+    const err: string[] = [];
+    const spy = jest.spyOn(process.stderr, 'write').mockImplementation((s: string | Uint8Array) => {
+      err.push(String(s));
+      return true;
+    });
+    const stdout = jest.spyOn(process.stdout, 'write').mockImplementation((s: string | Uint8Array) => {
+      out.push(String(s));
+      return true;
+    });
+    try {
+      const code = await main(
+        ['node', 'toolplane', ...args],
+        (l) => out.push(l),
+        (l) => err.push(l),
+      );
+      return { code, out, err };
+    } finally {
+      spy.mockRestore();
+      stdout.mockRestore();
+    }
+  }
+
+  it('--help documents the exit codes and the connection settings', async () => {
+    const r = await invoke('--help');
+    expect(r.code).toBe(0);
+    const help = r.out.join('');
+    expect(help).toMatch(
+      /Exit codes:\n\s+0\s+ok\n\s+1\s+the run failed.*\n\s+2\s+usage error.*\n\s+3\s+the Temporal server is unreachable/,
+    );
+    expect(help).toMatch(/TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TLS_\*/);
+    for (const cmd of [
+      'run',
+      'list',
+      'describe',
+      'show',
+      'escalations',
+      'approve',
+      'deny',
+      'resolve',
+      'cancel',
+      'replay',
+      'manifest',
+      'worker',
+    ])
+      expect(help).toMatch(new RegExp(`\\n  ${cmd} `));
+  });
+
+  it('--version prints the package version', async () => {
+    const r = await invoke('--version');
+    expect(r.code).toBe(0);
+    expect(r.out.join('').trim()).toBe(
+      (JSON.parse(fs.readFileSync(path.resolve(__dirname, '..', '..', 'package.json'), 'utf8')) as { version: string })
+        .version,
+    );
+  });
+
+  it('an unreachable server exits 3 and names the address', async () => {
+    const r = await invoke('show', 'wf-1', '--address', '127.0.0.1:1');
+    expect(r.code).toBe(3);
+    expect(r.err.join('\n')).toMatch(/^Temporal server at 127\.0\.0\.1:1 is unreachable: /);
+  });
+
+  it('usage errors exit 2: unknown command, bad resolve decision, bad --status, unknown profile', async () => {
+    expect((await invoke('frobnicate')).code).toBe(2);
+    const bad = await invoke('resolve', 'wf-1', 'ek-1', 'maybe', '--address', '127.0.0.1:1');
+    expect(bad.code).toBe(2);
+    expect(bad.err.join('\n')).toMatch(/resolve's decision must be retry, landed, abort, not "maybe"/);
+    const status = await invoke('list', '--status', 'sleeping', '--address', '127.0.0.1:1');
+    // The flags are checked before the (unreachable) server is asked.
+    expect(status.code).toBe(2);
+    expect(status.err.join('\n')).toMatch(/--status must be one of running, completed, failed/);
+    const dirWithConfig = fs.mkdtempSync(path.join(os.tmpdir(), 'tp-cfg-'));
+    const config = path.join(dirWithConfig, 'temporal.toml');
+    fs.writeFileSync(config, '[profile.default]\naddress = "127.0.0.1:1"\n');
+    process.env.TEMPORAL_CONFIG_FILE = config;
+    try {
+      const missing = await invoke('show', 'wf-1', '--profile', 'nope');
+      expect(missing.code).toBe(2);
+      expect(missing.err.join('\n')).toMatch(/profile "nope"/);
+      // The default profile is read: its address is the one that is unreachable.
+      const fromProfile = await invoke('show', 'wf-1');
+      expect(fromProfile.code).toBe(3);
+      expect(fromProfile.err.join('\n')).toMatch(/127\.0\.0\.1:1 is unreachable/);
+    } finally {
+      delete process.env.TEMPORAL_CONFIG_FILE;
     }
   });
 });

@@ -1,0 +1,35 @@
+// The CLI's exit codes, documented in `--help` and the README.
+import { ToolplaneError } from '../catalog/errors';
+
+export const ExitCode = {
+  Ok: 0,
+  /** The run failed, was cancelled, ended on a limit or was refused; or what was asked for does not exist. */
+  Failed: 1,
+  /** The command line was wrong: unknown command or option, missing argument, bad manifest or value. */
+  Usage: 2,
+  /** No Temporal server answered at the address. */
+  Unreachable: 3,
+} as const;
+export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
+
+export const EXIT_CODES_HELP = `
+Exit codes:
+  0  ok
+  1  the run failed, was cancelled, ended on a limit or was refused (or the run asked for does not exist)
+  2  usage error: unknown command or option, missing or invalid argument, invalid manifest
+  3  the Temporal server is unreachable
+
+Connection (every command that talks to Temporal, and the worker): --address, --namespace and
+--profile, over TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TLS_* and the
+profile (TEMPORAL_PROFILE) of the Temporal config file (TEMPORAL_CONFIG_FILE). Default 127.0.0.1:7233.`;
+
+/** A command already said what happened (the run's outcome, as text or JSON); only the exit code is left. */
+export class CommandFailed extends ToolplaneError<'CommandFailed', { exitCode: ExitCode }> {
+  constructor(message: string, exitCode: ExitCode = ExitCode.Failed) {
+    super('CommandFailed', message, { exitCode });
+  }
+}
+
+export function usageError(message: string): ToolplaneError<'UsageError'> {
+  return new ToolplaneError('UsageError', message);
+}

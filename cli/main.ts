@@ -1,0 +1,33 @@
+// Runs the program and turns what ended it into an exit code (see exit-codes.ts).
+import { CommanderError } from 'commander';
+import { ToolplaneError } from '../catalog/errors';
+import { ExitCode } from './exit-codes';
+import { buildProgram } from './program';
+import { formatCauseChain } from './shared';
+
+export function exitCodeOf(err: unknown): ExitCode {
+  if (err instanceof CommanderError) return err.exitCode === 0 ? ExitCode.Ok : ExitCode.Usage;
+  if (ToolplaneError.is(err)) {
+    if (err.code === 'CommandFailed') return (err.data as { exitCode: ExitCode }).exitCode;
+    if (err.code === 'ManifestInvalid' || err.code === 'UsageError') return ExitCode.Usage;
+    if (err.code === 'TemporalUnreachable') return ExitCode.Unreachable;
+  }
+  return ExitCode.Failed;
+}
+
+export async function main(
+  argv: string[],
+  out: (line: string) => void = console.log,
+  err: (line: string) => void = console.error,
+): Promise<number> {
+  try {
+    await buildProgram(out, err).parseAsync(argv);
+    return ExitCode.Ok;
+  } catch (e) {
+    const code = exitCodeOf(e);
+    // Commander printed its own message; a CommandFailed already said what happened.
+    const said = e instanceof CommanderError || (ToolplaneError.is(e) && e.code === 'CommandFailed');
+    if (!said) for (const l of ToolplaneError.is(e) ? [e.message] : formatCauseChain(e)) err(l);
+    return code;
+  }
+}

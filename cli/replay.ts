@@ -1,0 +1,27 @@
+// `toolplane replay`: replay a run's history with the current workflow code.
+import type { Command } from 'commander';
+import { WORKFLOWS_PATH } from '../workflows/path';
+import { emit, onRun, withClient, withCommonOptions, type Cli, type CommonOptions } from './shared';
+
+export function registerReplay(program: Command, cli: Cli): void {
+  withCommonOptions(
+    program
+      .command('replay <workflowId>')
+      .description("replay a run's history with the current workflow code; fails on any divergence"),
+  ).action((workflowId: string, opts: CommonOptions) =>
+    withClient(opts, async (c, settings) => {
+      const history = await onRun(workflowId, settings, () => c.workflow.getHandle(workflowId).fetchHistory());
+      // Loaded only here: the rest of the CLI never pulls in the worker SDK.
+      const { Worker } = await import('@temporalio/worker');
+      await Worker.runReplayHistory(
+        { workflowsPath: WORKFLOWS_PATH, replayName: 'toolplane-replay' },
+        history,
+        workflowId,
+      );
+      const events = history.events?.length ?? 0;
+      emit(cli, opts, { workflowId, events, divergence: false }, () => [
+        `${workflowId}: replayed ${events} events with the current code, no divergence`,
+      ]);
+    }),
+  );
+}

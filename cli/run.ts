@@ -1,0 +1,261 @@
+// `toolplane run`: start an agent run and tell the truth while it goes: each effect, a missing
+// worker, a call waiting for a person (and the exact command that answers it), the root cause of a failure.
+import fs from 'node:fs';
+import { WorkflowFailedError, type Client, type WorkflowHandle } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
+import type { Command } from 'commander';
+import type { ScriptTurn } from '../activities/model/types';
+import type { ModelRequest } from '../catalog/authority';
+import { manifestDigest } from '../catalog/digest';
+import { ToolplaneError } from '../catalog/errors';
+import type { Manifest } from '../catalog/manifest';
+import { loadManifest } from '../catalog/manifest-file';
+import { DEFAULT_TASK_QUEUE } from '../common/names';
+import { withinMs } from '../inspect/follow';
+import { followRun, startAgentRun, type AgentRunInput, type AgentRunResult, type PendingEscalation } from '../client';
+import { pendingEscalations } from '../workflows/escalation';
+import { answerHint, whenLine } from './escalations';
+import { CommandFailed, ExitCode, usageError } from './exit-codes';
+import {
+  causeChain,
+  formatCauseChain,
+  webUiLink,
+  withClient,
+  withCommonOptions,
+  type Cli,
+  type CommonOptions,
+} from './shared';
+
+export interface RunOptions extends CommonOptions {
+  manifest?: string;
+  prompt?: string;
+  principal: string;
+  model: string;
+  grant?: string[];
+  capability?: string[];
+  maxTurns: string;
+  maxToolCalls?: string;
+  deadline?: string;
+  taskQueue: string;
+  workflowId?: string;
+}
+
+/** How long `run` waits for a worker before it says none polls the task queue. */
+const NO_POLLER_AFTER_MS = Number(process.env.TOOLPLANE_NO_POLLER_AFTER_MS ?? 3000);
+
+export function registerRun(program: Command, cli: Cli): void {
+  withCommonOptions(
+    program
+      .command('run')
+      .description('start an agent run, print each effect as it happens, what it waits for, and the Web UI link')
+      .option('--manifest <file>', 'pin the run to this manifest (the worker refuses it if its own differs)')
+      .option('--prompt <text>', "the user's prompt (a scripted model's file may carry it)")
+      .option('--principal <id>', 'on whose behalf the run acts', 'user:cli')
+      .requiredOption(
+        '--model <choice>',
+        'scripted:<script.json>, or a model endpoint the worker declares: <endpoint>[:<model>]',
+      )
+      .option(
+        '--grant <toolId...>',
+        'tools the run asks for (exact identities; default: all the worker lets the principal have)',
+      )
+      .option('--capability <name...>', 'capabilities the run asks for, e.g. extension-runtime')
+      .option('--max-turns <n>', 'model turns', '20')
+      .option('--max-tool-calls <n>', 'tool calls')
+      .option('--deadline <duration>', 'e.g. 10m')
+      .option('--task-queue <name>', "the workers' task queue", process.env.TOOLPLANE_TASK_QUEUE ?? DEFAULT_TASK_QUEUE)
+      .option('--workflow-id <id>', 'workflow id (default: a new one)'),
+  ).action((opts: RunOptions) =>
+    withClient(opts, async (c, settings) => {
+      const manifest = opts.manifest ? loadManifest(opts.manifest).manifest : undefined;
+      const input = agentRunInput(manifest, opts);
+      const handle = await startAgentRun(c, input, { taskQueue: opts.taskQueue, workflowId: opts.workflowId });
+      const url = webUiLink(settings, handle.workflowId, handle.firstExecutionRunId);
+      // Progress goes to stdout as text; with --json stdout holds only the answer, so progress goes to stderr.
+      const say = opts.json ? (l: string) => console.error(l) : (l: string) => cli.out(l);
+      say(`run ${handle.workflowId} started on task queue ${opts.taskQueue}; Web UI: ${url}`);
+      const watching = watch(c, handle, opts.taskQueue, say);
+      let result: AgentRunResult;
+      try {
+        result = await followRun<AgentRunResult>(handle, opts.json ? () => {} : say);
+      } catch (err) {
+        if (!(err instanceof WorkflowFailedError)) throw err;
+        if (opts.json)
+          cli.out(
+            JSON.stringify(
+              { workflowId: handle.workflowId, status: 'failed', causes: causeChain(err), webUi: url },
+              null,
+              2,
+            ),
+          );
+        else {
+          cli.out(`run ${handle.workflowId} failed:`);
+          for (const l of formatCauseChain(err)) cli.out(`  ${l}`);
+        }
+        throw new CommandFailed(`run ${handle.workflowId} failed`);
+      } finally {
+        watching.stop();
+        await watching.done;
+      }
+      if (opts.json) cli.out(JSON.stringify(resultJson(handle.workflowId, result, url), null, 2));
+      else {
+        cli.out(`run ${handle.workflowId} ${result.status}${result.rule ? ` (${result.rule}: ${result.reason})` : ''}`);
+        if (result.answer) cli.out(`answer: ${result.answer}`);
+      }
+      if (result.status !== 'completed')
+        throw new CommandFailed(`run ${handle.workflowId} ended: ${result.status}`, ExitCode.Failed);
+    }),
+  );
+}
+
+/**
+ * Beside following the effects: says when no worker polls the task queue, and when a call waits
+ * for a person, how to answer it. Stops when told.
+ */
+function watch(client: Client, handle: WorkflowHandle, taskQueue: string, say: (l: string) => void) {
+  let stopped = false;
+  let wake: () => void = () => {};
+  const sleep = (ms: number) =>
+    new Promise<void>((r) => {
+      const t = setTimeout(r, ms);
+      wake = () => {
+        clearTimeout(t);
+        r();
+      };
+    });
+  const announced = new Set<string>();
+  const done = (async () => {
+    const started = Date.now();
+    let saidNoWorker = false;
+    while (!stopped) {
+      await sleep(500);
+      if (stopped) break;
+      const polled = await hasPoller(client, taskQueue).catch(() => true);
+      if (!polled) {
+        if (!saidNoWorker && Date.now() - started >= NO_POLLER_AFTER_MS) {
+          saidNoWorker = true;
+          say(
+            `no worker polls task queue "${taskQueue}": the run waits until one does. Start one with\n` +
+              `  npx toolplane worker --manifest <manifest.yaml> --tools <module> --task-queue ${taskQueue}`,
+          );
+        }
+        continue;
+      }
+      if (saidNoWorker) {
+        saidNoWorker = false;
+        say(`a worker polls task queue "${taskQueue}" now`);
+      }
+      const pending: PendingEscalation[] = await withinMs(handle, 5000, () => handle.query(pendingEscalations)).catch(
+        () => [],
+      );
+      for (const p of pending) {
+        if (announced.has(p.effectKey)) continue;
+        announced.add(p.effectKey);
+        say(
+          `  #${p.position} ${p.toolId} waits for ${p.kind === 'approval' ? 'approval' : 'a decision on an in-doubt call'}: ${p.reason} (${whenLine(p.deadline)})`,
+        );
+        for (const l of answerHint(handle.workflowId, p)) say(`    ${l}`);
+      }
+    }
+  })();
+  return {
+    done,
+    stop() {
+      stopped = true;
+      wake();
+    },
+  };
+}
+
+async function hasPoller(client: Client, taskQueue: string): Promise<boolean> {
+  const res = await client.workflowService.describeTaskQueue({
+    namespace: client.options.namespace,
+    taskQueue: { name: taskQueue, kind: temporal.api.enums.v1.TaskQueueKind.TASK_QUEUE_KIND_NORMAL },
+    taskQueueType: temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+  });
+  return (res.pollers?.length ?? 0) > 0;
+}
+
+/** A scripted model's file is a list of turns, or `{ prompt, turns }`. */
+export function readScript(file: string): { prompt?: string; turns: ScriptTurn[] } {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (err) {
+    throw usageError(`cannot read the model script ${file}: ${(err as Error).message}`);
+  }
+  let raw: ScriptTurn[] | { prompt?: string; turns: ScriptTurn[] };
+  try {
+    raw = JSON.parse(text) as typeof raw;
+  } catch (err) {
+    throw usageError(`the model script ${file} is not JSON: ${(err as Error).message}`);
+  }
+  return Array.isArray(raw) ? { turns: raw } : raw;
+}
+
+/** `scripted:<file>` plays a script; anything else names an endpoint the worker declares, and optionally one of its models. */
+export function parseModel(spec: string): { model: ModelRequest; prompt?: string } {
+  const [endpoint, ...rest] = spec.split(':');
+  const arg = rest.join(':');
+  if (endpoint === 'scripted' && arg) {
+    const script = readScript(arg);
+    return {
+      model: { endpoint: 'scripted', name: `scripted:${arg.split('/').pop()}`, script: script.turns },
+      prompt: script.prompt,
+    };
+  }
+  if (!endpoint)
+    throw new ToolplaneError(
+      'UsageError',
+      `--model must be scripted:<script.json> or <endpoint>[:<model>], not "${spec}"`,
+    );
+  return { model: { endpoint, ...(arg ? { model: arg } : {}) } };
+}
+
+function positiveInt(flag: string, value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw usageError(`${flag} must be a positive integer, not "${value}"`);
+  return n;
+}
+
+export function agentRunInput(
+  manifest: Manifest | undefined,
+  opts: Omit<RunOptions, 'taskQueue' | keyof CommonOptions>,
+): AgentRunInput {
+  const { model, prompt: scriptPrompt } = parseModel(opts.model);
+  const prompt = opts.prompt ?? scriptPrompt;
+  if (!prompt) throw new ToolplaneError('UsageError', '--prompt is required (the script does not carry one)');
+  return {
+    prompt,
+    principal: opts.principal,
+    ...(opts.grant ? { grants: opts.grant } : {}),
+    ...(manifest ? { manifestDigest: manifestDigest(manifest) } : {}),
+    model,
+    ...(opts.capability?.length ? { capabilities: opts.capability } : {}),
+    limits: {
+      maxTurns: positiveInt('--max-turns', opts.maxTurns),
+      ...(opts.maxToolCalls ? { maxToolCalls: positiveInt('--max-tool-calls', opts.maxToolCalls) } : {}),
+      ...(opts.deadline ? { deadline: opts.deadline } : {}),
+    },
+  };
+}
+
+export function resultJson(workflowId: string, result: AgentRunResult, webUi?: string) {
+  return {
+    workflowId,
+    status: result.status,
+    answer: result.answer,
+    ...(result.rule ? { rule: result.rule, reason: result.reason } : {}),
+    effects: result.journal.map((e) => ({
+      position: e.position,
+      tool: e.toolId,
+      key: e.effectKey ?? null,
+      decision: e.decision,
+      rule: e.rule ?? null,
+      reason: e.reason ?? null,
+      outcome: e.outcome ?? null,
+    })),
+    usage: result.usage,
+    webUi,
+  };
+}

