@@ -112,9 +112,10 @@ describe('killing the worker with SIGKILL', () => {
     expect(result.outputs[0]).toMatchObject({ account_id: 'acct_bob_002' });
     const events = await historyOf(h.client, workflowId);
     expect(scheduledActivities(events).map((a) => a.type)).toEqual(['performTool']);
+    // Repeated by Temporal's retry under the same activity (how many times depends on how busy the machine is).
     expect(
       events.filter((e) => e.activityTaskStartedEventAttributes).at(-1)!.activityTaskStartedEventAttributes!.attempt,
-    ).toBe(2);
+    ).toBeGreaterThan(1);
   });
 
   it('fail: the run reports InDoubt and nothing is sent twice', async () => {
@@ -135,7 +136,7 @@ describe('killing the worker with SIGKILL', () => {
       calls: [{ toolId: 'tool://mail/send_email', args: { to, subject: 'Your refund', body: 'Done.' } }],
       killAt: ['after_commit'],
     });
-    const pending = [await waitForPending(handle, 200)];
+    const pending = [await waitForPending(handle)];
     expect(pending[0]).toMatchObject({ toolId: 'tool://mail/send_email', kind: 'in_doubt' });
     expect(outbox(dir).all()).toHaveLength(1);
     await handle.executeUpdate(resolveEscalation, {

@@ -13,6 +13,7 @@ import type { Manifest } from '../../catalog/manifest';
 import type { ToolRunResult } from '../../workflows/tool-run';
 import { harness, testDir, type Harness } from '../support/env';
 import { historyOf } from '../support/history';
+import { waitFor } from '../support/wait';
 
 const root = path.resolve(__dirname, '..', '..');
 const base: Manifest = loadManifest(path.join(root, 'examples', 'mcp-ledger', 'manifest.yaml')).manifest;
@@ -141,16 +142,15 @@ describe('deferred extension tools', () => {
     const pidFile = started(pidDir).find((f) => f.startsWith('alpha-'))!;
     const pid = Number(pidFile.replace(/^alpha-|\.pid$/g, ''));
     process.kill(pid, 'SIGKILL');
-    for (let i = 0; i < 50 && extensions.isRunning('alpha'); i++) await new Promise((r) => setTimeout(r, 100));
-    expect(extensions.isRunning('alpha')).toBe(false);
+    await waitFor('the worker to notice its extension died', 60_000, () => !extensions.isRunning('alpha'));
     const { result } = await run(
       [{ toolId: 'ext:alpha:add_entry', args: { account: 'after-crash', amount_cents: 1 } }],
       [EXTENSION_RUNTIME],
     );
     expect(result.status).toBe('completed');
     expect(extensions.starts.map((s) => s.plugin)).toEqual(['alpha', 'alpha']);
-    for (let i = 0; i < 60 && extensions.isRunning('alpha'); i++) await new Promise((r) => setTimeout(r, 100));
+    // The log line comes once its process has closed, after it stopped counting as running.
+    await waitFor('the idle extension to be stopped', 60_000, () => logs.includes('[ext:alpha] stopped (idle)'));
     expect(extensions.isRunning('alpha')).toBe(false);
-    expect(logs).toContain('[ext:alpha] stopped (idle)');
   });
 });

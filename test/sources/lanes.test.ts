@@ -9,12 +9,25 @@ import { harness, type Harness } from '../support/env';
 import { historyOf, type HistoryEvent } from '../support/history';
 
 const manifest = loadManifest(path.resolve(__dirname, '..', 'fixtures', 'lanes-manifest.yaml')).manifest;
+/**
+ * Calls that the lanes must run together hold until their partners have started (then run their `ms`), so
+ * "ran together" never depends on how fast a loaded machine dispatches; a lane that wrongly serialised them
+ * would leave the holder waiting out HOLD_MS and the overlap check failing.
+ */
+const PARTNERS: Record<string, string[]> = { r1: ['r2', 'w1', 'd1'], k1: ['k2'], k2: ['w1'] };
+const HOLD_MS = 20_000;
+const started = new Set<string>();
 const tools: Tool[] = manifest.tools.map((d) => ({
   origin: 'builtin',
   def: () => ({ id: d.id, description: d.description, inputSchema: d.input_schema, safety: d.safety }),
   async call(_ctx, input) {
-    await new Promise((r) => setTimeout(r, (input as { ms: number }).ms));
-    return { done: (input as { id: string }).id };
+    const { id, ms } = input as { id: string; ms: number };
+    started.add(id);
+    const until = Date.now() + HOLD_MS;
+    while (!(PARTNERS[id] ?? []).every((p) => started.has(p)) && Date.now() < until)
+      await new Promise((r) => setTimeout(r, 20));
+    await new Promise((r) => setTimeout(r, ms));
+    return { done: id };
   },
 }));
 
