@@ -2,7 +2,9 @@
 // questions. Loads no worker code.
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
+import type { Manifest } from './catalog/manifest';
 import { DEFAULT_TASK_QUEUE, WorkflowName } from './common/names';
+import { assertRunInput } from './common/run-input';
 import { MANIFEST_DIGEST, PRINCIPAL } from './common/search-attributes';
 import { follow } from './inspect/follow';
 import { formatEffects, loadEffects, type EffectView } from './inspect/journal';
@@ -19,6 +21,11 @@ import type { ToolRunInput, ToolRunResult } from './workflows/tool-run';
 export interface StartOptions {
   taskQueue?: string;
   workflowId?: string;
+  /**
+   * The manifest the workers serve, when the caller has it: a grant it does not declare is refused here,
+   * before anything starts. Without it only the input's shape is checked; the worker decides the rest.
+   */
+  manifest?: Manifest;
 }
 
 /** Toolplane's search attributes for a run: who it acts for and the manifest it is pinned to. */
@@ -29,8 +36,13 @@ function searchAttributesOf(input: { principal: string; manifestDigest?: string 
   ];
 }
 
-/** Starts an agent run; the worker decides what it may reach. */
+/**
+ * Starts an agent run; the worker decides what it may reach. A malformed input (a bad deadline or turn
+ * limit, a script of the wrong shape, a grant the given manifest does not declare) throws `RunInputInvalid`
+ * and starts nothing.
+ */
 export async function startAgentRun(client: Client, input: AgentRunInput, opts: StartOptions = {}) {
+  assertRunInput('agentRun', input, opts.manifest);
   return client.workflow.start(WorkflowName.AgentRun, {
     taskQueue: opts.taskQueue ?? DEFAULT_TASK_QUEUE,
     workflowId: opts.workflowId ?? `agent-${randomUUID()}`,
@@ -45,6 +57,7 @@ export async function startAgentRun(client: Client, input: AgentRunInput, opts: 
  * `allowUngovernedToolRun` serves it, any other refuses the run.
  */
 export async function startToolRun(client: Client, input: ToolRunInput, opts: StartOptions = {}) {
+  assertRunInput('toolRun', input, opts.manifest);
   return client.workflow.start(WorkflowName.ToolRun, {
     taskQueue: opts.taskQueue ?? DEFAULT_TASK_QUEUE,
     workflowId: opts.workflowId ?? `tools-${randomUUID()}`,
@@ -98,6 +111,9 @@ export {
 export { loadLedgerKeyFile, LedgerKeyInvalid, type LedgerPublicKeys } from './ledger/keys';
 export { argsDigest, type LedgerRef } from './ledger/ref';
 export { DEFAULT_TASK_QUEUE };
+export { RunInputInvalid } from './catalog/errors';
+export { agentRunInputProblems, toolRunInputProblems } from './common/run-input';
+export type { RunInputProblem } from './catalog/errors';
 export type {
   AgentRunInput,
   AgentRunResult,

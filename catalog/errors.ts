@@ -121,3 +121,24 @@ export class RegistryDrift extends CatalogError<{ problems: DriftProblem[] }> {
     );
   }
 }
+
+export interface RunInputProblem {
+  /** Where in the run's input: `limits.deadline`, `grants[1]`. */
+  path: string;
+  message: string;
+}
+
+/** A run's input is malformed or asks for what the manifest does not declare; refused before the run starts. */
+export class RunInputInvalid extends ToolplaneError<
+  'RunInputInvalid',
+  { workflow: string; problems: RunInputProblem[] }
+> {
+  constructor(workflow: string, problems: RunInputProblem[]) {
+    super(
+      'RunInputInvalid',
+      `invalid ${workflow} input, nothing was started:\n` +
+        problems.map((p) => `  at ${p.path || '(root)'}: ${p.message}`).join('\n'),
+      { workflow, problems },
+    );
+  }
+}

@@ -16,7 +16,7 @@ export const EXIT_CODES_HELP = `
 Exit codes:
   0  ok
   1  the run failed, was cancelled, ended on a limit or was refused (or the run asked for does not exist)
-  2  usage error: unknown command or option, missing or invalid argument, invalid manifest
+  2  usage error: unknown command or option, missing or invalid argument, invalid manifest or run input
   3  the Temporal server is unreachable
 
 Connection (every command that talks to Temporal, and the worker): --address, --namespace and

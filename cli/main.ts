@@ -9,7 +9,8 @@ export function exitCodeOf(err: unknown): ExitCode {
   if (err instanceof CommanderError) return err.exitCode === 0 ? ExitCode.Ok : ExitCode.Usage;
   if (ToolplaneError.is(err)) {
     if (err.code === 'CommandFailed') return (err.data as { exitCode: ExitCode }).exitCode;
-    if (err.code === 'ManifestInvalid' || err.code === 'UsageError') return ExitCode.Usage;
+    if (err.code === 'ManifestInvalid' || err.code === 'UsageError' || err.code === 'RunInputInvalid')
+      return ExitCode.Usage;
     if (err.code === 'TemporalUnreachable') return ExitCode.Unreachable;
   }
   return ExitCode.Failed;

@@ -7,10 +7,11 @@ import type { Command } from 'commander';
 import type { ScriptTurn } from '../activities/model/types';
 import type { ModelRequest } from '../catalog/authority';
 import { manifestDigest } from '../catalog/digest';
-import { ToolplaneError } from '../catalog/errors';
+import { RunInputInvalid, ToolplaneError, type RunInputProblem } from '../catalog/errors';
 import type { Manifest } from '../catalog/manifest';
 import { loadManifest } from '../catalog/manifest-file';
 import { DEFAULT_TASK_QUEUE } from '../common/names';
+import { agentRunInputProblems } from '../common/run-input';
 import { withinMs } from '../inspect/follow';
 import { followRun, startAgentRun, type AgentRunInput, type AgentRunResult, type PendingEscalation } from '../client';
 import { pendingEscalations } from '../workflows/escalation';
@@ -65,11 +66,16 @@ export function registerRun(program: Command, cli: Cli): void {
       .option('--deadline <duration>', 'e.g. 10m')
       .option('--task-queue <name>', "the workers' task queue", process.env.TOOLPLANE_TASK_QUEUE ?? DEFAULT_TASK_QUEUE)
       .option('--workflow-id <id>', 'workflow id (default: a new one)'),
-  ).action((opts: RunOptions) =>
-    withClient(opts, async (c, settings) => {
-      const manifest = opts.manifest ? loadManifest(opts.manifest).manifest : undefined;
-      const input = agentRunInput(manifest, opts);
-      const handle = await startAgentRun(c, input, { taskQueue: opts.taskQueue, workflowId: opts.workflowId });
+  ).action((opts: RunOptions) => {
+    // Checked before connecting: a bad flag or script is refused without touching the server.
+    const manifest = opts.manifest ? loadManifest(opts.manifest).manifest : undefined;
+    const input = agentRunInput(manifest, opts);
+    return withClient(opts, async (c, settings) => {
+      const handle = await startAgentRun(c, input, {
+        taskQueue: opts.taskQueue,
+        workflowId: opts.workflowId,
+        manifest,
+      });
       const url = webUiLink(settings, handle.workflowId, handle.firstExecutionRunId);
       // Progress goes to stdout as text; with --json stdout holds only the answer, so progress goes to stderr.
       const say = opts.json ? (l: string) => console.error(l) : (l: string) => cli.out(l);
@@ -104,8 +110,8 @@ export function registerRun(program: Command, cli: Cli): void {
       }
       if (result.status !== 'completed')
         throw new CommandFailed(`run ${handle.workflowId} ended: ${result.status}`, ExitCode.Failed);
-    }),
-  );
+    });
+  });
 }
 
 /**
@@ -190,7 +196,40 @@ export function readScript(file: string): { prompt?: string; turns: ScriptTurn[]
   } catch (err) {
     throw usageError(`the model script ${file} is not JSON: ${(err as Error).message}`);
   }
-  return Array.isArray(raw) ? { turns: raw } : raw;
+  if (Array.isArray(raw)) return { turns: raw };
+  const obj = raw as { prompt?: unknown; turns?: unknown } | null;
+  if (
+    !obj ||
+    typeof obj !== 'object' ||
+    !Array.isArray(obj.turns) ||
+    !['string', 'undefined'].includes(typeof obj.prompt)
+  )
+    throw usageError(`the model script ${file} is a list of turns or { "prompt": "<text>", "turns": [...] }`);
+  return raw;
+}
+
+/** Where each part of a run's input comes from on the command line. */
+function flagOf(path: string, opts: Pick<RunOptions, 'model'>): string {
+  const flags: Record<string, string> = {
+    prompt: '--prompt',
+    principal: '--principal',
+    'limits.maxTurns': '--max-turns',
+    'limits.maxToolCalls': '--max-tool-calls',
+    'limits.deadline': '--deadline',
+  };
+  if (flags[path]) return flags[path];
+  if (path.startsWith('grants')) return `--grant ${path.slice('grants'.length)}`.trim();
+  if (path.startsWith('capabilities')) return '--capability';
+  if (path.startsWith('model.script')) return `--model ${opts.model}: turns${path.slice('model.script'.length)}`;
+  if (path.startsWith('model')) return '--model';
+  return path;
+}
+
+/** What the user typed for the flag a problem is about. */
+function typedFor(opts: Pick<RunOptions, 'deadline' | 'grant'>, path: string): string | undefined {
+  if (path === 'limits.deadline' && opts.deadline !== undefined) return JSON.stringify(opts.deadline);
+  const grant = /^grants\[(\d+)\]$/.exec(path);
+  return grant ? opts.grant?.[Number(grant[1])] : undefined;
 }
 
 /** `scripted:<file>` plays a script; anything else names an endpoint the worker declares, and optionally one of its models. */
@@ -225,7 +264,7 @@ export function agentRunInput(
   const { model, prompt: scriptPrompt } = parseModel(opts.model);
   const prompt = opts.prompt ?? scriptPrompt;
   if (!prompt) throw new ToolplaneError('UsageError', '--prompt is required (the script does not carry one)');
-  return {
+  const input: AgentRunInput = {
     prompt,
     principal: opts.principal,
     ...(opts.grant ? { grants: opts.grant } : {}),
@@ -235,9 +274,23 @@ export function agentRunInput(
     limits: {
       maxTurns: positiveInt('--max-turns', opts.maxTurns),
       ...(opts.maxToolCalls ? { maxToolCalls: positiveInt('--max-tool-calls', opts.maxToolCalls) } : {}),
-      ...(opts.deadline ? { deadline: opts.deadline } : {}),
+      ...(opts.deadline !== undefined ? { deadline: opts.deadline } : {}),
     },
   };
+  // The client library's checks (startAgentRun repeats them), reported by flag.
+  const problems = agentRunInputProblems(input, manifest);
+  if (problems.length > 0)
+    throw new RunInputInvalid(
+      'agentRun',
+      problems.map((p): RunInputProblem => {
+        const typed = typedFor(opts, p.path);
+        return {
+          path: flagOf(p.path, opts),
+          message: `${p.message}${typed !== undefined ? ` (given: ${typed})` : ''}`,
+        };
+      }),
+    );
+  return input;
 }
 
 export function resultJson(workflowId: string, result: AgentRunResult, webUi?: string) {

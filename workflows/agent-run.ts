@@ -20,6 +20,7 @@ import type { CitedOrigin } from '../activities/tool-activities';
 import type { ChatMessage } from '../activities/model/types';
 import type { DelegatedCallInput, DelegatedCallResult } from './delegated-call';
 import { governanceGate } from './governance';
+import { refuseMalformedInput } from './input-check';
 import type { JournalEntry } from './journal';
 import { laneOf, runInLanes } from './lanes';
 import { Budget, type Limits, type Usage } from './limits';
@@ -89,6 +90,7 @@ function legacyStep(input: AgentRunInput, policy: Policy): StepCtx {
 }
 
 export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
+  refuseMalformedInput('agentRun', input);
   const policy = input.policy ?? ALLOW_ALL;
   const decided = patched(Patch.WorkerAuthority);
   const step = decided

@@ -7,6 +7,7 @@ import { ALLOW_ALL } from '../catalog/policy';
 import { ToolCatalog } from '../catalog/tool-catalog';
 import { Patch } from '../common/names';
 import { TOOLS_CALLED } from '../common/search-attributes';
+import { refuseMalformedInput } from './input-check';
 import type { JournalEntry } from './journal';
 import { StepCtx } from './step-ctx';
 import { StepError } from './step-error';
@@ -33,6 +34,7 @@ export interface ToolRunResult {
 }
 
 export async function toolRun(input: ToolRunInput): Promise<ToolRunResult> {
+  refuseMalformedInput('toolRun', input);
   const step = patched(Patch.WorkerAuthority)
     ? await StepCtx.open({
         principal: input.principal,

@@ -135,3 +135,47 @@ describe('toolplane CLI errors without a server', () => {
     }
   });
 });
+
+describe('toolplane run refuses bad input before it connects', () => {
+  const script = path.resolve(__dirname, '..', '..', 'examples', 'support-desk', 'scripts', 'refund.json');
+  async function runCli(...args: string[]): Promise<{ code: number; said: string }> {
+    const errors: string[] = [];
+    // Nothing listens here: an input that got as far as connecting would exit with 3, not 2.
+    const code = await main(
+      ['node', 'toolplane', 'run', '--address', '127.0.0.1:1', ...args],
+      () => {},
+      (l) => errors.push(l),
+    );
+    return { code, said: errors.join('\n') };
+  }
+
+  it.each([
+    [['--deadline', 'soon'], /--deadline: must be a duration such as "90s", "10m" or "1h" \(given: "soon"\)/],
+    [['--deadline', '0s'], /--deadline: must be longer than zero/],
+    [['--max-turns', 'ten'], /--max-turns must be a positive integer, not "ten"/],
+    [['--max-turns', '2.5'], /--max-turns must be a positive integer, not "2.5"/],
+    [['--max-tool-calls', '-1'], /--max-tool-calls must be a positive integer, not "-1"/],
+    [['--grant', 'payments/refund'], /--grant \[0\]: must be a tool identity/],
+    [
+      ['--manifest', EXAMPLE_MANIFEST, '--grant', 'tool://crm/lookup_customer', 'tool://payments/wire'],
+      /--grant \[1\]: tool:\/\/payments\/wire is not a tool the manifest declares \(given: tool:\/\/payments\/wire\)/,
+    ],
+  ])('%j exits with 2 and names the flag', async (flags, says) => {
+    const { code, said } = await runCli('--model', `scripted:${script}`, ...flags);
+    expect({ code, said }).toEqual({ code: 2, said: expect.stringMatching(says) });
+  });
+
+  it('refuses a script of the wrong shape, naming the turn', async () => {
+    const dir = fs.mkdtempSync(path.join(process.env.TOOLPLANE_TEST_DIR ?? '/tmp', 'script-'));
+    const bad = path.join(dir, 'bad.json');
+    fs.writeFileSync(bad, JSON.stringify({ prompt: 'x', turns: [{ final: 'ok' }, { tool_calls: [{ args: {} }] }] }));
+    const { code, said } = await runCli('--model', `scripted:${bad}`);
+    expect(code).toBe(2);
+    expect(said).toMatch(/--model scripted:.*bad\.json: turns\[1\]/);
+    fs.writeFileSync(bad, '{ "turns": ');
+    expect(await runCli('--model', `scripted:${bad}`)).toEqual({
+      code: 2,
+      said: expect.stringMatching(/the model script .*bad\.json is not JSON/),
+    });
+  });
+});
