@@ -1,6 +1,6 @@
 // Workflow-safe: where every value in a run came from. Values are matched by equality after
 // normalisation, so a model that retypes a value does not shed its origin.
-import { sensitivityRank, type Sensitivity } from '../catalog/manifest';
+import { SENSITIVITY_LEVELS, type Sensitivity } from '../catalog/manifest';
 
 export const USER_PROMPT = 'user://prompt';
 
@@ -64,13 +64,9 @@ export function leaves(value: unknown, pointer = ''): Leaf[] {
   return [];
 }
 
-function maxSensitivity(xs: Sensitivity[], floor: Sensitivity = 'public'): Sensitivity {
-  return xs.reduce((a, b) => (sensitivityRank(b) > sensitivityRank(a) ? b : a), floor);
-}
-
-function minSensitivity(xs: Sensitivity[]): Sensitivity {
-  return xs.reduce((a, b) => (sensitivityRank(b) < sensitivityRank(a) ? b : a));
-}
+const RANK: Record<Sensitivity, number> = { public: 0, internal: 1, confidential: 2, secret: 3 };
+const higher = (a: Sensitivity, b: Sensitivity): Sensitivity => (RANK[b] > RANK[a] ? b : a);
+const lower = (a: Sensitivity, b: Sensitivity): Sensitivity => (RANK[b] < RANK[a] ? b : a);
 
 /** One production of one value: the production, the exact token it wrote, and when. */
 export interface Sighting extends Production {
@@ -92,15 +88,105 @@ export interface ProvenanceView {
   noteSent(source: string, values: string[]): void;
 }
 
+/** The label of a value's sightings up to one of them: kept beside each, so a lookup never rescans. */
+interface Folded {
+  label: Label;
+  /** Lowest sensitivity among trusted sightings (a value the user wrote is the user's intent). */
+  trustedMin?: Sensitivity;
+  /** Highest among all. */
+  max: Sensitivity;
+}
+
+/** Every sighting of one normalised value, in run order, each with the label of it and those before it. */
+interface Posting {
+  sightings: Sighting[];
+  folded: Folded[];
+}
+
+function withSource(sources: readonly string[], source: string): readonly string[] {
+  if (sources.includes(source)) return sources;
+  return Object.freeze([...sources, source].sort());
+}
+
+function fold(prev: Folded | undefined, s: Sighting): Folded {
+  const trustedMin = s.trusted
+    ? prev?.trustedMin
+      ? lower(prev.trustedMin, s.sensitivity)
+      : s.sensitivity
+    : prev?.trustedMin;
+  const max = prev ? higher(prev.max, s.sensitivity) : higher('public', s.sensitivity);
+  const sources = withSource(prev?.label.sources ?? [], s.source);
+  return {
+    trustedMin,
+    max,
+    label: Object.freeze({
+      sources: sources as string[],
+      trusted: trustedMin !== undefined,
+      sensitivity: trustedMin ?? max,
+      synthesized: false,
+    }),
+  };
+}
+
+const EMPTY_CONTEXT: Label = Object.freeze({
+  sources: Object.freeze([]) as unknown as string[],
+  trusted: true,
+  sensitivity: 'public',
+  synthesized: true,
+});
+
+/** The provenance a continued run starts from: compact, plain JSON. */
+export interface ProvenanceState {
+  v: 1;
+  /** Productions so far: the next one's `seq`. */
+  count: number;
+  /** Source names; rows refer to them by index. */
+  sources: string[];
+  context: { sources: number[]; trusted: boolean; sensitivity: Sensitivity };
+  /** Per normalised value: [source, flags (1 trusted, 2 callTrusted, 4 echo), sensitivity rank, seq, exact or 0 when it is the key]. */
+  index: [string, [number, number, number, number, string | 0][]][];
+  sent: [number, string[]][];
+}
+
+/**
+ * Where every value came from, indexed: a label costs a map lookup whatever the length of the run.
+ * The context label is folded in as productions arrive; each value keeps its sightings in run
+ * order with the label of each prefix, so a snapshot reads its label without rescanning.
+ */
 export class Provenance implements ProvenanceView {
-  private readonly index = new Map<string, Sighting[]>();
-  private readonly context: Production[] = [];
+  private readonly index = new Map<string, Posting>();
+  /** The context label after each production since `base`. */
+  private readonly context: Label[] = [];
+  private base = 0;
+  private baseContext: Label = EMPTY_CONTEXT;
   private readonly sent = new Map<string, Set<string>>();
+
+  private get count(): number {
+    return this.base + this.context.length;
+  }
+
+  private contextAt(asOf: number): Label {
+    const i = Math.min(asOf, this.count) - this.base;
+    if (i < 0) throw new Error(`provenance before production ${this.base} was carried over, not kept`);
+    return i === 0 ? this.baseContext : this.context[i - 1]!;
+  }
 
   /** Records what a source put into the model's context. */
   produce(value: unknown, p: Production): void {
-    const seq = this.context.length;
-    this.context.push(p);
+    const seq = this.count;
+    const before = this.contextAt(seq);
+    this.context.push(
+      before.sources.includes(p.source) &&
+        (p.trusted || !before.trusted) &&
+        RANK[p.sensitivity] <= RANK[before.sensitivity]
+        ? before
+        : Object.freeze({
+            sources: withSource(before.sources, p.source) as string[],
+            trusted: before.trusted && p.trusted,
+            sensitivity: higher(before.sensitivity, p.sensitivity),
+            synthesized: true,
+          }),
+    );
     const sentHere = this.sent.get(p.source);
     const seen = new Set<string>();
     for (const leaf of leaves(value)) {
@@ -111,11 +197,24 @@ export class Provenance implements ProvenanceView {
         // The same key may come as different exact tokens; each is kept, once.
         if (!key || seen.has(`${key}\u0000${v}`)) continue;
         seen.add(`${key}\u0000${v}`);
-        const list = this.index.get(key) ?? [];
-        list.push({ ...p, exact: v, seq, echo: !p.trusted && (sentHere?.has(key) ?? false) });
-        this.index.set(key, list);
+        this.append(key, {
+          source: p.source,
+          trusted: p.trusted,
+          callTrusted: p.callTrusted,
+          sensitivity: p.sensitivity,
+          exact: v,
+          seq,
+          echo: !p.trusted && (sentHere?.has(key) ?? false),
+        });
       }
     }
+  }
+
+  private append(key: string, s: Sighting): void {
+    let posting = this.index.get(key);
+    if (!posting) this.index.set(key, (posting = { sightings: [], folded: [] }));
+    posting.folded.push(fold(posting.folded.at(-1), s));
+    posting.sightings.push(s);
   }
 
   noteSent(source: string, values: string[]): void {
@@ -126,39 +225,36 @@ export class Provenance implements ProvenanceView {
 
   /** The labels as the model saw them now; later productions are invisible to the view. */
   snapshot(): ProvenanceView {
-    return this.view(this.context.length);
+    return this.view(this.count);
+  }
+
+  /** How many of a posting's sightings came before `asOf` (sightings are in run order). */
+  private static visible(posting: Posting, asOf: number): number {
+    const xs = posting.sightings;
+    if (xs.length === 0 || xs.at(-1)!.seq < asOf) return xs.length;
+    let lo = 0;
+    let hi = xs.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (xs[mid]!.seq < asOf) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
   }
 
   private view(asOf: number): ProvenanceView {
-    const productionsOf = (value: string | number) =>
-      (this.index.get(normalize(value)) ?? []).filter((s) => s.seq < asOf);
-    const contextLabel = (): Label => {
-      const context = this.context.slice(0, asOf);
-      return {
-        sources: [...new Set(context.map((p) => p.source))].sort(),
-        trusted: context.every((p) => p.trusted),
-        sensitivity: maxSensitivity(context.map((p) => p.sensitivity)),
-        synthesized: true,
-      };
-    };
+    const contextLabel = (): Label => this.contextAt(asOf);
     const labelOf = (value: Leaf['value']): Label => {
       if (value === null || typeof value === 'boolean') return contextLabel();
-      const prods = productionsOf(value);
-      if (prods.length === 0) return contextLabel();
-      const trusted = prods.filter((p) => p.trusted);
-      return {
-        sources: [...new Set(prods.map((p) => p.source))].sort(),
-        // A value the user wrote is the user's intent, whoever else also wrote it.
-        trusted: trusted.length > 0,
-        sensitivity:
-          trusted.length > 0
-            ? minSensitivity(trusted.map((p) => p.sensitivity))
-            : maxSensitivity(prods.map((p) => p.sensitivity)),
-        synthesized: false,
-      };
+      const posting = this.index.get(normalize(value));
+      const n = posting ? Provenance.visible(posting, asOf) : 0;
+      return n === 0 ? contextLabel() : posting!.folded[n - 1]!.label;
     };
     return {
-      productionsOf,
+      productionsOf: (value) => {
+        const posting = this.index.get(normalize(value));
+        return posting ? posting.sightings.slice(0, Provenance.visible(posting, asOf)) : [];
+      },
       contextLabel,
       labelOf,
       // A call is trusted when every argument it carries is.
@@ -173,7 +269,7 @@ export class Provenance implements ProvenanceView {
 
   /** What the model writes carries the labels of everything it has read. */
   contextLabel(): Label {
-    return this.view(Number.MAX_SAFE_INTEGER).contextLabel();
+    return this.contextAt(this.count);
   }
 
   labelOf(value: Leaf['value']): Label {
@@ -182,5 +278,67 @@ export class Provenance implements ProvenanceView {
 
   callTrusted(args: unknown): boolean {
     return this.view(Number.MAX_SAFE_INTEGER).callTrusted(args);
+  }
+
+  /** Everything a continued run needs to label values exactly as this run would. */
+  state(): ProvenanceState {
+    const sources: string[] = [];
+    const ids = new Map<string, number>();
+    const id = (s: string) => {
+      let i = ids.get(s);
+      if (i === undefined) ids.set(s, (i = sources.push(s) - 1));
+      return i;
+    };
+    const ctx = this.contextLabel();
+    return {
+      v: 1,
+      count: this.count,
+      context: { sources: ctx.sources.map(id), trusted: ctx.trusted, sensitivity: ctx.sensitivity },
+      index: [...this.index].map(([key, posting]) => [
+        key,
+        posting.sightings.map((s) => [
+          id(s.source),
+          (s.trusted ? 1 : 0) | (s.callTrusted ? 2 : 0) | (s.echo ? 4 : 0),
+          RANK[s.sensitivity],
+          s.seq,
+          s.exact === key ? 0 : s.exact,
+        ]),
+      ]),
+      sent: [...this.sent].map(([source, values]) => [id(source), [...values]]),
+      sources,
+    };
+  }
+
+  /** A provenance that labels every value as the run that wrote `state` did at its end. */
+  static restore(state: ProvenanceState): Provenance {
+    if (state?.v !== 1) throw new Error(`unknown provenance state version ${String(state?.v)}`);
+    const source = (i: number) => {
+      const s = state.sources[i];
+      if (s === undefined) throw new Error(`provenance state names source #${i}, which it does not list`);
+      return s;
+    };
+    const p = new Provenance();
+    p.base = state.count;
+    p.baseContext = Object.freeze({
+      sources: Object.freeze(state.context.sources.map(source).sort()) as string[],
+      trusted: state.context.trusted,
+      sensitivity: state.context.sensitivity,
+      synthesized: true,
+    });
+    for (const [key, rows] of state.index) {
+      for (const [src, flags, rank, seq, exact] of rows) {
+        p.append(key, {
+          source: source(src),
+          trusted: (flags & 1) !== 0,
+          callTrusted: (flags & 2) !== 0,
+          sensitivity: SENSITIVITY_LEVELS[rank]!,
+          exact: exact === 0 ? key : exact,
+          seq,
+          echo: (flags & 4) !== 0,
+        });
+      }
+    }
+    for (const [src, values] of state.sent) p.sent.set(source(src), new Set(values));
+    return p;
   }
 }
