@@ -10,7 +10,7 @@ import {
   type RunRequest,
 } from '../catalog/authority';
 import { manifestDigest } from '../catalog/digest';
-import type { Manifest } from '../catalog/manifest';
+import type { Manifest, ToolDecl } from '../catalog/manifest';
 import { asFinalRefusal } from './catalog-failure';
 
 export interface AuthorizeRequest extends RunRequest {
@@ -20,9 +20,17 @@ export interface AuthorizeRequest extends RunRequest {
   ungoverned?: boolean;
 }
 
-/** The run's authority, with the worker's manifest: a run reaches only what this worker declares. */
+/**
+ * The run's authority, with the declarations of exactly the tools it holds: a run reaches only
+ * what this worker declares, and its history does not grow with the size of the manifest.
+ */
 export interface AuthorizeResult extends RunAuthority {
-  manifest: Manifest;
+  /** The granted tools' declarations, as the worker's manifest has them. */
+  tools: ToolDecl[];
+  /** Every tool the manifest declares, by identity: an ungranted one is refused as such, not as unknown. */
+  declared: string[];
+  /** @deprecated Runs authorized before the answer was trimmed received the whole manifest; read only on replay. */
+  manifest?: Manifest;
 }
 
 export interface AuthorizeDeps {
@@ -44,7 +52,12 @@ export function createAuthorizeActivities(deps: AuthorizeDeps) {
           );
         }
         if (req.model) resolveModel(deps.manifest.models, req.model);
-        return { ...authorize(deps.manifest, digest, req), manifest: deps.manifest };
+        const authority = authorize(deps.manifest, digest, req);
+        return {
+          ...authority,
+          tools: deps.manifest.tools.filter((t) => authority.grants.includes(t.id)),
+          declared: deps.manifest.tools.map((t) => t.id),
+        };
       });
     },
   };

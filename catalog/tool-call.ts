@@ -19,7 +19,7 @@ export class ToolCall {
    */
   static prepare(catalog: ToolCatalog, toolId: string, args: unknown): ToolCall {
     const declared = catalog.declared(toolId);
-    if (!declared) throw new Unreachable(toolId, 'undeclared');
+    if (!declared) throw new Unreachable(toolId, catalog.isDeclared(toolId) ? 'ungranted' : 'undeclared');
     if (!declared.granted) throw new Unreachable(toolId, 'ungranted');
     const validate = compileSchema(declared.decl.input_schema, declared.digest);
     const problems = argumentProblems(validate, args);

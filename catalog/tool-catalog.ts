@@ -1,5 +1,5 @@
 // Workflow-safe: the reach of one run, derived from the manifest rather than restated.
-import { toolDigest } from './digest';
+import { digestOf, toolDigest } from './digest';
 import type { Manifest, ToolDecl } from './manifest';
 import { canUseTool, type Policy } from './policy';
 
@@ -25,8 +25,17 @@ export function offerName(toolId: string): string {
   return bare.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 64);
 }
 
+/** What a run's model turns name in place of the offered tools' schemas, once the first turn sent them. */
+export function offeredDigest(tools: readonly OfferedTool[]): string {
+  return digestOf(tools);
+}
+
 export class ToolCatalog {
-  private constructor(private readonly entries: ReadonlyMap<string, CatalogEntry>) {}
+  private constructor(
+    private readonly entries: ReadonlyMap<string, CatalogEntry>,
+    /** Declared, not granted, and not sent to this run: known by identity only. */
+    private readonly withheld: ReadonlySet<string> = new Set(),
+  ) {}
 
   /**
    * The only way to build a catalogue: every entry is the manifest's own declaration, so a
@@ -40,9 +49,24 @@ export class ToolCatalog {
     return new ToolCatalog(entries);
   }
 
+  /**
+   * The catalogue of a run the worker authorized: the granted tools' declarations as the worker
+   * sent them, and the identities of the others it declares (refused as ungranted, not unknown).
+   */
+  static fromGranted(tools: readonly ToolDecl[], declared: readonly string[]): ToolCatalog {
+    const entries = new Map<string, CatalogEntry>();
+    for (const decl of tools) entries.set(decl.id, { decl, digest: toolDigest(decl), granted: true });
+    return new ToolCatalog(entries, new Set(declared.filter((id) => !entries.has(id))));
+  }
+
   /** Declared, whether granted or not. */
   declared(toolId: string): CatalogEntry | undefined {
     return this.entries.get(toolId);
+  }
+
+  /** Declared by the manifest, whether or not this catalogue holds its declaration. */
+  isDeclared(toolId: string): boolean {
+    return this.entries.has(toolId) || this.withheld.has(toolId);
   }
 
   granted(toolId: string): CatalogEntry | undefined {

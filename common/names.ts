@@ -22,4 +22,9 @@ export const WorkflowName = {
 export const Patch = {
   /** The run asks the worker what it may do before anything else. */
   WorkerAuthority: 'toolplane-worker-authority',
+  /**
+   * Model turns send the conversation by reference and the tools by digest; the run continues as
+   * new when its history grows long, and returns a journal summary beside this run's entries.
+   */
+  LongRuns: 'toolplane-long-runs',
 } as const;

@@ -82,6 +82,7 @@ export const AgentRunInputShape = z.looseObject({
   limits: limits.optional(),
   systemPrompt: z.string().optional(),
   promptSensitivity: z.enum(SENSITIVITY_LEVELS).optional(),
+  continueAsNewAfterEvents: positive.optional(),
 });
 
 export const ToolRunInputShape = z.looseObject({

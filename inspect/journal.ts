@@ -140,26 +140,50 @@ export function effectsFromHistory(events: Event[], journal: JournalEntry[] = []
   return ordered.sort((a, b) => a.position - b.position);
 }
 
-/** The journal as the run recorded it: from the completion event, or by query while it runs. */
+/**
+ * The journal as the run recorded it: from the completion event, or, for a run that continued as
+ * new, from the state it handed on (which holds that run's entries).
+ */
 export function journalFromCompletion(events: Event[]): JournalEntry[] | undefined {
-  const done = events.find(
-    (e) => e.workflowExecutionCompletedEventAttributes,
-  )?.workflowExecutionCompletedEventAttributes;
-  const result = decode<{ journal?: JournalEntry[] }>(done?.result?.payloads?.[0]);
-  return result?.journal;
+  for (let i = events.length - 1; i >= 0; i--) {
+    const e = events[i]!;
+    const done = e.workflowExecutionCompletedEventAttributes;
+    if (done) return decode<{ journal?: JournalEntry[] }>(done.result?.payloads?.[0])?.journal;
+    const continued = e.workflowExecutionContinuedAsNewEventAttributes;
+    if (continued)
+      return decode<{ carry?: { journal?: JournalEntry[] } }>(continued.input?.payloads?.[0])?.carry?.journal;
+  }
+  return undefined;
 }
 
+/** The histories of a chain of runs under one workflow id, oldest first, ending with the latest run. */
+async function chainOf(client: Client, workflowId: string): Promise<Event[][]> {
+  const chain: Event[][] = [];
+  let runId: string | undefined;
+  for (;;) {
+    const events = (await client.workflow.getHandle(workflowId, runId).fetchHistory()).events ?? [];
+    chain.unshift(events);
+    runId = events[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId || undefined;
+    if (!runId) return chain;
+  }
+}
+
+/** Every effect of a run, across the runs it continued as new through: one run to the reader. */
 export async function loadEffects(
   client: Client,
   workflowId: string,
 ): Promise<{ effects: EffectView[]; status: string; events: Event[] }> {
   const handle = client.workflow.getHandle(workflowId);
-  const [history, description] = await Promise.all([handle.fetchHistory(), handle.describe()]);
-  const events = history.events ?? [];
-  let journal = journalFromCompletion(events);
-  if (!journal && description.status.name === 'RUNNING')
-    journal = await handle.query(journalQuery).catch(() => undefined);
-  return { effects: effectsFromHistory(events, journal ?? []), status: description.status.name, events };
+  const [chain, description] = await Promise.all([chainOf(client, workflowId), handle.describe()]);
+  const effects: EffectView[] = [];
+  for (const [i, events] of chain.entries()) {
+    let journal = journalFromCompletion(events);
+    if (!journal && i === chain.length - 1 && description.status.name === 'RUNNING')
+      journal = await handle.query(journalQuery).catch(() => undefined);
+    effects.push(...effectsFromHistory(events, journal ?? []));
+  }
+  effects.sort((a, b) => a.position - b.position);
+  return { effects, status: description.status.name, events: chain.flat() };
 }
 
 export function formatEffects(effects: EffectView[]): string[] {

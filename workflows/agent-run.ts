@@ -1,6 +1,7 @@
 // Workflow-safe: an agent run. Model turns and tool calls alternate; every call is governed.
 import {
   ApplicationFailure,
+  continueAsNew,
   executeChild,
   patched,
   proxyActivities,
@@ -11,21 +12,22 @@ import type { ModelRequest } from '../catalog/authority';
 import { manifestDigest } from '../catalog/digest';
 import type { Manifest, Sensitivity } from '../catalog/manifest';
 import { ALLOW_ALL, type Policy } from '../catalog/policy';
-import { ToolCatalog, type OfferedTool } from '../catalog/tool-catalog';
+import { offeredDigest, ToolCatalog, type OfferedTool } from '../catalog/tool-catalog';
 import { Patch, WorkflowName } from '../common/names';
 import { TOOLS_CALLED } from '../common/search-attributes';
 import { isStoredHandle, storedOf } from '../common/stored-output';
 import type { ModelActivities } from '../activities/model';
 import type { CitedOrigin } from '../activities/tool-activities';
-import type { ChatMessage } from '../activities/model/types';
+import type { ChatMessage, ModelTurnResult } from '../activities/model/types';
 import type { DelegatedCallInput, DelegatedCallResult } from './delegated-call';
 import { governanceGate } from './governance';
 import { refuseMalformedInput } from './input-check';
 import type { JournalEntry } from './journal';
+import { summarize, type JournalSummary } from './journal-summary';
 import { laneOf, runInLanes } from './lanes';
 import { Budget, type Limits, type Usage } from './limits';
-import { Provenance, USER_PROMPT } from './provenance';
-import { StepCtx } from './step-ctx';
+import { Provenance, USER_PROMPT, type ProvenanceState } from './provenance';
+import { StepCtx, type StepState } from './step-ctx';
 import { StepError } from './step-error';
 import type { ToolRunResult } from './tool-run';
 
@@ -48,6 +50,32 @@ export interface AgentRunInput {
   capabilities?: string[];
   /** @deprecated Ignored: the worker's manifest governs. Read only when replaying runs started before the worker decided. */
   manifest?: Manifest;
+  /**
+   * Continue as new once this run's history holds this many events (default: when Temporal
+   * suggests it). The chain is one run: positions, budgets, labels and the conversation go on.
+   */
+  continueAsNewAfterEvents?: number;
+  /** Set by the run itself when it continues as new; a run a client starts with it is refused. */
+  carry?: AgentRunCarry;
+}
+
+/** What a run hands the run that continues it: everything its decisions depend on. */
+export interface AgentRunCarry {
+  v: 1;
+  /** The worker's answer at the chain's start; the continued run asks for exactly it, pinned to the same manifest. */
+  authority: { manifestDigest: string; grants: string[]; capabilities: string[] };
+  /** When the chain started: the deadline counts from here. */
+  startedAt: number;
+  step: StepState;
+  usage: Usage;
+  provenance: ProvenanceState;
+  /** The conversation so far, kept by the worker, and what the model has not yet read. */
+  transcript: string;
+  messages: ChatMessage[];
+  called: string[];
+  summary: JournalSummary;
+  /** The journal of the run that continued: kept in its history, where `toolplane show` reads it. */
+  journal: JournalEntry[];
 }
 
 export interface AgentRunResult {
@@ -56,7 +84,10 @@ export interface AgentRunResult {
   /** The limit that ended the run. */
   rule?: string;
   reason?: string;
+  /** This run's entries; a chain's earlier runs hold theirs in their histories. */
   journal: JournalEntry[];
+  /** The whole chain's journal in numbers. */
+  summary?: JournalSummary;
   usage: Usage;
 }
 
@@ -65,7 +96,7 @@ const { modelTurn } = proxyActivities<ModelActivities>({
   retry: {
     maximumAttempts: 3,
     initialInterval: '1s',
-    nonRetryableErrorTypes: ['ModelAuth', 'ModelRequestInvalid', 'ModelRefused'],
+    nonRetryableErrorTypes: ['ModelAuth', 'ModelRequestInvalid', 'ModelRefused', 'TranscriptUnavailable'],
   },
 });
 
@@ -91,39 +122,114 @@ function legacyStep(input: AgentRunInput, policy: Policy): StepCtx {
 
 export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
   refuseMalformedInput('agentRun', input);
+  const carry = input.carry;
+  if (carry && !workflowInfo().continuedFromExecutionRunId)
+    throw ApplicationFailure.nonRetryable(
+      'a run may not start from carried state; only a run continuing as new passes it on',
+      'RunRefused',
+    );
   const policy = input.policy ?? ALLOW_ALL;
   const decided = patched(Patch.WorkerAuthority);
+  const longRuns = decided && patched(Patch.LongRuns);
   const step = decided
     ? await StepCtx.open({
         principal: input.principal,
-        grants: input.grants,
-        capabilities: input.capabilities,
-        manifestDigest: input.manifestDigest,
+        grants: carry ? carry.authority.grants : input.grants,
+        capabilities: carry ? carry.authority.capabilities : input.capabilities,
+        manifestDigest: carry ? carry.authority.manifestDigest : input.manifestDigest,
         model: input.model,
         policy,
       })
     : legacyStep(input, policy);
   const catalog = step.catalog;
   const offered = catalog.offered(policy);
-  const budget = new Budget(input.limits ?? {}, Date.now(), input.delegationDepth ?? 0);
-  const provenance = new Provenance();
+  const startedAt = carry?.startedAt ?? Date.now();
+  const budget = new Budget(input.limits ?? {}, startedAt, input.delegationDepth ?? 0, carry?.usage);
+  const provenance = carry ? Provenance.restore(carry.provenance) : new Provenance();
   let seen = provenance.snapshot(); // what the model had read when it wrote the current turn's calls
-  provenance.produce(input.prompt, {
-    source: USER_PROMPT,
-    trusted: true,
-    callTrusted: true,
-    sensitivity: input.promptSensitivity ?? 'internal',
-  });
+  if (carry) step.resume(carry.step);
+  else
+    provenance.produce(input.prompt, {
+      source: USER_PROMPT,
+      trusted: true,
+      callTrusted: true,
+      sensitivity: input.promptSensitivity ?? 'internal',
+    });
 
-  const messages: ChatMessage[] = [
+  const opening: ChatMessage[] = [
     ...(input.systemPrompt ? [{ role: 'system' as const, content: input.systemPrompt }] : []),
     { role: 'user', content: input.prompt },
   ];
-  const called = new Set<string>();
+  /** Before LongRuns: the whole conversation, sent every turn. */
+  const messages: ChatMessage[] = longRuns ? [] : opening;
+  /** With LongRuns: the conversation by reference, and what the model has not read yet. */
+  let transcript = carry?.transcript;
+  let unread: ChatMessage[] = carry ? carry.messages : opening;
+  const toolsDigest = longRuns ? offeredDigest(offered) : undefined;
+  // Once the worker holds the script, turns (and a continued run's input) no longer repeat it.
+  const { script: _script, ...modelByRef } = input.model;
+  const called = new Set<string>(carry?.called);
   const finish = (r: Omit<AgentRunResult, 'journal' | 'usage'>): AgentRunResult => {
     step.releaseLeases();
     if (called.size > 0) upsertSearchAttributes([{ key: TOOLS_CALLED, value: [...called] }]);
-    return { ...r, journal: step.ordered(), usage: budget.usage };
+    const journal = step.ordered();
+    return {
+      ...r,
+      journal,
+      ...(longRuns ? { summary: summarize(journal, carry?.summary) } : {}),
+      usage: budget.usage,
+    };
+  };
+
+  const takeTurn = async (): Promise<ModelTurnResult> => {
+    if (!longRuns) return modelTurn({ model: input.model, messages, tools: offered });
+    const turn = await modelTurn({
+      model: transcript ? modelByRef : input.model,
+      transcript,
+      messages: unread,
+      toolsDigest,
+      ...(transcript ? {} : { tools: offered }),
+    });
+    if (!turn.transcript)
+      throw ApplicationFailure.nonRetryable('the model turn kept no transcript for the run', 'TranscriptUnavailable');
+    transcript = turn.transcript;
+    unread = [];
+    return turn;
+  };
+
+  /** Hands everything the run's decisions depend on to a fresh run of the same workflow id. */
+  const continueChain = async (): Promise<never> => {
+    if (called.size > 0) upsertSearchAttributes([{ key: TOOLS_CALLED, value: [...called] }]);
+    const journal = step.ordered();
+    const next: AgentRunInput = {
+      ...input,
+      model: modelByRef,
+      carry: {
+        v: 1,
+        authority: {
+          manifestDigest: step.scope.manifestDigest!,
+          grants: [...step.scope.grants],
+          capabilities: [...(step.scope.capabilities ?? [])],
+        },
+        startedAt,
+        step: step.state(),
+        usage: budget.usage,
+        provenance: provenance.state(),
+        transcript: transcript!,
+        messages: unread,
+        called: [...called],
+        summary: summarize(journal, carry?.summary),
+        journal,
+      },
+    };
+    return continueAsNew<typeof agentRun>(next);
+  };
+  const historyIsLong = (): boolean => {
+    const info = workflowInfo();
+    return (
+      info.continueAsNewSuggested ||
+      (input.continueAsNewAfterEvents !== undefined && info.historyLength >= input.continueAsNewAfterEvents)
+    );
   };
 
   const delegate = async (toolId: string, args: Record<string, unknown>, position: number): Promise<unknown> => {
@@ -220,9 +326,9 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
   for (;;) {
     const turnLimit = budget.checkTurn(Date.now());
     if (!turnLimit.ok) return finish({ status: 'limit', rule: turnLimit.rule, reason: turnLimit.reason });
-    const turn = await modelTurn({ model: input.model, messages, tools: offered });
+    const turn = await takeTurn();
     budget.chargeTurn(turn.usage);
-    messages.push(turn.message);
+    if (!longRuns) messages.push(turn.message);
     const calls = turn.message.toolCalls ?? [];
     if (calls.length === 0) return finish({ status: 'completed', answer: turn.message.content });
 
@@ -255,6 +361,11 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
         };
       }),
     );
+    if (longRuns) {
+      unread = results;
+      if (historyIsLong()) await continueChain();
+      continue;
+    }
     messages.push(...results);
     if (workflowInfo().continueAsNewSuggested) {
       // A run this long should be split; until then it ends cleanly rather than hitting the history limit.

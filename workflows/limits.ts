@@ -83,7 +83,15 @@ export class Budget {
     private readonly limits: Limits,
     startedAt: number,
     private readonly delegationDepth = 0,
+    /** A continued run starts from what the runs before it used. */
+    carried?: Usage,
   ) {
+    if (carried) {
+      Object.assign(this.usage, carried, {
+        egressBytes: { ...carried.egressBytes },
+        spentMinor: Object.fromEntries(Object.entries(carried.spentMinor).map(([c, p]) => [c, { ...p }])),
+      });
+    }
     this.deadlineAt = limits.deadline !== undefined ? startedAt + durationMs(limits.deadline) : undefined;
   }
 

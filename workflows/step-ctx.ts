@@ -26,7 +26,7 @@ import {
   type PendingEscalation,
 } from './escalation';
 import { journalQuery } from './journal-query';
-import type { JournalEntry } from './journal';
+import type { JournalEntry, LeaseState } from './journal';
 import type { Escalator } from './recovery';
 
 export type { Gate, GateVerdict } from './call/gate';
@@ -39,6 +39,21 @@ export interface RunScope {
   policy: Policy;
   /** Capabilities the worker granted the run, such as the extension-runtime lease. */
   capabilities?: readonly string[];
+  /** The digest of the manifest the worker governs this run by. */
+  manifestDigest?: string;
+}
+
+/** A lease and its lifecycle so far. */
+export interface LeaseRecord {
+  id: string;
+  states: LeaseState[];
+}
+
+/** Where a run stands between turns: what the run that continues it picks up. */
+export interface StepState {
+  position: number;
+  /** Leases not yet released. */
+  leases: LeaseRecord[];
 }
 
 export interface CallOptions {
@@ -70,6 +85,8 @@ export class StepCtx {
   private position = 0;
   readonly journal: JournalEntry[] = [];
   private readonly pending = new Map<string, { info: PendingEscalation; decision?: EscalationDecision }>();
+  /** Leases the runs before this one (of a continued chain) took and did not release. */
+  private carriedLeases: LeaseRecord[] = [];
 
   /**
    * Asks the worker what this run may reach and hold (its manifest and the principal's grants),
@@ -96,11 +113,15 @@ export class StepCtx {
     if (authority.withheld.grants.length || authority.withheld.capabilities.length)
       upsertMemo({ toolplaneWithheld: authority.withheld });
     return new StepCtx({
-      catalog: ToolCatalog.fromManifest(authority.manifest, authority.grants),
+      // Runs authorized before the answer was trimmed hold the whole manifest in their history.
+      catalog: authority.manifest
+        ? ToolCatalog.fromManifest(authority.manifest, authority.grants)
+        : ToolCatalog.fromGranted(authority.tools, authority.declared),
       principal: authority.principal,
       grants: authority.grants,
       policy: policy ?? ALLOW_ALL,
       capabilities: authority.capabilities,
+      manifestDigest: authority.manifestDigest,
     });
   }
 
@@ -133,20 +154,38 @@ export class StepCtx {
   }
 
   /** The lease lifecycle, in the run's memo: visible in the Web UI and kept in history. */
+  private leases(): LeaseRecord[] {
+    return [...this.carriedLeases, ...this.journal.flatMap((e) => (e.lease ? [e.lease] : []))];
+  }
+
   private recordLeases(): void {
     upsertMemo({
-      toolplaneLeases: Object.fromEntries(
-        this.journal.filter((e) => e.lease).map((e) => [e.lease!.id, e.lease!.states.join(' → ')]),
-      ),
+      toolplaneLeases: Object.fromEntries(this.leases().map((l) => [l.id, l.states.join(' → ')])),
     });
   }
 
   /** Ends every lease the run still holds. */
   releaseLeases(): void {
-    const held = this.journal.filter((e) => e.lease && e.lease.states.at(-1) !== 'released');
+    const held = this.leases().filter((l) => l.states.at(-1) !== 'released');
     if (held.length === 0) return;
-    for (const e of held) e.lease!.states.push('released');
+    for (const l of held) l.states.push('released');
     this.recordLeases();
+  }
+
+  /** Where the run stands, for the run that continues it (call between turns, with no call in flight). */
+  state(): StepState {
+    return {
+      position: this.position,
+      leases: this.leases()
+        .filter((l) => l.states.at(-1) !== 'released')
+        .map((l) => ({ id: l.id, states: [...l.states] })),
+    };
+  }
+
+  /** Picks up where the continued run stood: its next position and the leases it still holds. */
+  resume(state: StepState): void {
+    this.position = state.position;
+    this.carriedLeases = state.leases.map((l) => ({ id: l.id, states: [...l.states] }));
   }
 
   private readonly escalator: Escalator = {

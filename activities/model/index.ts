@@ -1,16 +1,18 @@
 // The model turn activity: one call to the worker-declared endpoint the run names, through its AI SDK
 // provider (or the scripted model), traced as `chat {model}`.
 import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
-import { Context } from '@temporalio/activity';
+import { ApplicationFailure, Context } from '@temporalio/activity';
 import { resolveModel, type ModelsDecl } from '../../catalog/authority';
+import { offeredDigest } from '../../catalog/tool-catalog';
 import { scopeReadableBy } from '../../common/stored-output';
 import { asFinalRefusal } from '../catalog-failure';
 import { BlobNotFound, FileBlobStore, type BlobStore } from '../blob-store';
 import { aiSdkTurn } from './ai-sdk-turn';
 import { ModelFailure, toApplicationFailure } from './model-failure';
 import { languageModelFor, providerName } from './providers';
-import { scriptedTurn } from './scripted';
-import type { ChatMessage, ModelTurnRequest, ModelTurnResult, ScriptTurn } from './types';
+import { scriptedTurn, scriptedTurnAt } from './scripted';
+import { TranscriptStore, type TranscriptSegment } from './transcript';
+import type { ChatMessage, ModelTurnInput, ModelTurnRequest, ModelTurnResult, ScriptTurn } from './types';
 
 /**
  * Outputs stored outside history are read back here, so the model sees them whole. Only the
@@ -44,18 +46,65 @@ export interface ModelActivityDeps {
   /** The worker's model endpoints (the manifest's `models`); a run names one. */
   models?: ModelsDecl;
   blobs?: BlobStore;
+  /** Where the runs' conversations are kept between turns (default: `blobs`). */
+  transcripts?: BlobStore;
 }
+
+const invalid = (message: string) =>
+  ApplicationFailure.create({ type: 'ModelRequestInvalid', message, nonRetryable: true });
 
 export function createModelActivities(deps: ModelActivityDeps = {}) {
   const blobs = deps.blobs ?? new FileBlobStore();
+  const transcripts = new TranscriptStore(deps.transcripts ?? blobs);
+
+  /**
+   * A turn by reference: the conversation so far from the run's transcript, plus what is new.
+   * The scripted model needs only where the conversation stands, so nothing is expanded for it.
+   */
+  async function byReference(turn: ModelTurnInput, scope: string) {
+    const digest = turn.toolsDigest!;
+    let prev: TranscriptSegment | undefined;
+    let contextRef: string;
+    if (turn.transcript) {
+      prev = await transcripts.segment(turn.transcript, scope);
+      contextRef = prev.context;
+    } else {
+      if (!turn.tools || offeredDigest(turn.tools) !== digest)
+        throw invalid(`a run's first model turn sends the offered tools whose digest it names (${digest})`);
+      contextRef = await transcripts.startContext(
+        { tools: turn.tools, toolsDigest: digest, script: turn.model.script as ScriptTurn[] | undefined },
+        scope,
+      );
+    }
+    const context = await transcripts.context(contextRef, scope);
+    if (context.toolsDigest !== digest)
+      throw invalid(`the turn names tools ${digest}, but the run's conversation offers ${context.toolsDigest}`);
+    const newChars = JSON.stringify(turn.messages).length;
+    return {
+      context,
+      contextRef,
+      prev,
+      newChars,
+      turns: prev?.turns ?? 0,
+      inputTokens: Math.ceil(((prev?.chars ?? 0) + newChars) / 4) + Math.ceil(JSON.stringify(context.tools).length / 4),
+      messages: async () => [
+        ...(turn.transcript ? await transcripts.messages(turn.transcript, scope) : []),
+        ...turn.messages,
+      ],
+    };
+  }
+
   return {
-    async modelTurn(turn: ModelTurnRequest): Promise<ModelTurnResult> {
+    async modelTurn(turn: ModelTurnInput): Promise<ModelTurnResult> {
       const resolved = asFinalRefusal(() => resolveModel(deps.models, turn.model));
       const info = Context.current().info;
-      const req = {
-        ...turn,
-        messages: await expandMessages(turn.messages, blobs, info.workflowExecution?.workflowId ?? ''),
-      };
+      const scope = info.workflowExecution?.workflowId ?? '';
+      const ref = turn.toolsDigest !== undefined ? await byReference(turn, scope) : undefined;
+      const whole = async (): Promise<ModelTurnRequest> => ({
+        model: turn.model,
+        messages: await expandMessages(ref ? await ref.messages() : turn.messages, blobs, scope),
+        tools: ref ? ref.context.tools : (turn.tools ?? []),
+      });
       const name = resolved.model;
       const decl = resolved.decl;
       const provider = decl.provider === 'scripted' ? 'toolplane.scripted' : providerName(decl);
@@ -73,12 +122,15 @@ export function createModelActivities(deps: ModelActivityDeps = {}) {
         },
         async (span) => {
           try {
+            const script = (turn.model.script ?? ref?.context.script ?? []) as ScriptTurn[];
             const result =
               decl.provider === 'scripted'
-                ? scriptedTurn((turn.model.script ?? []) as ScriptTurn[], req)
+                ? ref
+                  ? scriptedTurnAt(script, ref.turns, ref.inputTokens)
+                  : scriptedTurn(script, await whole())
                 : await aiSdkTurn(
                     await languageModelFor(resolved.endpoint, decl, name),
-                    req,
+                    await whole(),
                     where,
                     Context.current().cancellationSignal,
                   );
@@ -90,7 +142,18 @@ export function createModelActivities(deps: ModelActivityDeps = {}) {
               ...(result.responseId ? { 'gen_ai.response.id': result.responseId } : {}),
               'gen_ai.response.finish_reasons': [finish],
             });
-            return result;
+            if (!ref) return result;
+            const transcript = await transcripts.append(
+              {
+                context: ref.contextRef,
+                prev: turn.transcript,
+                turns: ref.turns + 1,
+                chars: (ref.prev?.chars ?? 0) + ref.newChars + JSON.stringify(result.message).length,
+                messages: [...turn.messages, result.message],
+              },
+              scope,
+            );
+            return { ...result, transcript };
           } catch (err) {
             const failure = err instanceof ModelFailure ? toApplicationFailure(err) : err;
             span.setAttribute('error.type', (failure as { type?: string }).type ?? (failure as Error).name ?? 'Error');

@@ -8,8 +8,16 @@ function approxTokens(text: string): number {
 
 export function scriptedTurn(script: ScriptTurn[], req: ModelTurnRequest): ModelTurnResult {
   const turn = req.messages.filter((m) => m.role === 'assistant').length;
+  return scriptedTurnAt(
+    script,
+    turn,
+    approxTokens(JSON.stringify(req.messages)) + approxTokens(JSON.stringify(req.tools)),
+  );
+}
+
+/** The script's `turn`-th reply, for a conversation of about `inputTokens` tokens. */
+export function scriptedTurnAt(script: ScriptTurn[], turn: number, inputTokens: number): ModelTurnResult {
   const step = script[turn];
-  const inputTokens = approxTokens(JSON.stringify(req.messages)) + approxTokens(JSON.stringify(req.tools));
   if (!step)
     return {
       message: { role: 'assistant', content: '(the script has no more turns)' },

@@ -28,6 +28,19 @@ export interface ModelTurnRequest {
 
 /** Why the model stopped, spelled as the GenAI semantic conventions spell it. */
 export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter' | 'error' | 'other';
+/**
+ * What the model turn activity receives. Runs before transcripts by reference send a whole
+ * request every turn; a run now sends its conversation by reference (`transcript`, absent on the
+ * first turn), only the messages added since, and the offered tools by digest (their schemas on
+ * the first turn only).
+ */
+export interface ModelTurnInput {
+  model: ModelRequest;
+  messages: ChatMessage[];
+  tools?: OfferedTool[];
+  toolsDigest?: string;
+  transcript?: string;
+}
 
 export interface ModelTurnResult {
   message: Extract<ChatMessage, { role: 'assistant' }>;
@@ -38,4 +51,6 @@ export interface ModelTurnResult {
   finishReason?: FinishReason;
   /** The provider's id for the response. */
   responseId?: string;
+  /** By reference: the conversation including this reply, for the next turn to name. */
+  transcript?: string;
 }

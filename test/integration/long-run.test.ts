@@ -1,0 +1,160 @@
+// A long agent run continues as new and stays one run: the same decisions, budgets and effect keys
+// as without continuing, the conversation by reference, and every history of the chain replays.
+import { randomUUID } from 'node:crypto';
+import { Worker } from '@temporalio/worker';
+import type { ScriptTurn } from '../../activities/model/types';
+import { readJournal } from '../../client';
+import { KeyedLog } from '../../examples/support-desk/keyed-log';
+import { paymentsStore } from '../../examples/support-desk/payments-store';
+import { createCloseTicket } from '../../examples/support-desk/tools/close-ticket';
+import { lookupCustomer } from '../../examples/support-desk/tools/crm';
+import { createSendEmail } from '../../examples/support-desk/tools/mail';
+import { createRefund } from '../../examples/support-desk/tools/payments';
+import { readTicket } from '../../examples/support-desk/tools/tickets';
+import type { AgentRunResult } from '../../workflows/agent-run';
+import { agentInput } from '../support/agent';
+import { exampleManifest, harness, testDir, type Harness } from '../support/env';
+import { scheduledActivities, type HistoryEvent } from '../support/history';
+
+const EMAILS = ['alice@example.com', 'bob@example.com', 'chen@example.com'];
+const call = (name: string, args: Record<string, unknown>) => ({ name, arguments: args });
+
+/**
+ * 101 calls: the injected ticket and Bob's lookup first, then lookups four at a time; near the end
+ * the attacker's refund (its account came from the ticket, runs ago) and Bob's own refund (his
+ * account came from the CRM, runs ago); the 101st call is past the run's budget of 99 (a refused call costs nothing).
+ */
+function longScript(): { prompt: string; turns: ScriptTurn[] } {
+  const turns: ScriptTurn[] = [
+    { tool_calls: [call('tickets__read_ticket', { ticket_id: 'T-101' })] },
+    { tool_calls: [call('crm__lookup_customer', { email: 'bob@example.com' })] },
+  ];
+  let calls = 2;
+  while (calls < 94) {
+    turns.push({
+      tool_calls: [0, 1, 2, 3].map((i) => call('crm__lookup_customer', { email: EMAILS[(calls + i) % 3]! })),
+    });
+    calls += 4;
+  }
+  turns.push({
+    tool_calls: [
+      call('payments__refund', { account_id: 'acct_attacker_991', amount_cents: 95000, currency: 'EUR' }),
+      call('payments__refund', { account_id: 'ACCT_BOB_002', amount_cents: 1000, currency: 'EUR' }),
+      call('crm__lookup_customer', { email: 'bob@example.com' }),
+      call('crm__lookup_customer', { email: 'alice@example.com' }),
+    ],
+  });
+  turns.push({ tool_calls: EMAILS.map((email) => call('crm__lookup_customer', { email })) });
+  turns.push({ final: 'done' });
+  return {
+    prompt: 'Ticket T-101 is from bob@example.com. Refund his 10.00 EUR late fee, then check the customers.',
+    turns,
+  };
+}
+
+describe('a long agent run', () => {
+  let h: Harness;
+  const dir = testDir('long');
+  const payments = paymentsStore(dir);
+  const manifest = exampleManifest();
+
+  beforeAll(async () => {
+    h = await harness(`long-${randomUUID()}`);
+    await h.runWorker({
+      manifest,
+      tools: [
+        lookupCustomer,
+        readTicket,
+        createRefund(payments),
+        createSendEmail(new KeyedLog(dir, 'outbox') as never),
+        createCloseTicket(new KeyedLog(dir, 'closed')),
+      ],
+    });
+  });
+  afterAll(async () => {
+    await h.close();
+  });
+
+  async function run(continueAsNewAfterEvents?: number) {
+    const workflowId = `long-${randomUUID()}`;
+    const result: AgentRunResult = await h.client.workflow.execute('agentRun', {
+      taskQueue: h.taskQueue,
+      workflowId,
+      args: [agentInput(manifest, longScript(), { limits: { maxToolCalls: 99 }, continueAsNewAfterEvents })],
+    });
+    return { workflowId, result, journal: await readJournal(h.client, workflowId) };
+  }
+
+  /** The histories of the chain, oldest first. */
+  async function chain(workflowId: string): Promise<HistoryEvent[][]> {
+    const out: HistoryEvent[][] = [];
+    let runId: string | undefined;
+    for (;;) {
+      const events = (await h.client.workflow.getHandle(workflowId, runId).fetchHistory()).events ?? [];
+      out.unshift(events);
+      runId = events[0]!.workflowExecutionStartedEventAttributes!.continuedExecutionRunId || undefined;
+      if (!runId) return out;
+    }
+  }
+
+  it('continues as new, decides every call as an uninterrupted run does, and shows as one run', async () => {
+    const before = payments.all().length;
+    const whole = await run();
+    const split = await run(120);
+
+    const histories = await chain(split.workflowId);
+    expect(histories.length).toBeGreaterThanOrEqual(3);
+    expect(split.result.summary).toMatchObject({ runs: histories.length, calls: 101, refused: 2, allowed: 99 });
+    expect(whole.result.summary).toMatchObject({ runs: 1, calls: 101, refused: 2, allowed: 99 });
+    expect(split.result.usage).toEqual(whole.result.usage);
+
+    // One run to the reader: every call once, in order, with the same decisions and effect keys.
+    const view = (j: typeof whole.journal) =>
+      j.effects.map((e) => [e.position, e.toolId, e.effectKey, e.decision, e.rule ?? null, e.outcome]);
+    expect(split.journal.effects).toHaveLength(101);
+    expect(view(split.journal)).toEqual(view(whole.journal));
+    const keys = split.journal.effects.flatMap((e) => (e.effectKey ? [e.effectKey] : []));
+    expect(new Set(keys).size).toBe(keys.length);
+    expect(split.journal.effects.filter((e) => e.decision === 'refused').map((e) => [e.toolId, e.rule])).toEqual([
+      ['tool://payments/refund', 'protected_field:/account_id'],
+      ['tool://crm/lookup_customer', 'limit:tool_calls'],
+    ]);
+    // Bob's refund went out once per run, as the CRM wrote his account, though the model retyped it.
+    const landed = payments.all().slice(before);
+    expect(landed.map((p) => [p.account, p.amountCents])).toEqual([
+      ['acct_bob_002', 1000],
+      ['acct_bob_002', 1000],
+    ]);
+
+    // Model turns name the conversation by reference: each input holds only what is new.
+    for (const events of histories) {
+      const turns = scheduledActivities(events).filter((a) => a.type === 'modelTurn');
+      for (const t of turns.slice(1)) {
+        expect(t.input).toMatchObject({ transcript: expect.stringMatching(/^sha256:/) });
+        expect(t.input!.tools).toBeUndefined();
+        expect((t.input!.messages as unknown[]).length).toBeLessThanOrEqual(4);
+        expect(t.input!.model).not.toHaveProperty('script');
+      }
+    }
+
+    // Each history of the chain replays with the current code.
+    for (const [i, events] of histories.entries())
+      await Worker.runReplayHistory(
+        { workflowBundle: { codePath: process.env.TOOLPLANE_TEST_BUNDLE! } },
+        { events },
+        `${split.workflowId}#${i}`,
+      );
+  });
+
+  it('refuses a run a client starts with carried state', async () => {
+    const input = agentInput(manifest, longScript());
+    const forged = { ...input, carry: { v: 1 } };
+    await expect(
+      h.client.workflow.execute('agentRun', {
+        taskQueue: h.taskQueue,
+        workflowId: `forged-${randomUUID()}`,
+        args: [forged],
+      }),
+    ).rejects.toMatchObject({ cause: { type: 'RunRefused', message: expect.stringMatching(/carried state/) } });
+  });
+});
