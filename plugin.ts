@@ -24,6 +24,8 @@ export interface ToolplanePluginOptions {
   tools?: Tool[];
   /** Where outputs above `largeOutputBytes` go (default: `TOOLPLANE_BLOB_DIR`, or `.data/blobs` under `TOOLPLANE_DATA_DIR` or the working directory). */
   blobs?: BlobStore;
+  /** Where model-turn transcripts go (default: `blobs`). Every worker of a task queue must read the same store. */
+  transcripts?: BlobStore;
   /** Outputs above this many bytes are stored outside history (default 256 KiB). */
   largeOutputBytes?: number;
   /**
@@ -68,7 +70,7 @@ export class ToolplanePlugin extends SimplePlugin {
         largeOutputBytes: opts.largeOutputBytes,
       }),
       ...createCarriedActivities({ registry, manifest: opts.manifest }),
-      ...createModelActivities({ models: opts.manifest.models, blobs }),
+      ...createModelActivities({ models: opts.manifest.models, blobs, transcripts: opts.transcripts }),
     };
     super({
       name: 'toolplane',

@@ -6,6 +6,7 @@ import {
   RunRefused,
   RunRefusedReason,
   type ModelRequest,
+  type ResolvedModel,
   type RunAuthority,
   type RunRequest,
 } from '../catalog/authority';
@@ -29,6 +30,8 @@ export interface AuthorizeResult extends RunAuthority {
   tools: ToolDecl[];
   /** Every tool the manifest declares, by identity: an ungranted one is refused as such, not as unknown. */
   declared: string[];
+  /** The endpoint the run's model turns go to, as the worker declares it (a key variable's name, never its value). */
+  model?: ResolvedModel;
   /** @deprecated Runs authorized before the answer was trimmed received the whole manifest; read only on replay. */
   manifest?: Manifest;
 }
@@ -51,10 +54,11 @@ export function createAuthorizeActivities(deps: AuthorizeDeps) {
             'this worker does not serve toolRun, which has no data-flow gate; start agentRun, or configure the worker with allowUngovernedToolRun',
           );
         }
-        if (req.model) resolveModel(deps.manifest.models, req.model);
+        const model = req.model ? resolveModel(deps.manifest.models, req.model) : undefined;
         const authority = authorize(deps.manifest, digest, req);
         return {
           ...authority,
+          ...(model ? { model } : {}),
           tools: deps.manifest.tools.filter((t) => authority.grants.includes(t.id)),
           declared: deps.manifest.tools.map((t) => t.id),
         };

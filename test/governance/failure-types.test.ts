@@ -1,12 +1,12 @@
 // Failures on the safety path keep their true type: an output the plane could not store after the
 // call landed is not the tool's failure and is never resent; a delegated child's InDoubt stays InDoubt.
 import { randomUUID } from 'node:crypto';
-import type { BlobStore } from '../../activities/blob-store';
+import { FileBlobStore, type BlobStore } from '../../activities/blob-store';
 import type { Tool } from '../../activities/tool';
 import { ToolInDoubt } from '../../activities/tool-errors';
 import { ToolDecl, type Manifest, type ToolDeclInput } from '../../catalog/manifest';
 import { runAgent } from '../support/agent';
-import { harness, type Harness } from '../support/env';
+import { harness, testDir, type Harness } from '../support/env';
 import { historyOf, scheduledActivities } from '../support/history';
 
 const decls: ToolDeclInput[] = [
@@ -79,7 +79,14 @@ describe('failures keep their true type', () => {
   let h: Harness;
   beforeAll(async () => {
     h = await harness(`failures-${randomUUID()}`);
-    await h.runWorker({ manifest, tools, blobs: full, largeOutputBytes: 64 });
+    // Outputs go to the full disk; the conversation is kept elsewhere, so the run itself goes on.
+    await h.runWorker({
+      manifest,
+      tools,
+      blobs: full,
+      transcripts: new FileBlobStore(testDir('transcripts')),
+      largeOutputBytes: 64,
+    });
   });
   afterAll(() => h.close());
 
