@@ -31,6 +31,8 @@ export interface JournalEntry {
   modelCallId?: string;
   /** Values the gate replaced with the exact trusted value they matched (protected fields). */
   substitutions?: { pointer: string; written: string; sent: string }[];
+  /** Facts the tool's output repeated (`ctx.cite`), as the worker verified them: trusted origin or why not. */
+  cited?: { trusted: boolean; origin?: string; reason?: string }[];
   /** For extension tools: the lease's lifecycle in this run. */
   lease?: { id: string; states: LeaseState[] };
 }

@@ -234,7 +234,14 @@ export class StepCtx {
         trustedArgs: gated.verdict?.allow === true && gated.verdict.trustedArgs === true,
       },
       budget: gated.verdict?.remaining?.(),
-      onOrigins: options.onOrigins,
+      onOrigins: (origins) => {
+        entry.cited = origins.map(({ trusted, origin, reason }) => ({
+          trusted,
+          ...(origin ? { origin } : {}),
+          ...(reason ? { reason } : {}),
+        }));
+        options.onOrigins?.(origins);
+      },
       principal: this.scope.principal,
       policy: this.scope.policy,
       escalator: this.escalator,

@@ -83,6 +83,16 @@ describe('facts with provenance (examples/memory)', () => {
       ['tool://bank/send_money', 'refused', 'protected_field:/recipient'],
     ]);
     expect(run2.result.journal[3]!.reason).toMatch(/tool:\/\/memory\/recall/);
+    // The journal says what each recalled fact was worth, and where it came from.
+    expect(run2.result.journal[0]!.cited).toEqual([
+      {
+        trusted: true,
+        origin: expect.stringMatching(new RegExp(`^${run1.workflowId}/.+/${run1.result.journal[0]!.effectKey}$`)),
+      },
+    ]);
+    expect(run2.result.journal[2]!.cited).toEqual([
+      expect.objectContaining({ trusted: false, reason: 'the origin call had untrusted arguments' }),
+    ]);
     const landed = payments.all().map((p) => [p.recipient, p.amount_cents]);
     expect(landed).toEqual([[MY_IBAN, 1200]]);
   });
