@@ -7,6 +7,7 @@ import { registerDecide } from './decide';
 import { registerDescribe } from './describe';
 import { registerEscalations } from './escalations';
 import { EXIT_CODES_HELP } from './exit-codes';
+import { registerLedger } from './ledger';
 import { registerList } from './list';
 import { registerManifest } from './manifest';
 import { registerReplay } from './replay';
@@ -50,5 +51,6 @@ export function buildProgram(
   registerCancel(program, cli);
   registerReplay(program, cli);
   registerManifest(program, cli);
+  registerLedger(program, cli);
   return program;
 }

@@ -1,17 +1,19 @@
 // `verifyProducedBy`: a reference is valid only when a known key signed exactly these fields and the
 // run's history holds the entry it describes; each refusal names its reason. And what a tool's Ctx
 // knows of its run: identity, effect key, remaining budget.
+import fs from 'node:fs';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { Ctx, Tool } from '../../activities/tool';
 import { ToolDecl, type Manifest } from '../../catalog/manifest';
 import { loadManifest } from '../../catalog/manifest-file';
-import { generateLedgerKey, LedgerSigner } from '../../ledger/keys';
+import { generateLedgerKey, LedgerSigner, loadLedgerKeyFile } from '../../ledger/keys';
 import { argsDigest, type LedgerRef } from '../../ledger/ref';
 import { formatVerdict, verifyProducedBy } from '../../ledger/verify';
 import { createTools, factStore, latestFact, MY_IBAN } from '../../examples/memory/tools';
 import { loadScript, runAgent } from '../support/agent';
-import { harness, testDir, type Harness } from '../support/env';
+import { main } from '../../cli/main';
+import { harness, testAddress, testDir, type Harness } from '../support/env';
 
 const example = path.resolve(__dirname, '..', '..', 'examples', 'memory');
 const memory = loadManifest(path.join(example, 'manifest.yaml')).manifest;
@@ -92,12 +94,15 @@ describe('verifying produced_by', () => {
     expect(argsDigest({ key: 'my_iban', value: MY_IBAN })).toBe(ref.argsDigest);
   });
 
+  /** The same text with one character changed (a data character: never only padding bits). */
+  const flip = (text: string, at: number) => `${text.slice(0, at)}${text[at] === 'a' ? 'b' : 'a'}${text.slice(at + 1)}`;
+
   it('refuses a tampered reference: any changed field breaks the signature', async () => {
     for (const tampered of [
       { ...ref, trustedArgs: !ref.trustedArgs },
-      { ...ref, effectKey: `${ref.effectKey.slice(0, -1)}0` },
+      { ...ref, effectKey: flip(ref.effectKey, ref.effectKey.length - 1) },
       { ...ref, decision: 'approved' as const },
-      { ...ref, signature: `${ref.signature.slice(0, -2)}AA` },
+      { ...ref, signature: flip(ref.signature, 10) },
     ])
       expect(await verify(tampered)).toMatchObject({ valid: false, reason: 'bad_signature' });
   });
@@ -132,6 +137,55 @@ describe('verifying produced_by', () => {
       reason: 'entry_differs',
     });
     expect(await verify({ workflowId: 'x' })).toMatchObject({ valid: false, reason: 'malformed' });
+  });
+
+  it("`toolplane verify` prints a stored fact's origin run and effect, and refuses a tampered copy", async () => {
+    const keys = path.join(dir, 'public-keys.json');
+    fs.writeFileSync(keys, JSON.stringify({ publicKeys: k1.publicKeys }));
+    const genuine = path.join(dir, 'fact.json');
+    const tampered = path.join(dir, 'fact-tampered.json');
+    fs.writeFileSync(genuine, JSON.stringify({ args, produced_by: ref }));
+    fs.writeFileSync(
+      tampered,
+      JSON.stringify({ args: { ...args, value: 'GB29NWBK60161331926819' }, produced_by: ref }),
+    );
+    const cli = async (...argv: string[]) => {
+      const lines: string[] = [];
+      const connect = argv[0] === 'verify' ? ['--address', testAddress()] : [];
+      const code = await main(
+        ['node', 'toolplane', ...argv, ...connect],
+        (l) => lines.push(l),
+        (l) => lines.push(l),
+      );
+      return { code, text: lines.join('\n') };
+    };
+    const ok = await cli('verify', genuine, '--public-keys', keys);
+    expect(ok.code).toBe(0);
+    expect(ok.text).toContain(`origin run: ${run.workflowId} (run ${run.runId})`);
+    expect(ok.text).toContain(`effect:     ${run.effectKey} (tool://memory/remember, allowed)`);
+    const bad = await cli('verify', tampered, '--public-keys', keys);
+    expect(bad.code).toBe(1);
+    expect(bad.text).toMatch(/^invalid \(fact_differs\)/);
+    const json = await cli('verify', JSON.stringify({ ...ref, trustedArgs: false }), '--public-keys', keys, '--json');
+    expect(json.code).toBe(1);
+    expect(JSON.parse(json.text.slice(0, json.text.lastIndexOf('}') + 1))).toMatchObject({
+      valid: false,
+      reason: 'bad_signature',
+    });
+    expect((await cli('verify', genuine)).code).toBe(2);
+
+    // A key made by `ledger keygen` signs; its public file verifies what it signed and nothing else.
+    const made = path.join(dir, 'k7.json');
+    const madePublic = path.join(dir, 'k7-public.json');
+    expect((await cli('ledger', 'keygen', 'k7', '--out', made, '--public-out', madePublic)).code).toBe(0);
+    expect(fs.statSync(made).mode & 0o077).toBe(0);
+    const { signing } = loadLedgerKeyFile(made);
+    expect(loadLedgerKeyFile(madePublic)).toEqual({ signing: undefined, publicKeys: signing!.publicKeys });
+    const { keyId: _k, signature: _s, ...unsigned } = ref;
+    const byK7 = path.join(dir, 'by-k7.json');
+    fs.writeFileSync(byK7, JSON.stringify({ args, produced_by: new LedgerSigner(signing!).sign(unsigned) }));
+    expect((await cli('verify', byK7, '--public-keys', madePublic)).code).toBe(0);
+    expect((await cli('verify', genuine, '--public-keys', madePublic)).text).toMatch(/^invalid \(unknown_key\)/);
   });
 
   it('gives a tool its run identity, effect key and what the run may still spend', async () => {
