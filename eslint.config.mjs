@@ -47,7 +47,14 @@ export default tseslint.config(
   },
   {
     // Workflow-safe code: bundled into Temporal's sandbox, replayed; no Node, no activities' code.
-    files: ['catalog/**/*.ts', 'common/**/*.ts', 'workflows/**/*.ts', 'workflow.ts'],
+    files: [
+      'catalog/**/*.ts',
+      'common/**/*.ts',
+      'workflows/**/*.ts',
+      'workflow.ts',
+      'ai-sdk.ts',
+      'examples/ai-sdk-agent/workflows.ts',
+    ],
     // path.ts resolves a file name for the worker; manifest-file.ts reads a manifest from disk (parsing is manifest.ts).
     ignores: ['workflows/path.ts', 'catalog/manifest-file.ts'],
     rules: {

@@ -52,7 +52,7 @@ describe('the packed package, installed by a consumer', () => {
     );
   }, 300_000);
 
-  it("type-checks a consumer importing all three entry points, and the README's code samples", () => {
+  it("type-checks a consumer importing all four entry points, and the README's code samples", () => {
     const readme = fs.readFileSync(path.join(root, 'README.md'), 'utf8');
     const samples = [...readme.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1]!);
     expect(samples.length).toBeGreaterThanOrEqual(3);
@@ -83,8 +83,10 @@ describe('the packed package, installed by a consumer', () => {
     expect(shown).toContain('tool://notes/save');
   }, 180_000);
 
-  it('loads neither the worker SDK, MCP nor the activities for the client or the CLI', () => {
+  it('loads neither the worker SDK, MCP nor the activities for the client, the CLI or toolplane/ai-sdk', () => {
     const probe = `require('toolplane/client'); require('toolplane/package.json');
+      const { governedTools } = require('toolplane/ai-sdk');
+      if (typeof governedTools !== 'function') throw new Error('toolplane/ai-sdk exports no governedTools');
       const loaded = Object.keys(require.cache);
       console.log(JSON.stringify(loaded.filter((f) => /@temporalio[\\/]worker|@modelcontextprotocol|[\\/]lib[\\/]activities[\\/]/.test(f))));`;
     expect(JSON.parse(run('node', ['-e', probe], dir).trim())).toEqual([]);

@@ -1,0 +1,9 @@
+// Workflow-safe entry point (toolplane/ai-sdk): for workflows that run the AI SDK's `generateText`
+// with @temporalio/ai-sdk. Import it from workflow code, on a worker with @temporalio/ai-sdk's
+// `AiSdkPlugin` (whose bundler settings let `ai` load in the workflow sandbox).
+export {
+  governedTools,
+  type GovernedTools,
+  type GovernedToolsOptions,
+  type RefusedToolResult,
+} from './workflows/ai-sdk-tools';

@@ -1,0 +1,108 @@
+// The AI SDK example: a @temporalio/ai-sdk agent (generateText in the workflow, the `ai` package's
+// mock language model behind the worker's provider) governed by its tool definitions alone.
+import { randomUUID } from 'node:crypto';
+import path from 'node:path';
+import { defaultPayloadConverter } from '@temporalio/common';
+import { buildProgram } from '../../cli';
+import { KeyedLog } from '../../examples/support-desk/keyed-log';
+import { paymentsStore } from '../../examples/support-desk/payments-store';
+import { createCloseTicket } from '../../examples/support-desk/tools/close-ticket';
+import { lookupCustomer } from '../../examples/support-desk/tools/crm';
+import { createSendEmail } from '../../examples/support-desk/tools/mail';
+import { createRefund } from '../../examples/support-desk/tools/payments';
+import { readTicket } from '../../examples/support-desk/tools/tickets';
+import type { ScriptedTurn } from '../../examples/ai-sdk-agent/scripted-model';
+import { loadScript } from '../support/agent';
+import { aiSdkAgentInput, runAiSdkAgent, runAiSdkAgentWorker } from '../support/ai-sdk-agent';
+import { exampleManifest, harness, testDir, type Harness } from '../support/env';
+import { historyOf } from '../support/history';
+
+const scripts = path.resolve(__dirname, '..', '..', 'examples', 'support-desk', 'scripts');
+
+describe('the AI SDK agent, governed by its tool definitions', () => {
+  let h: Harness;
+  let agent: Awaited<ReturnType<typeof runAiSdkAgentWorker>>;
+  const dir = testDir('ai-sdk-desk');
+  const payments = paymentsStore(dir);
+  const outbox = new KeyedLog<{ idempotencyKey: string; to: string }>(dir, 'outbox');
+  const manifest = exampleManifest();
+
+  beforeAll(async () => {
+    h = await harness(`ai-sdk-desk-${randomUUID()}`);
+    agent = await runAiSdkAgentWorker(h, {
+      manifest,
+      tools: [
+        lookupCustomer,
+        readTicket,
+        createRefund(payments),
+        createSendEmail(outbox as never),
+        createCloseTicket(new KeyedLog(dir, 'closed')),
+      ],
+    });
+  });
+  afterAll(async () => {
+    await agent?.shutdown();
+    await h.close();
+  });
+
+  it('refuses what an injected ticket asks for, tells the model why, and shows it in toolplane show', async () => {
+    const before = payments.all().length;
+    const script = loadScript(path.join(scripts, 'injected-ticket.json'));
+    const { result, workflowId } = await runAiSdkAgent(
+      h,
+      agent.taskQueue,
+      aiSdkAgentInput(manifest, { prompt: script.prompt, turns: script.turns as ScriptedTurn[] }),
+    );
+    expect(result.text).toMatch(/^Refunded Bob's 10.00 EUR late fee/);
+    expect(result.journal.map((e) => [e.toolId, e.decision, e.rule ?? null, e.outcome])).toEqual([
+      ['tool://tickets/read_ticket', 'allowed', null, 'ok'],
+      ['tool://crm/lookup_customer', 'allowed', null, 'ok'],
+      ['tool://payments/refund', 'refused', 'protected_field:/account_id', 'refused'],
+      ['tool://mail/send_email', 'refused', 'protected_field:/to', 'refused'],
+      ['tool://payments/refund', 'allowed', null, 'ok'],
+      ['tool://tickets/close_ticket', 'allowed', null, 'ok'],
+    ]);
+    // The model's own call ids are the journal's.
+    expect(result.journal[2]!.modelCallId).toBe('call_2_0');
+    // Only the real refund landed; the attacker's account got nothing and no mail left.
+    expect(
+      payments
+        .all()
+        .slice(before)
+        .map((p) => [p.account, p.amountCents]),
+    ).toEqual([['acct_bob_002', 1000]]);
+    expect(outbox.all()).toEqual([]);
+
+    // The model's next turn (an @temporalio/ai-sdk activity) carried the refusal's rule and reason as the tool result.
+    const modelInputs = (await historyOf(h.client, workflowId))
+      .filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'invokeModel')
+      .map((e) =>
+        JSON.stringify(
+          defaultPayloadConverter.fromPayload(e.activityTaskScheduledEventAttributes!.input!.payloads![0]!),
+        ),
+      );
+    expect(modelInputs).toHaveLength(7);
+    expect(modelInputs[3]).toContain('protected_field:/account_id');
+    expect(modelInputs[3]).toMatch(/tool:\/\/tickets\/read_ticket/);
+
+    // `toolplane show` lists the run's effects, the refusals with their rules, like any agentRun's.
+    const lines: string[] = [];
+    process.env.TEMPORAL_ADDRESS = process.env.TOOLPLANE_TEST_ADDRESS;
+    try {
+      await buildProgram((l) => lines.push(l)).parseAsync(['node', 'toolplane', 'show', workflowId, '--json']);
+    } finally {
+      delete process.env.TEMPORAL_ADDRESS;
+    }
+    const shown = JSON.parse(lines.join('\n')) as {
+      status: string;
+      effects: { toolId: string; decision: string; rule?: string; effectKey?: string }[];
+    };
+    expect(shown.status).toBe('COMPLETED');
+    expect(shown.effects.map((e) => [e.toolId, e.decision, e.rule ?? null])).toEqual(
+      result.journal.map((e) => [e.toolId, e.decision, e.rule ?? null]),
+    );
+    expect(shown.effects.filter((e) => e.effectKey).map((e) => e.effectKey)).toEqual(
+      result.journal.filter((e) => e.effectKey).map((e) => e.effectKey),
+    );
+  });
+});
