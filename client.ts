@@ -2,10 +2,11 @@
 // questions. Loads no worker code.
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
+import type { SearchAttributePair } from '@temporalio/common';
 import type { Manifest } from './catalog/manifest';
 import { DEFAULT_TASK_QUEUE, WorkflowName } from './common/names';
 import { assertRunInput } from './common/run-input';
-import { MANIFEST_DIGEST, PRINCIPAL } from './common/search-attributes';
+import { MANIFEST_DIGEST, PRINCIPAL, REFUSALS, WAITING_FOR, WaitingFor } from './common/search-attributes';
 import { follow } from './inspect/follow';
 import { formatEffects, loadEffects, type EffectView } from './inspect/journal';
 import type { AgentRunInput, AgentRunResult } from './workflows/agent-run';
@@ -28,10 +29,15 @@ export interface StartOptions {
   manifest?: Manifest;
 }
 
-/** Toolplane's search attributes for a run: who it acts for and the manifest it is pinned to. */
-function searchAttributesOf(input: { principal: string; manifestDigest?: string }) {
+/**
+ * Toolplane's search attributes for a run: who it acts for, the manifest it is pinned to, and (so
+ * `toolplane list --refused/--waiting` can filter from the start) no refusals, waiting for nobody.
+ */
+function searchAttributesOf(input: { principal: string; manifestDigest?: string }): SearchAttributePair[] {
   return [
     { key: PRINCIPAL, value: input.principal },
+    { key: REFUSALS, value: 0 },
+    { key: WAITING_FOR, value: WaitingFor.None },
     ...(input.manifestDigest ? [{ key: MANIFEST_DIGEST, value: input.manifestDigest }] : []),
   ];
 }

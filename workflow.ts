@@ -23,7 +23,15 @@ export {
 export { governanceGate, type GovernedCall } from './workflows/governance';
 export { Provenance, USER_PROMPT } from './workflows/provenance';
 export { Budget, type Limits, type Usage } from './workflows/limits';
-export { PRINCIPAL, MANIFEST_DIGEST, TOOLS_CALLED, SEARCH_ATTRIBUTES } from './common/search-attributes';
+export {
+  PRINCIPAL,
+  MANIFEST_DIGEST,
+  TOOLS_CALLED,
+  REFUSALS,
+  WAITING_FOR,
+  WaitingFor,
+  SEARCH_ATTRIBUTES,
+} from './common/search-attributes';
 export { isStoredHandle, type StoredHandle, type StoredOutput } from './common/stored-output';
 export type { ModelRequest } from './catalog/authority';
 export { ToolplaneError } from './catalog/errors';

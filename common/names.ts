@@ -27,4 +27,6 @@ export const Patch = {
    * new when its history grows long, and returns a journal summary beside this run's entries.
    */
   LongRuns: 'toolplane-long-runs',
+  /** The run publishes ToolplaneRefusals / ToolplaneWaitingFor and its current details as calls are decided. */
+  OperatorStatus: 'toolplane-operator-status',
 } as const;

@@ -29,12 +29,14 @@ export async function follow<R>(handle: WorkflowHandle, print: (line: string) =>
     }
   };
   let done = false;
+  let inFlight: Promise<unknown> = Promise.resolve();
   const result = handle.result().finally(() => (done = true)) as Promise<R>;
   while (!done) {
     await Promise.race([result.catch(() => undefined), new Promise((r) => setTimeout(r, intervalMs))]);
     if (done) break;
     // A query waits for a worker; without one it must not hold the loop past the run's end.
     const journal = withinMs(handle, QUERY_TIMEOUT_MS, () => handle.query(journalQuery)).catch(() => []);
+    inFlight = journal;
     flush(
       await Promise.race([
         journal,
@@ -45,6 +47,8 @@ export async function follow<R>(handle: WorkflowHandle, print: (line: string) =>
       ]),
     );
   }
+  // The caller closes the connection next: no query may still be running (or retrying) on it.
+  await inFlight;
   const value = await result;
   flush((value as { journal?: JournalEntry[] }).journal ?? []);
   return value;

@@ -182,14 +182,18 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
   };
 
   const takeTurn = async (): Promise<ModelTurnResult> => {
-    if (!longRuns) return modelTurn({ model: input.model, messages, tools: offered });
-    const turn = await modelTurn({
-      model: transcript ? modelByRef : input.model,
-      transcript,
-      messages: unread,
-      toolsDigest,
-      ...(transcript ? {} : { tools: offered }),
-    });
+    // Numbered from 1 in the Web UI: `model turn 3`.
+    const summary = { summary: `model turn ${budget.usage.turns + 1}` };
+    if (!longRuns) return modelTurn.executeWithOptions(summary, [{ model: input.model, messages, tools: offered }]);
+    const turn = await modelTurn.executeWithOptions(summary, [
+      {
+        model: transcript ? modelByRef : input.model,
+        transcript,
+        messages: unread,
+        toolsDigest,
+        ...(transcript ? {} : { tools: offered }),
+      },
+    ]);
     if (!turn.transcript)
       throw ApplicationFailure.nonRetryable('the model turn kept no transcript for the run', 'TranscriptUnavailable');
     transcript = turn.transcript;

@@ -24,6 +24,8 @@ export interface JournalEntry {
   /** The rule that decided, for refusals and approvals: `unreachable`, `taint:/recipient`, ... */
   rule?: string;
   reason?: string;
+  /** Who approved or denied the call, for calls a person decided. */
+  decidedBy?: string;
   attempts: number;
   recovery: RecoveryPath;
   outcome?: Outcome;

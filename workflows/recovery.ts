@@ -5,7 +5,6 @@ import {
   ApplicationFailure,
   isCancellation,
   proxyActivities,
-  setCurrentDetails,
   sleep,
   TimeoutFailure,
   type ActivityOptions,
@@ -249,9 +248,6 @@ export async function performWithRecovery(input: RecoveryInput): Promise<unknown
 
     // escalate (declared, or reconcile that could not tell and declares an escalation).
     const deadlineMs = durationMs(decl.escalation?.deadline ?? '24h');
-    setCurrentDetails(
-      `**Waiting for a person**: ${request.toolId} (effect ${input.effectKey.slice(0, 15)}…) is in doubt: ${unknownReason}`,
-    );
     const decision = await input.escalator.await({
       effectKey: input.effectKey,
       toolId: request.toolId,
@@ -261,7 +257,6 @@ export async function performWithRecovery(input: RecoveryInput): Promise<unknown
       deadline: Date.now() + deadlineMs,
       kind: 'in_doubt',
     });
-    setCurrentDetails('');
     if (!decision) {
       entry.recovery = 'escalation_expired';
       entry.outcome = 'in_doubt';

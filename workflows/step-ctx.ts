@@ -28,6 +28,7 @@ import {
 import { journalQuery } from './journal-query';
 import type { JournalEntry, LeaseState } from './journal';
 import type { Escalator } from './recovery';
+import { readableTime, RunStatusBoard } from './run-status';
 
 export type { Gate, GateVerdict } from './call/gate';
 export type { Delegate } from './call/perform';
@@ -87,6 +88,7 @@ export class StepCtx {
   private readonly pending = new Map<string, { info: PendingEscalation; decision?: EscalationDecision }>();
   /** Leases the runs before this one (of a continued chain) took and did not release. */
   private carriedLeases: LeaseRecord[] = [];
+  private readonly status = new RunStatusBoard();
 
   /**
    * Asks the worker what this run may reach and hold (its manifest and the principal's grants),
@@ -192,11 +194,23 @@ export class StepCtx {
     await: async (info) => {
       const slot: { info: PendingEscalation; decision?: EscalationDecision } = { info };
       this.pending.set(info.effectKey, slot);
-      const decided = await condition(() => slot.decision !== undefined, Math.max(0, info.deadline - Date.now()));
+      this.publishStatus();
+      const decided = await condition(() => slot.decision !== undefined, Math.max(0, info.deadline - Date.now()), {
+        summary: `${info.kind === 'approval' ? 'approval' : 'in-doubt decision'} deadline ${readableTime(info.deadline)}: #${info.position} ${info.toolId}`,
+      });
       this.pending.delete(info.effectKey);
+      this.publishStatus();
       return decided ? slot.decision : undefined;
     },
   };
+
+  /** Refusals, whom the run waits for and a summary of its effects, where operators look. */
+  private publishStatus(): void {
+    this.status.publish(
+      this.journal,
+      [...this.pending.values()].filter((p) => !p.decision).map((p) => p.info),
+    );
+  }
 
   /** The journal in position order (concurrent calls may enter it out of order). */
   ordered(): JournalEntry[] {
@@ -212,6 +226,14 @@ export class StepCtx {
 
   /** Refuses an unreachable tool, bad arguments or a gate's verdict before any activity exists. */
   async callTool(toolId: string, args: unknown, options: CallOptions = {}): Promise<unknown> {
+    try {
+      return await this.governedCall(toolId, args, options);
+    } finally {
+      this.publishStatus();
+    }
+  }
+
+  private async governedCall(toolId: string, args: unknown, options: CallOptions): Promise<unknown> {
     const entry: JournalEntry = {
       position: options.position ?? this.position++,
       toolId,

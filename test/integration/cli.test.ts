@@ -12,6 +12,8 @@ import { lookupCustomer } from '../../examples/support-desk/tools/crm';
 import { createSendEmail, type Mail } from '../../examples/support-desk/tools/mail';
 import { createRefund } from '../../examples/support-desk/tools/payments';
 import { readTicket } from '../../examples/support-desk/tools/tickets';
+import { defaultPayloadConverter } from '@temporalio/common';
+import { historyOf } from '../support/history';
 import { EXAMPLE_MANIFEST, exampleManifest, harness, testAddress, testDir, type Harness } from '../support/env';
 
 /** One CLI invocation: its exit code, standard output and standard error, as lines. */
@@ -69,18 +71,32 @@ describe('toolplane CLI against a server', () => {
   );
   let h: Harness;
   const address = () => ['--address', testAddress()];
+  const principal = `agent:cli-${randomUUID()}`;
   const run = (...extra: string[]) =>
     toolplane(
       'run',
       ...address(),
       '--principal',
-      `agent:cli-${randomUUID()}`,
+      principal,
       '--model',
       `scripted:${script}`,
       '--task-queue',
       h.taskQueue,
       ...extra,
     );
+  /** `toolplane list --json` with these filters, polled until `ready` holds (visibility is eventually consistent). */
+  async function listUntil(filters: string[], ready: (ids: string[]) => boolean): Promise<string[]> {
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      const listed = toolplane('list', ...address(), '--principal', principal, ...filters, '--json');
+      expect(await listed.code).toBe(0);
+      const ids = (JSON.parse(listed.out.join('\n')) as { runs: { workflowId: string }[] }).runs.map(
+        (r) => r.workflowId,
+      );
+      if (ready(ids) || Date.now() > deadline) return ids;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
 
   beforeAll(async () => {
     h = await harness(`cli-${randomUUID()}`);
@@ -114,12 +130,29 @@ describe('toolplane CLI against a server', () => {
       pending: [{ effectKey, kind: 'approval', toolId: 'tool://mail/send_email' }],
     });
 
-    const approved = toolplane('approve', workflowId!, effectKey!, ...address(), '--by', 'supervisor');
+    expect(await listUntil(['--waiting'], (ids) => ids.includes(workflowId!))).toContain(workflowId);
+
+    const approved = toolplane(
+      'approve',
+      workflowId!,
+      effectKey!,
+      ...address(),
+      '--by',
+      'supervisor',
+      '--reason',
+      'known auditor',
+    );
     expect(await approved.code).toBe(0);
     expect(approved.out).toEqual([`${workflowId}: ${effectKey} approved by supervisor`]);
     expect(await r.code).toBe(0);
     expect(r.out).toContain(`run ${workflowId} completed`);
     expect(outbox.all().some((m) => m.to === 'audit@evil.example')).toBe(true);
+    expect(await listUntil(['--waiting'], (ids) => !ids.includes(workflowId!))).not.toContain(workflowId);
+    const shown = toolplane('show', workflowId!, ...address());
+    expect(await shown.code).toBe(0);
+    expect(shown.out.join('\n')).toMatch(
+      /#1\s+tool:\/\/mail\/send_email\s.*ok\s+approved · protected_field:\/to · .*approved by supervisor: known auditor$/m,
+    );
   });
 
   it('deny records the reason, which show prints with who denied', async () => {
@@ -141,6 +174,32 @@ describe('toolplane CLI against a server', () => {
     );
     expect(await denied.code).toBe(0);
     expect(await r.code).toBe(0);
+    expect(await listUntil(['--refused'], (ids) => ids.includes(workflowId!))).toContain(workflowId);
+    const described = toolplane('describe', workflowId!, ...address(), '--json');
+    expect(await described.code).toBe(0);
+    expect(JSON.parse(described.out.join('\n'))).toMatchObject({
+      status: 'COMPLETED',
+      refusals: 1,
+      waitingFor: 'none',
+    });
+    // The history carries what the Web UI shows: numbered model turns, the approval timer, the attributes' changes.
+    const events = await historyOf(h.client, workflowId!);
+    const summaries = events
+      .filter((e) => e.userMetadata?.summary)
+      .map((e) => defaultPayloadConverter.fromPayload<string>(e.userMetadata!.summary!));
+    expect(summaries).toEqual(
+      expect.arrayContaining([
+        'model turn 1',
+        'model turn 3',
+        expect.stringMatching(/^approval deadline \d{4}-\d\d-\d\d \d\d:\d\d UTC: #1 tool:\/\/mail\/send_email$/),
+      ]),
+    );
+    const waiting = events
+      .map((e) => e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields?.ToolplaneWaitingFor)
+      .filter((p) => p !== undefined && p !== null)
+      .map((p) => defaultPayloadConverter.fromPayload<string>(p));
+    // Each upsert carries both attributes; whom the run waited for, in order, without repeats:
+    expect(waiting.filter((w, i) => w !== waiting[i - 1])).toEqual(['none', 'approval', 'none']);
     const shown = toolplane('show', workflowId!, ...address());
     expect(await shown.code).toBe(0);
     expect(shown.out.join('\n')).toMatch(

@@ -1,6 +1,5 @@
 // Workflow-safe, step 3 of a call: where the gate asks for a person, the call waits for an
 // `approve` or `deny` through the resolveEscalation update, with a deadline.
-import { setCurrentDetails } from '@temporalio/workflow';
 import { durationMs } from '../../catalog/manifest';
 import type { ToolCall } from '../../catalog/tool-call';
 import { effectKey } from '../../common/effect-key';
@@ -21,7 +20,6 @@ export async function awaitApproval(
   const question = verdict.allow
     ? `${call.toolId} needs a person's approval`
     : `${call.toolId} was refused (${verdict.rule}: ${verdict.reason}); a person may approve it`;
-  setCurrentDetails(`**Waiting for approval**: ${question}`);
   const answer = await escalator.await({
     effectKey: effectKey({ tool: call.toolId, args: gated.args }, entry.position),
     toolId: call.toolId,
@@ -30,13 +28,16 @@ export async function awaitApproval(
     deadline: Date.now() + durationMs(verdict.deadline ?? call.decl.escalation?.deadline ?? '24h'),
     kind: 'approval',
   });
-  setCurrentDetails('');
   if (answer?.decision !== 'approve') {
     entry.decision = 'denied';
+    if (answer) entry.decidedBy = answer.by ?? 'a person';
     const why = answer
       ? `denied by ${answer.by ?? 'a person'}${answer.decision === 'deny' && answer.reason ? `: ${answer.reason}` : ''}`
       : 'nobody approved it in time';
     refuse(entry, StepErrorCode.Refused, verdict.rule ?? 'approval', `${question}; ${why}`);
   }
   entry.decision = 'approved';
+  entry.decidedBy = answer.by ?? 'a person';
+  entry.rule = verdict.rule ?? 'approval';
+  entry.reason = `${question}; approved by ${entry.decidedBy}${answer.reason ? `: ${answer.reason}` : ''}`;
 }
