@@ -118,7 +118,9 @@ async function main(): Promise<void> {
   process.exit(ok ? 0 : 1);
 }
 
-main().catch((err) => {
-  console.error(err instanceof Error ? err.message : err);
+main().catch((err: unknown) => {
+  // The cause says why (a server without toolplane's search attributes, an unreachable address, ...).
+  for (let e = err as { message?: string; cause?: unknown } | undefined, depth = 0; e; e = e.cause as typeof e, depth++)
+    console.error(`${'  '.repeat(depth)}${depth ? 'caused by ' : ''}${e.message ?? String(e)}`);
   process.exit(1);
 });
