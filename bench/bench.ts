@@ -1,38 +1,36 @@
 /**
- * `npm run bench`: the same workload through a plain activity and through StepCtx.callTool, in
- * one process against one server, alternating in rounds so machine noise hits both alike.
- * Prints toolplane/plain ratios and writes bench/results/latest.json.
+ * `npm run bench`: governance measured side by side, in one process against one server,
+ * alternating rounds so machine noise hits every side alike. Writes bench/results/latest.json
+ * with every ratio and prints the goals as pass/fail.
  *
- *   npm run bench -- [--rounds 6] [--workflows 4] [--calls 25]
+ * - a plain proxied activity vs StepCtx.callTool with the real gate (throughput, p50, p99, events
+ *   and bytes per call);
+ * - a hand-written agent loop vs agentRun vs @temporalio/ai-sdk with the `ai` mock model, at 10,
+ *   100 and 1,000 calls per run (wall time, history bytes, bytes per call);
+ * - the gate's µs per call at 10 / 1,000 / 10,000 prior results;
+ * - replay CPU per call on 1,000-call histories.
+ *
+ *   npm run bench -- [--rounds 3] [--workflows 4] [--calls 25] [--sizes 10,100,1000] [--no-eager] [--long]
  */
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { AiSdkPlugin } from '@temporalio/ai-sdk';
 import { Client, Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
+import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { Command } from 'commander';
 import { loadManifest } from '../catalog/manifest-file';
 import { createTools } from '../examples/support-desk/tools';
-import { freePort, startDevServer } from '../scripts/dev-server';
+import { EAGER_ACTIVITIES, freePort, startDevServer } from '../scripts/dev-server';
 import { createWorker } from '../worker';
 import { createBenchActivities } from './activities';
+import { benchModelProvider } from './ai-sdk-model';
+import { gateBenches } from './gate';
+import { agentRunInput, chainOf, longRun } from './long';
 
-type Side = 'plain' | 'toolplane';
 type Event = temporal.api.history.v1.IHistoryEvent;
-
-interface SideFigures {
-  calls: number;
-  seconds: number;
-  latenciesMs: number[];
-  events: number;
-  /** Events and bytes of the per-call part of each history (without the run's start and end). */
-  callEvents: number;
-  callBytes: number;
-  runBytes: number;
-  runs: number;
-}
 
 const quiet = { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} };
 
@@ -54,147 +52,318 @@ function callLatencies(events: Event[]): number[] {
   return marks.slice(1).map((t, i) => t - marks[i]!);
 }
 
-function eventBytes(e: Event): number {
-  return temporal.api.history.v1.HistoryEvent.encode(e).finish().length;
+const eventBytes = (e: Event) => temporal.api.history.v1.HistoryEvent.encode(e).finish().length;
+/** The per-call part of a history: without the run's start and end. */
+const perCall = (events: Event[]) =>
+  events.filter((e) => !e.workflowExecutionStartedEventAttributes && !e.workflowExecutionCompletedEventAttributes);
+
+interface Tally {
+  calls: number;
+  seconds: number;
+  latenciesMs: number[];
+  callEvents: number;
+  callBytes: number;
+  runBytes: number;
+  runs: number;
+}
+const tally = (): Tally => ({
+  calls: 0,
+  seconds: 0,
+  latenciesMs: [],
+  callEvents: 0,
+  callBytes: 0,
+  runBytes: 0,
+  runs: 0,
+});
+
+function derive(f: Tally) {
+  return {
+    throughput: f.calls / f.seconds,
+    p50: percentile(f.latenciesMs, 50),
+    p99: percentile(f.latenciesMs, 99),
+    eventsPerCall: f.callEvents / f.calls,
+    bytesPerCall: f.callBytes / f.calls,
+    runBytesPerCall: f.runBytes / f.calls,
+    secondsPerRun: f.seconds / f.runs,
+    historyBytesPerRun: f.runBytes / f.runs,
+  };
 }
 
 async function main(): Promise<void> {
   const o = new Command()
-    .option('--rounds <n>', 'alternating rounds', '6')
-    .option('--workflows <n>', 'concurrent workflows per round and side', '4')
-    .option('--calls <n>', 'tool calls per workflow', '25')
+    .option('--rounds <n>', 'alternating rounds', '3')
+    .option('--workflows <n>', 'concurrent workflows per round and side (plain vs callTool)', '4')
+    .option('--calls <n>', 'tool calls per workflow (plain vs callTool)', '25')
+    .option('--sizes <list>', 'calls per agent run', '10,100,1000')
+    .option('--per-turn <n>', 'tool calls per model turn in agent runs', '10')
+    .option('--replay-calls <n>', 'calls in the histories replayed', '1000')
+    .option('--no-eager', 'run the dev server without eager activity execution')
+    .option('--long', 'also run one 10,000-call agentRun through continue-as-new')
     .option('--out <file>', 'results file', path.resolve(__dirname, 'results', 'latest.json'))
     .parse(process.argv)
-    .opts<{ rounds: string; workflows: string; calls: string; out: string }>();
+    .opts<{
+      rounds: string;
+      workflows: string;
+      calls: string;
+      sizes: string;
+      perTurn: string;
+      replayCalls: string;
+      eager: boolean;
+      long?: boolean;
+      out: string;
+    }>();
   const rounds = Number(o.rounds);
   const perRound = Number(o.workflows);
   const calls = Number(o.calls);
+  const sizes = o.sizes.split(',').map(Number);
+  const perTurn = Number(o.perTurn);
+  const replayCalls = Number(o.replayCalls);
+  const load: number[][] = [os.loadavg()];
 
   Runtime.install({ logger: new DefaultLogger('WARN') });
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'toolplane-bench-'));
+  process.env.TOOLPLANE_BLOB_DIR = path.join(dir, 'blobs');
   const server = await startDevServer({
     port: await freePort(),
     uiPort: await freePort(),
     dbFile: path.join(dir, 'temporal.sqlite'),
     log: () => {},
+    dynamicConfig: o.eager ? EAGER_ACTIVITIES : {},
   });
   const manifest = loadManifest(path.resolve(__dirname, '..', 'examples', 'support-desk', 'manifest.yaml')).manifest;
+  const decl = manifest.tools.find((t) => t.id === 'tool://crm/lookup_customer')!;
   try {
-    const { code } = await bundleWorkflowCode({ workflowsPath: require.resolve('./workflows'), logger: quiet });
+    process.stderr.write('bundling workflows…\n');
+    const bundle = await bundleWorkflowCode({ workflowsPath: require.resolve('./workflows'), logger: quiet });
     const native = await NativeConnection.connect({ address: server.address });
     const client = new Client({ connection: await Connection.connect({ address: server.address }) });
     const taskQueue = `bench-${randomUUID()}`;
-    const worker: Worker = await createWorker({
+    const aiQueue = `bench-ai-${randomUUID()}`;
+    const worker = await createWorker({
       connection: native,
       taskQueue,
       manifest,
       tools: createTools(),
-      workflowBundle: { code },
+      workflowBundle: bundle,
       activities: createBenchActivities(),
     });
+    const aiWorker = await Worker.create({
+      connection: native,
+      taskQueue: aiQueue,
+      workflowsPath: require.resolve('./ai-sdk-workflows'),
+      activities: createBenchActivities(),
+      plugins: [new AiSdkPlugin({ modelProvider: benchModelProvider() })],
+    });
 
-    const figures: Record<Side, SideFigures> = {
-      plain: { calls: 0, seconds: 0, latenciesMs: [], events: 0, callEvents: 0, callBytes: 0, runBytes: 0, runs: 0 },
-      toolplane: {
-        calls: 0,
-        seconds: 0,
-        latenciesMs: [],
-        events: 0,
-        callEvents: 0,
-        callBytes: 0,
-        runBytes: 0,
-        runs: 0,
-      },
-    };
-
-    async function batch(side: Side, measure: boolean): Promise<void> {
+    const run = async (t: Tally, start: () => Promise<string>, n: number, workflows: number) => {
       const started = process.hrtime.bigint();
-      const ids = await Promise.all(
-        Array.from({ length: perRound }, async () => {
-          const workflowId = `bench-${side}-${randomUUID()}`;
-          await client.workflow.execute(side === 'plain' ? 'plainCalls' : 'toolplaneCalls', {
-            taskQueue,
-            workflowId,
-            args: [{ calls, manifest }],
-          });
-          return workflowId;
-        }),
-      );
-      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-      if (!measure) return;
-      const f = figures[side];
-      f.calls += perRound * calls;
-      f.seconds += seconds;
+      const ids = await Promise.all(Array.from({ length: workflows }, start));
+      t.seconds += Number(process.hrtime.bigint() - started) / 1e9;
+      t.calls += workflows * n;
       for (const id of ids) {
-        const events = (await client.workflow.getHandle(id).fetchHistory()).events ?? [];
-        f.runs++;
-        f.events += events.length;
-        f.latenciesMs.push(...callLatencies(events));
-        const perCall = events.filter(
-          (e) => !e.workflowExecutionStartedEventAttributes && !e.workflowExecutionCompletedEventAttributes,
-        );
-        f.callEvents += perCall.length;
-        f.callBytes += perCall.reduce((n, e) => n + eventBytes(e), 0);
-        f.runBytes += events.reduce((n, e) => n + eventBytes(e), 0);
+        const events = (await chainOf(client, id)).flat();
+        t.runs++;
+        t.latenciesMs.push(...callLatencies(events));
+        t.callEvents += perCall(events).length;
+        t.callBytes += perCall(events).reduce((s, e) => s + eventBytes(e), 0);
+        t.runBytes += events.reduce((s, e) => s + eventBytes(e), 0);
       }
-    }
+    };
+    const exec =
+      (type: string, args: unknown, queue = taskQueue) =>
+      async () => {
+        const workflowId = `bench-${type}-${randomUUID()}`;
+        await client.workflow.execute(type, { taskQueue: queue, workflowId, args: [args] });
+        return workflowId;
+      };
 
-    await worker.runUntil(async () => {
-      await batch('plain', false);
-      await batch('toolplane', false);
+    const single = { plain: tally(), toolplane: tally() };
+    const agents = Object.fromEntries(sizes.map((n) => [n, { hand: tally(), agentRun: tally(), aiSdk: tally() }]));
+
+    // Both workers poll until the end; every measurement runs against them.
+    const running = [worker.run(), aiWorker.run()];
+    const measure = async () => {
+      // Warm-up: bundles loaded, caches filled, on every side.
+      await run(tally(), exec('plainCalls', { calls: 3, decl }), 3, 1);
+      await run(tally(), exec('toolplaneCalls', { calls: 3, decl }), 3, 1);
+      await run(tally(), exec('handLoop', { calls: 10, perTurn }), 10, 1);
+      await run(tally(), exec('agentRun', agentRunInput(manifest, 10, perTurn)), 10, 1);
+      await run(tally(), exec('aiSdkLoop', { calls: 10, perTurn }, aiQueue), 10, 1);
       for (let r = 0; r < rounds; r++) {
-        const order: Side[] = r % 2 === 0 ? ['plain', 'toolplane'] : ['toolplane', 'plain'];
-        for (const side of order) await batch(side, true);
+        const flip = r % 2 === 1;
+        const singles: [keyof typeof single, string][] = [
+          ['plain', 'plainCalls'],
+          ['toolplane', 'toolplaneCalls'],
+        ];
+        for (const [side, type] of flip ? singles.reverse() : singles)
+          await run(single[side], exec(type, { calls, decl }), calls, perRound);
+        for (const n of sizes) {
+          const a = agents[n]!;
+          const sides: [Tally, () => Promise<string>][] = [
+            [a.hand, exec('handLoop', { calls: n, perTurn })],
+            [a.agentRun, exec('agentRun', agentRunInput(manifest, n, perTurn))],
+            [a.aiSdk, exec('aiSdkLoop', { calls: n, perTurn }, aiQueue)],
+          ];
+          for (const [t, start] of flip ? sides.reverse() : sides) await run(t, start, n, 1);
+        }
+        load.push(os.loadavg());
         process.stderr.write(`round ${r + 1}/${rounds} done\n`);
       }
-    });
+    };
+    await measure();
+
+    // Replay CPU per call on 1,000-call histories: each side's recorded run replayed with its code.
+    process.stderr.write(`replaying ${replayCalls}-call histories…\n`);
+    const replayCpu = async (type: string, args: unknown, n: number) => {
+      const id = await exec(type, args)();
+      const events = (await chainOf(client, id)).flat();
+      const samples: number[] = [];
+      for (let i = 0; i < 3; i++) {
+        const before = process.cpuUsage();
+        await Worker.runReplayHistory({ workflowBundle: bundle }, { events }, id);
+        const used = process.cpuUsage(before);
+        samples.push((used.user + used.system) / n);
+      }
+      return percentile(samples, 50); // µs per call
+    };
+    const replay = {
+      calls: replayCalls,
+      plainMicrosPerCall: await replayCpu('plainCalls', { calls: replayCalls, decl }, replayCalls),
+      toolplaneMicrosPerCall: await replayCpu('toolplaneCalls', { calls: replayCalls, decl }, replayCalls),
+      handLoopMicrosPerCall: await replayCpu('handLoop', { calls: replayCalls, perTurn }, replayCalls),
+      agentRunMicrosPerCall: await replayCpu('agentRun', agentRunInput(manifest, replayCalls, perTurn), replayCalls),
+    };
+
+    const gate = await gateBenches();
+    const long = o.long ? await longRun(client, taskQueue, manifest, bundle) : undefined;
+    worker.shutdown();
+    aiWorker.shutdown();
+    await Promise.allSettled(running);
     await native.close();
     await client.connection.close();
 
-    const derive = (f: SideFigures) => ({
-      throughput: f.calls / f.seconds,
-      p50: percentile(f.latenciesMs, 50),
-      p99: percentile(f.latenciesMs, 99),
-      eventsPerCall: f.callEvents / f.calls,
-      bytesPerCall: f.callBytes / f.calls,
-      runBytesPerCall: f.runBytes / f.calls,
-    });
-    const plain = derive(figures.plain);
-    const plane = derive(figures.toolplane);
-    const results = {
-      at: new Date().toISOString(),
-      workload: {
-        rounds,
-        workflowsPerRound: perRound,
-        callsPerWorkflow: calls,
-        host: `${os.cpus().length} cpus, node ${process.version}`,
-      },
+    const plain = derive(single.plain);
+    const plane = derive(single.toolplane);
+    const agentFigures = Object.fromEntries(
+      sizes.map((n) => {
+        const a = agents[n]!;
+        const hand = derive(a.hand);
+        const ar = derive(a.agentRun);
+        const ai = derive(a.aiSdk);
+        return [
+          n,
+          {
+            hand,
+            agentRun: ar,
+            aiSdk: ai,
+            ratios: {
+              agentRunVsHand: {
+                wallTime: ar.secondsPerRun / hand.secondsPerRun,
+                historyBytes: ar.historyBytesPerRun / hand.historyBytesPerRun,
+                bytesPerCall: ar.bytesPerCall / hand.bytesPerCall,
+                eventsPerCall: ar.eventsPerCall / hand.eventsPerCall,
+              },
+              agentRunVsAiSdk: {
+                wallTime: ar.secondsPerRun / ai.secondsPerRun,
+                throughput: ar.throughput / ai.throughput,
+                historyBytes: ar.historyBytesPerRun / ai.historyBytesPerRun,
+                bytesPerCall: ar.bytesPerCall / ai.bytesPerCall,
+              },
+            },
+          },
+        ];
+      }),
+    );
+    const ratios = {
       throughputRatio: plane.throughput / plain.throughput,
       p50Ratio: plane.p50 / plain.p50,
       p99Ratio: plane.p99 / plain.p99,
       eventsPerCallRatio: plane.eventsPerCall / plain.eventsPerCall,
       bytesPerCallRatio: plane.bytesPerCall / plain.bytesPerCall,
       runBytesPerCallRatio: plane.runBytesPerCall / plain.runBytesPerCall,
+      replayRatio: replay.toolplaneMicrosPerCall / replay.plainMicrosPerCall,
+      agentReplayVsHandRatio: replay.agentRunMicrosPerCall / replay.handLoopMicrosPerCall,
+    };
+    const goals = {
+      'throughput >= 0.97x plain': ratios.throughputRatio >= 0.97,
+      'p50 <= 1.03x plain': ratios.p50Ratio <= 1.03,
+      'bytes per call <= 1.10x plain': ratios.bytesPerCallRatio <= 1.1,
+      'bytes per call <= 1.10x hand-written loop': Object.values(agentFigures).every(
+        (a) => a.ratios.agentRunVsHand.bytesPerCall <= 1.1,
+      ),
+      'events per call equal': ratios.eventsPerCallRatio === 1,
+      'ahead of @temporalio/ai-sdk on throughput': Object.values(agentFigures).every(
+        (a) => a.ratios.agentRunVsAiSdk.throughput > 1,
+      ),
+      'replay <= 1.2x plain per call': ratios.replayRatio <= 1.2,
+      'gate <= 20 µs per call at 10 / 1,000 / 10,000 prior results': gate.every((g) => g.microsPerCall <= 20),
+      ...(long
+        ? {
+            '10,000-call agentRun completes, every history < 10 MB and replays':
+              long.goals.completes && long.goals.everyHistoryUnder10MB && long.goals.everyHistoryReplays,
+          }
+        : {}),
+    };
+    load.push(os.loadavg());
+    const results = {
+      at: new Date().toISOString(),
+      workload: {
+        rounds,
+        workflowsPerRound: perRound,
+        callsPerWorkflow: calls,
+        agentRunSizes: sizes,
+        callsPerTurn: perTurn,
+        eagerActivities: o.eager,
+        host: `${os.cpus().length} cpus, node ${process.version}`,
+        loadAverage: load.map((l) => l.map((x) => Number(x.toFixed(2)))),
+      },
+      ...ratios,
       plain,
       toolplane: plane,
-      goals: {
-        throughputRatio: '>= 0.95',
-        p50Ratio: '<= 1.05',
-        eventsPerCallRatio: '== 1',
-        bytesPerCallRatio: '<= 1.25',
-      },
+      agents: agentFigures,
+      replay,
+      gate,
+      ...(long ? { long } : {}),
+      goals,
     };
+
     const row = (name: string, a: number, b: number, unit: string, digits = 1) =>
-      `${name.padEnd(26)}${a.toFixed(digits).padStart(12)}${b.toFixed(digits).padStart(12)}  ${unit.padEnd(8)}${(b / a).toFixed(3).padStart(8)}`;
-    console.log(
-      `${''.padEnd(26)}${'plain'.padStart(12)}${'toolplane'.padStart(12)}  ${'unit'.padEnd(8)}${'ratio'.padStart(8)}`,
-    );
+      `${name.padEnd(30)}${a.toFixed(digits).padStart(12)}${b.toFixed(digits).padStart(12)}  ${unit.padEnd(8)}${(b / a).toFixed(3).padStart(8)}`;
+    const head = (a: string, b: string) =>
+      `${''.padEnd(30)}${a.padStart(12)}${b.padStart(12)}  ${'unit'.padEnd(8)}${'ratio'.padStart(8)}`;
+    console.log(head('plain', 'callTool'));
     console.log(row('throughput', plain.throughput, plane.throughput, 'calls/s'));
     console.log(row('latency p50', plain.p50, plane.p50, 'ms'));
     console.log(row('latency p99', plain.p99, plane.p99, 'ms'));
     console.log(row('history events per call', plain.eventsPerCall, plane.eventsPerCall, 'events', 2));
     console.log(row('history bytes per call', plain.bytesPerCall, plane.bytesPerCall, 'bytes'));
-    console.log(row('  incl. run start and end', plain.runBytesPerCall, plane.runBytesPerCall, 'bytes'));
+    console.log(
+      row(`replay CPU per call (${replayCalls})`, replay.plainMicrosPerCall, replay.toolplaneMicrosPerCall, 'µs'),
+    );
+    for (const [n, a] of Object.entries(agentFigures)) {
+      console.log(`\n${n} calls per run (${perTurn} per turn)`);
+      console.log(head('hand loop', 'agentRun'));
+      console.log(row('wall time per run', a.hand.secondsPerRun, a.agentRun.secondsPerRun, 's', 2));
+      console.log(row('history bytes per run', a.hand.historyBytesPerRun, a.agentRun.historyBytesPerRun, 'bytes', 0));
+      console.log(row('bytes per call', a.hand.bytesPerCall, a.agentRun.bytesPerCall, 'bytes'));
+      console.log(head('ai-sdk', 'agentRun'));
+      console.log(row('wall time per run', a.aiSdk.secondsPerRun, a.agentRun.secondsPerRun, 's', 2));
+      console.log(row('history bytes per run', a.aiSdk.historyBytesPerRun, a.agentRun.historyBytesPerRun, 'bytes', 0));
+      console.log(row('bytes per call', a.aiSdk.bytesPerCall, a.agentRun.bytesPerCall, 'bytes'));
+    }
+    console.log(
+      `\nreplay CPU per call, ${replayCalls} calls: hand loop ${replay.handLoopMicrosPerCall.toFixed(0)} µs, agentRun ${replay.agentRunMicrosPerCall.toFixed(0)} µs`,
+    );
+    for (const g of gate)
+      console.log(
+        `gate at ${String(g.priorResults).padStart(6)} prior results: ${g.microsPerCall.toFixed(1)} µs per call (gate ${g.gateMicros.toFixed(1)}, effect key ${g.effectKeyMicros.toFixed(1)}, provenance ${g.produceMicros.toFixed(1)})`,
+      );
+    if (long)
+      console.log(
+        `long run: ${long.calls} calls, ${long.runs} runs, ${long.seconds.toFixed(0)} s, largest history ${(long.maxHistoryBytes / 1e6).toFixed(2)} MB / ${long.maxHistoryEvents} events, replayed: ${long.replayed}`,
+      );
+    console.log(`\nload average during the run: ${load.map((l) => l[0]!.toFixed(2)).join(' → ')}`);
+    for (const [goal, ok] of Object.entries(goals)) console.log(`${ok ? 'PASS' : 'FAIL'}  ${goal}`);
     fs.mkdirSync(path.dirname(o.out), { recursive: true });
     fs.writeFileSync(o.out, JSON.stringify(results, null, 2) + '\n');
     console.log(`written ${path.relative(process.cwd(), o.out)}`);

@@ -1,17 +1,31 @@
-// Workflow-safe: the two sides of the benchmark, the same calls made two ways.
+// Workflow-safe: the sides of the benchmark, the same calls made each way.
 import { proxyActivities } from '@temporalio/workflow';
-import type { Manifest } from '../catalog/manifest';
+import type { ToolDecl } from '../catalog/manifest';
 import { ALLOW_ALL } from '../catalog/policy';
 import { ToolCatalog } from '../catalog/tool-catalog';
+import { governanceGate } from '../workflows/governance';
+import { Budget } from '../workflows/limits';
+import { Provenance, USER_PROMPT } from '../workflows/provenance';
 import { StepCtx } from '../workflows/step-ctx';
 import type { BenchActivities } from './activities';
 
+// The toolplane workflows, so one worker serves every side.
+export { agentRun, toolRun, delegatedCall } from '../workflows/index';
+
+const CRM = 'tool://crm/lookup_customer';
+
 export interface BenchInput {
   calls: number;
-  manifest: Manifest;
+  /** The CRM lookup's declaration, as the worker's manifest has it. */
+  decl: ToolDecl;
 }
 
-const { plainLookup } = proxyActivities<BenchActivities>({ startToCloseTimeout: '10s' });
+export interface LoopInput {
+  calls: number;
+  perTurn: number;
+}
+
+const { plainLookup, benchModelTurn } = proxyActivities<BenchActivities>({ startToCloseTimeout: '30s' });
 
 function argsFor(i: number) {
   return { email: ['alice@example.com', 'bob@example.com', 'chen@example.com'][i % 3]! };
@@ -24,14 +38,55 @@ export async function plainCalls(input: BenchInput): Promise<number> {
   return n;
 }
 
+/** The same calls through StepCtx.callTool with the real gate: limits, data flow, provenance of every result. */
 export async function toolplaneCalls(input: BenchInput): Promise<number> {
   const step = new StepCtx({
-    catalog: ToolCatalog.fromManifest(input.manifest, ['tool://crm/lookup_customer']),
+    catalog: ToolCatalog.fromGranted([input.decl], [CRM]),
     principal: 'agent:bench',
-    grants: ['tool://crm/lookup_customer'],
+    grants: [CRM],
     policy: ALLOW_ALL,
   });
+  const offer = step.catalog.offered(ALLOW_ALL)[0];
+  const budget = new Budget({}, Date.now());
+  const provenance = new Provenance();
+  provenance.produce('Look up alice@example.com, bob@example.com and chen@example.com.', {
+    source: USER_PROMPT,
+    trusted: true,
+    callTrusted: true,
+    sensitivity: 'internal',
+  });
   let n = 0;
-  for (let i = 0; i < input.calls; i++) if (await step.callTool('tool://crm/lookup_customer', argsFor(i))) n++;
+  for (let i = 0; i < input.calls; i++) {
+    let callTrusted = false;
+    const output = await step.callTool(CRM, argsFor(i), {
+      answering: offer,
+      gate: governanceGate({
+        principal: 'agent:bench',
+        offer,
+        budget,
+        provenance: provenance.snapshot(),
+        onAllowed: (t) => (callTrusted = t),
+      }),
+    });
+    provenance.produce(output, {
+      source: CRM,
+      trusted: false,
+      callTrusted,
+      sensitivity: input.decl.sensitivity.output,
+    });
+    if (output) n++;
+  }
   return n;
+}
+
+/** A minimal agent loop written by hand: the model activity gets what is new, tools run as proxied activities. */
+export async function handLoop(input: LoopInput): Promise<number> {
+  let results: unknown[] = [];
+  let made = 0;
+  for (let turn = 0; ; turn++) {
+    const calls = await benchModelTurn({ turn, calls: input.calls, perTurn: input.perTurn, results });
+    if (calls.length === 0) return made;
+    results = await Promise.all(calls.map((c) => plainLookup(c)));
+    made += calls.length;
+  }
 }

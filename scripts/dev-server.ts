@@ -43,7 +43,12 @@ export interface DevServerOptions {
   /** Server log goes here; defaults to a file beside the database. */
   logFile?: string;
   log?: (line: string) => void;
+  /** Dynamic config values, such as `system.enableActivityEagerExecution: true`. */
+  dynamicConfig?: Record<string, string | number | boolean>;
 }
+
+/** Eager activity execution: a workflow task that schedules an activity may carry its first task back to the same worker. */
+export const EAGER_ACTIVITIES = { 'system.enableActivityEagerExecution': true } as const;
 
 export function defaultDataDir(): string {
   return process.env.TOOLPLANE_DATA_DIR ?? path.resolve(__dirname, '..', '.data');
@@ -73,6 +78,10 @@ export async function startDevServer(opts: DevServerOptions = {}): Promise<Tempo
     '--log-level',
     'warn',
     ...SEARCH_ATTRIBUTES.flatMap((a) => ['--search-attribute', `${a.name}=${a.cliType}`]),
+    ...Object.entries(opts.dynamicConfig ?? {}).flatMap(([k, v]) => [
+      '--dynamic-config-value',
+      `${k}=${JSON.stringify(v)}`,
+    ]),
   ];
   const out = fs.openSync(logFile, 'a');
   const child: ChildProcess = spawn(cli.path, args, { stdio: ['ignore', out, out], detached: false });

@@ -17,7 +17,7 @@ import type { AgentRunResult } from '../workflows/agent-run';
 import { createWorker } from '../worker';
 import { ExtensionManager } from '../activities/extensions/extension-manager';
 import { EXTENSION_RUNTIME } from '../catalog/capabilities';
-import { connectOrStart, runUrl } from './dev-server';
+import { connectOrStart, EAGER_ACTIVITIES, runUrl } from './dev-server';
 
 const desk = path.resolve(__dirname, '..', 'examples', 'support-desk');
 const ledger = path.resolve(__dirname, '..', 'examples', 'mcp-ledger');
@@ -29,7 +29,8 @@ const quietLog = (line: string) => {
 async function main(): Promise<void> {
   Runtime.install({ logger: new DefaultLogger((process.env.TOOLPLANE_LOG_LEVEL as 'ERROR' | undefined) ?? 'ERROR') });
   const once = process.argv.includes('--once') || !!process.env.CI || !process.stdout.isTTY;
-  const server = await connectOrStart();
+  // A dev server we start runs with eager activity execution: one round trip less per call.
+  const server = await connectOrStart({ dynamicConfig: EAGER_ACTIVITIES });
   let stopping = false;
   const stop = async (code: number) => {
     if (stopping) return;
