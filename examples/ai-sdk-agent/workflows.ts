@@ -4,7 +4,7 @@
 import { temporalProvider } from '@temporalio/ai-sdk/workflow';
 import { generateText, stepCountIs } from 'ai';
 import { governedTools } from 'toolplane/ai-sdk';
-import { StepCtx, type JournalEntry, type Limits } from 'toolplane/workflow';
+import { StepCtx, type JournalEntry, type Limits, type Usage } from 'toolplane/workflow';
 import type { ScriptedTurn } from './scripted-model';
 
 export interface AiSdkAgentInput {
@@ -26,6 +26,8 @@ export interface AiSdkAgentResult {
   steps: number;
   /** Every tool call, allowed or refused: what `toolplane show` lists. */
   journal: JournalEntry[];
+  /** Tool calls, egress and spend counted against the run's limits (model turns are `generateText`'s). */
+  usage: Usage;
 }
 
 export async function aiSdkAgent(input: AiSdkAgentInput): Promise<AiSdkAgentResult> {
@@ -35,7 +37,7 @@ export async function aiSdkAgent(input: AiSdkAgentInput): Promise<AiSdkAgentResu
     grants: input.grants,
     manifestDigest: input.manifestDigest,
   });
-  const { tools, journal } = governedTools(step, { prompt: input.prompt, limits: input.limits });
+  const { tools, journal, budget } = governedTools(step, { prompt: input.prompt, limits: input.limits });
 
   const result = await generateText({
     model: temporalProvider.languageModel(input.model),
@@ -44,5 +46,5 @@ export async function aiSdkAgent(input: AiSdkAgentInput): Promise<AiSdkAgentResu
     stopWhen: stepCountIs(input.maxSteps ?? 12),
     ...(input.script ? { providerOptions: { scripted: { script: input.script } } } : {}),
   });
-  return { text: result.text, steps: result.steps.length, journal: journal() };
+  return { text: result.text, steps: result.steps.length, journal: journal(), usage: budget.usage };
 }

@@ -1,4 +1,5 @@
-// Every attack refused with its rule named, copied or retyped; every benign control completed.
+// Every attack refused with its rule named, copied or retyped; every benign control completed; both
+// through agentRun and through the AI SDK example (generateText with governed tools), with identical verdicts.
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { loadManifest } from '../../catalog/manifest-file';
@@ -7,8 +8,10 @@ import { createTools as bankingTools } from '../../examples/banking/tools';
 import { effectsStore } from '../../examples/worlds/fixture-tools';
 import { createTools as workspaceTools } from '../../examples/workspace/tools';
 import type { AgentRunResult } from '../../workflows/agent-run';
+import type { JournalEntry } from '../../workflows/journal';
+import { runAiSdkAgentWorker } from '../support/ai-sdk-agent';
 import { harness, testDir, type Harness } from '../support/env';
-import { runDeciding } from './decide';
+import { runDeciding, type AgentPath } from './decide';
 import {
   ATTACKS as ARGUMENT_ATTACKS,
   attackScript,
@@ -33,9 +36,20 @@ interface WorldRig {
   h: Harness;
   manifest: Manifest;
   store: ReturnType<typeof effectsStore>;
+  /** The AI SDK example's worker, with the same manifest and tools. */
+  aiSdk: Awaited<ReturnType<typeof runAiSdkAgentWorker>>;
 }
 
-const tally = { attacks: 0, blocked: 0, controls: 0, completed: 0 };
+const PATHS: AgentPath[] = ['agentRun', 'aiSdk'];
+const tally = {
+  agentRun: { attacks: 0, blocked: 0, controls: 0, completed: 0 },
+  aiSdk: { attacks: 0, blocked: 0, controls: 0, completed: 0 },
+  boundary: { attacks: 0, blocked: 0 },
+};
+/** Each scenario's verdicts on each path: every call's tool, decision, rule, reason and outcome. */
+const verdicts = { agentRun: new Map<string, unknown>(), aiSdk: new Map<string, unknown>() };
+const verdictOf = (journal: JournalEntry[]) =>
+  journal.map((e) => [e.modelCallId, e.toolId, e.decision, e.rule ?? null, e.reason ?? null, e.outcome ?? null]);
 
 describe('the injection suite', () => {
   const rigs = {} as Record<World, WorldRig>;
@@ -48,15 +62,23 @@ describe('the injection suite', () => {
       const tools = world === 'banking' ? bankingTools(dir) : workspaceTools(dir);
       // A deployment as shipped: toolRun, which has no data-flow gate, is not served.
       await h.runWorker({ manifest, tools, allowUngovernedToolRun: false });
-      rigs[world] = { h, manifest, store: effectsStore(dir) };
+      const aiSdk = await runAiSdkAgentWorker(h, { manifest, tools, allowUngovernedToolRun: false });
+      rigs[world] = { h, manifest, store: effectsStore(dir), aiSdk };
     }
   });
 
   afterAll(async () => {
-    for (const r of Object.values(rigs)) await r.h.close();
-    console.log(
-      `injection suite: attacks blocked ${tally.blocked}/${tally.attacks}, benign tasks completed ${tally.completed}/${tally.controls}`,
-    );
+    for (const r of Object.values(rigs)) {
+      await r.aiSdk?.shutdown();
+      await r.h.close();
+    }
+    for (const path of PATHS) {
+      const t = tally[path];
+      console.log(
+        `injection suite through ${path}: attacks blocked ${t.blocked}/${t.attacks}, benign tasks completed ${t.completed}/${t.controls}`,
+      );
+    }
+    console.log(`injection suite, trust boundary: attacks blocked ${tally.boundary.blocked}/${tally.boundary.attacks}`);
   });
 
   it('has at least 15 attack scenarios across both suites', () => {
@@ -64,70 +86,83 @@ describe('the injection suite', () => {
     expect(new Set(ATTACKS.map((a) => a.world))).toEqual(new Set(['banking', 'workspace']));
   });
 
-  describe.each(['copied', 'retyped'] as const)('attacks, the attacker value %s', (variant) => {
-    it.each(ATTACKS.map((a) => [`${a.id} ${a.title}`, a] as const))('%s', async (_name, attack) => {
-      const rig = rigs[attack.world];
-      const before = rig.store.all().length;
-      tally.attacks++;
-      const { result } = await runDeciding(
-        rig.h,
-        rig.manifest,
-        { prompt: attack.prompt, turns: attackScript(attack, variant) },
-        attack.approvals,
-      );
-      const attackerCalls = result.journal.filter((e) => e.modelCallId?.startsWith('atk_'));
-      expect(attackerCalls).toHaveLength(attack.attack.length);
-      for (const e of attackerCalls) {
-        expect({ decision: e.decision, rule: e.rule, effectKey: e.effectKey }).toEqual({
-          decision: 'refused',
-          rule: expect.stringMatching(attack.rule),
-          effectKey: undefined,
-        });
-        expect(e.reason).toMatch(attack.reason ?? /./);
-      }
-      // The setup calls ran; nothing the attacker asked for landed.
-      expect(result.journal.filter((e) => !e.modelCallId?.startsWith('atk_')).every((e) => e.outcome === 'ok')).toBe(
-        true,
-      );
-      expect(rig.store.all().length).toBe(before + (attack.setupLands ?? 0));
-      tally.blocked++;
+  describe.each(PATHS)('through %s', (path) => {
+    describe.each(['copied', 'retyped'] as const)('attacks, the attacker value %s', (variant) => {
+      it.each(ATTACKS.map((a) => [`${a.id} ${a.title}`, a] as const))('%s', async (_name, attack) => {
+        const rig = rigs[attack.world];
+        const before = rig.store.all().length;
+        tally[path].attacks++;
+        const { result } = await runDeciding(
+          rig.h,
+          rig.manifest,
+          { prompt: attack.prompt, turns: attackScript(attack, variant) },
+          attack.approvals,
+          path,
+          { aiSdkTaskQueue: rig.aiSdk.taskQueue },
+        );
+        verdicts[path].set(`${attack.id} ${variant}`, verdictOf(result.journal));
+        const attackerCalls = result.journal.filter((e) => e.modelCallId?.startsWith('atk_'));
+        expect(attackerCalls).toHaveLength(attack.attack.length);
+        for (const e of attackerCalls) {
+          expect({ decision: e.decision, rule: e.rule, effectKey: e.effectKey }).toEqual({
+            decision: 'refused',
+            rule: expect.stringMatching(attack.rule),
+            effectKey: undefined,
+          });
+          expect(e.reason).toMatch(attack.reason ?? /./);
+        }
+        // The setup calls ran; nothing the attacker asked for landed.
+        expect(result.journal.filter((e) => !e.modelCallId?.startsWith('atk_')).every((e) => e.outcome === 'ok')).toBe(
+          true,
+        );
+        expect(rig.store.all().length).toBe(before + (attack.setupLands ?? 0));
+        tally[path].blocked++;
+      });
+    });
+
+    describe('benign controls', () => {
+      it.each(CONTROLS.map((c) => [`${c.id} ${c.title}`, c] as const))('%s', async (_name, control) => {
+        const rig = rigs[control.world];
+        const before = rig.store.all().length;
+        tally[path].controls++;
+        const { result, asked }: { result: AgentRunResult; asked: number } = await runDeciding(
+          rig.h,
+          rig.manifest,
+          { prompt: control.prompt, turns: controlScript(control) },
+          control.approvals,
+          path,
+          { aiSdkTaskQueue: rig.aiSdk.taskQueue },
+        );
+        verdicts[path].set(control.id, verdictOf(result.journal));
+        expect(result.status).toBe('completed');
+        // A call a person approved is recorded as approved, with the rule it was asked about.
+        expect(asked).toBe(control.approvals?.length ?? 0);
+        expect(result.journal.map((e) => [e.toolId, e.decision, e.rule ?? null, e.outcome])).toEqual(
+          result.journal.map((e) => [
+            e.toolId,
+            e.decision === 'approved' && asked ? 'approved' : 'allowed',
+            e.decision === 'approved' && asked ? (e.rule ?? null) : null,
+            'ok',
+          ]),
+        );
+        const mutating = control.turns
+          .flat()
+          .filter(
+            (c) =>
+              rig.manifest.tools.find(
+                (t) => t.id.endsWith(c.name.split('__')[1]!) && t.id.includes(c.name.split('__')[0]!),
+              )?.safety !== 'read_only',
+          );
+        expect(rig.store.all().length - before).toBe(mutating.length);
+        if (control.lands) expect(rig.store.all().at(-1)!.args).toMatchObject(control.lands);
+        tally[path].completed++;
+      });
     });
   });
 
-  describe('benign controls', () => {
-    it.each(CONTROLS.map((c) => [`${c.id} ${c.title}`, c] as const))('%s', async (_name, control) => {
-      const rig = rigs[control.world];
-      const before = rig.store.all().length;
-      tally.controls++;
-      const { result, asked }: { result: AgentRunResult; asked: number } = await runDeciding(
-        rig.h,
-        rig.manifest,
-        { prompt: control.prompt, turns: controlScript(control) },
-        control.approvals,
-      );
-      expect(result.status).toBe('completed');
-      // A call a person approved is recorded as approved, with the rule it was asked about.
-      expect(asked).toBe(control.approvals?.length ?? 0);
-      expect(result.journal.map((e) => [e.toolId, e.decision, e.rule ?? null, e.outcome])).toEqual(
-        result.journal.map((e) => [
-          e.toolId,
-          e.decision === 'approved' && asked ? 'approved' : 'allowed',
-          e.decision === 'approved' && asked ? (e.rule ?? null) : null,
-          'ok',
-        ]),
-      );
-      const mutating = control.turns
-        .flat()
-        .filter(
-          (c) =>
-            rig.manifest.tools.find(
-              (t) => t.id.endsWith(c.name.split('__')[1]!) && t.id.includes(c.name.split('__')[0]!),
-            )?.safety !== 'read_only',
-        );
-      expect(rig.store.all().length - before).toBe(mutating.length);
-      if (control.lands) expect(rig.store.all().at(-1)!.args).toMatchObject(control.lands);
-      tally.completed++;
-    });
+  it('decides every scenario identically through agentRun and through the AI SDK', () => {
+    expect(verdicts.aiSdk.size).toBe(ATTACKS.length * 2 + CONTROLS.length);
+    expect(Object.fromEntries(verdicts.aiSdk)).toEqual(Object.fromEntries(verdicts.agentRun));
   });
 
   // Attacks on the trust boundary rather than on one call's arguments: whoever can start a run tries
@@ -193,14 +228,14 @@ describe('the injection suite', () => {
     it.each(boundary)('%s', async (_name, attack, type) => {
       const rig = rigs.banking;
       const before = rig.store.all().length;
-      tally.attacks++;
+      tally.boundary.attacks++;
       const failure = await attack(rig).then(
         () => undefined,
         (err: unknown) => err as { cause?: { type?: string } },
       );
       expect(failure?.cause?.type).toMatch(type);
       expect(rig.store.all().length).toBe(before);
-      tally.blocked++;
+      tally.boundary.blocked++;
     });
   });
 });
