@@ -45,7 +45,7 @@ describe('the AI SDK agent, governed by its tool definitions', () => {
     await h.close();
   });
 
-  it('refuses what an injected ticket asks for, tells the model why, and shows it in toolplane show', async () => {
+  it('refuses what an injected ticket asks for, tells the model why, and shows it in toolplane show and describe', async () => {
     const before = payments.all().length;
     const script = loadScript(path.join(scripts, 'injected-ticket.json'));
     const { result, workflowId } = await runAiSdkAgent(
@@ -86,14 +86,17 @@ describe('the AI SDK agent, governed by its tool definitions', () => {
     expect(modelInputs[3]).toMatch(/tool:\/\/tickets\/read_ticket/);
 
     // `toolplane show` lists the run's effects, the refusals with their rules, like any agentRun's.
-    const lines: string[] = [];
-    process.env.TEMPORAL_ADDRESS = process.env.TOOLPLANE_TEST_ADDRESS;
-    try {
-      await buildProgram((l) => lines.push(l)).parseAsync(['node', 'toolplane', 'show', workflowId, '--json']);
-    } finally {
-      delete process.env.TEMPORAL_ADDRESS;
-    }
-    const shown = JSON.parse(lines.join('\n')) as {
+    const cli = async (...args: string[]): Promise<unknown> => {
+      const lines: string[] = [];
+      process.env.TEMPORAL_ADDRESS = process.env.TOOLPLANE_TEST_ADDRESS;
+      try {
+        await buildProgram((l) => lines.push(l)).parseAsync(['node', 'toolplane', ...args, '--json']);
+      } finally {
+        delete process.env.TEMPORAL_ADDRESS;
+      }
+      return JSON.parse(lines.join('\n'));
+    };
+    const shown = (await cli('show', workflowId)) as {
       status: string;
       effects: { toolId: string; decision: string; rule?: string; effectKey?: string }[];
     };
@@ -104,5 +107,7 @@ describe('the AI SDK agent, governed by its tool definitions', () => {
     expect(shown.effects.filter((e) => e.effectKey).map((e) => e.effectKey)).toEqual(
       result.journal.filter((e) => e.effectKey).map((e) => e.effectKey),
     );
+    // What the Web UI and `toolplane list --refused` read: the run's ToolplaneRefusals search attribute.
+    expect(await cli('describe', workflowId)).toMatchObject({ status: 'COMPLETED', refusals: 2, waitingFor: 'none' });
   });
 });
