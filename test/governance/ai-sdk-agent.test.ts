@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { defaultPayloadConverter } from '@temporalio/common';
+import { Worker } from '@temporalio/worker';
 import { buildProgram } from '../../cli';
 import { KeyedLog } from '../../examples/support-desk/keyed-log';
 import { paymentsStore } from '../../examples/support-desk/payments-store';
@@ -13,7 +14,7 @@ import { createRefund } from '../../examples/support-desk/tools/payments';
 import { readTicket } from '../../examples/support-desk/tools/tickets';
 import type { ScriptedTurn } from '../../examples/ai-sdk-agent/scripted-model';
 import { loadScript } from '../support/agent';
-import { aiSdkAgentInput, runAiSdkAgent, runAiSdkAgentWorker } from '../support/ai-sdk-agent';
+import { aiSdkAgentBundle, aiSdkAgentInput, runAiSdkAgent, runAiSdkAgentWorker } from '../support/ai-sdk-agent';
 import { exampleManifest, harness, testDir, type Harness } from '../support/env';
 import { historyOf } from '../support/history';
 
@@ -109,5 +110,15 @@ describe('the AI SDK agent, governed by its tool definitions', () => {
     );
     // What the Web UI and `toolplane list --refused` read: the run's ToolplaneRefusals search attribute.
     expect(await cli('describe', workflowId)).toMatchObject({ status: 'COMPLETED', refusals: 2, waitingFor: 'none' });
+
+    // generateText ran in the workflow: its history replays with the same code, deciding the same.
+    const history = await h.client.workflow.getHandle(workflowId).fetchHistory();
+    await expect(
+      Worker.runReplayHistory(
+        { workflowBundle: await aiSdkAgentBundle(), replayName: 'ai-sdk-agent' },
+        history,
+        workflowId,
+      ),
+    ).resolves.toBeUndefined();
   });
 });
