@@ -3,6 +3,12 @@
  * points (a named fault point or a random moment), then counts what landed.
  *
  *   npm run chaos -- --runs 20 [--calls 3] [--seed 7]
+ *
+ * With --cluster, against a multi-service cluster on PostgreSQL (scripts/cluster/): its history,
+ * matching and frontend services and PostgreSQL are SIGKILLed and restarted at random while lanes of
+ * runs (each recovery in turn) SIGKILL their own workers; see scripts/cluster/campaign.ts.
+ *
+ *   npm run chaos -- --cluster [--server-faults 50] [--worker-kills 200] [--lanes 3] [--seed 7]
  */
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
@@ -16,6 +22,8 @@ import type { Manifest } from '../catalog/manifest';
 import { paymentsStore } from '../examples/support-desk/payments-store';
 import type { ToolRunResult } from '../workflows/tool-run';
 import { WORKFLOWS_PATH } from '../workflows/path';
+import { startCluster } from './cluster/index';
+import { formatClusterCampaign, runClusterCampaign } from './cluster/campaign';
 import { freePort, startDevServer } from './dev-server';
 import { spawnWorker, writeManifest, type WorkerProcess } from './worker-process';
 
@@ -185,14 +193,72 @@ export function formatCounts(c: CampaignCounts): string {
   ].join('\n');
 }
 
+async function bundle(dir: string): Promise<string> {
+  const { code } = await bundleWorkflowCode({
+    workflowsPath: WORKFLOWS_PATH,
+    logger: { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} },
+  });
+  const file = path.join(dir, 'bundle.js');
+  fs.writeFileSync(file, code);
+  return file;
+}
+
+async function clusterMain(o: ChaosOptions, dir: string): Promise<void> {
+  const cluster = await startCluster({ dataDir: path.join(dir, 'cluster'), ui: false, log: console.log });
+  try {
+    const workflowBundle = await bundle(dir);
+    console.log(
+      `chaos --cluster: ${o.serverFaults} server faults, ${o.workerKills} worker kills, ${o.lanes} lanes of ${o.calls} refunds per run, seed ${o.seed}`,
+    );
+    const r = await runClusterCampaign({
+      cluster,
+      workflowBundle,
+      workDir: dir,
+      serverFaults: Number(o.serverFaults),
+      workerKills: Number(o.workerKills),
+      lanes: Number(o.lanes),
+      callsPerRun: Number(o.calls),
+      seed: Number(o.seed),
+      log: console.log,
+    });
+    console.log(formatClusterCampaign(r));
+    const a = r.rows.all;
+    process.exitCode = a.duplicated === 0 && a.lost === 0 && a.dropped === 0 && r.unfinished === 0 ? 0 : 1;
+  } finally {
+    await cluster.stop();
+  }
+}
+
+interface ChaosOptions {
+  runs: string;
+  calls: string;
+  seed: string;
+  cluster?: boolean;
+  serverFaults: string;
+  workerKills: string;
+  lanes: string;
+}
+
 async function main(): Promise<void> {
   const o = new Command()
     .option('--runs <n>', 'runs in the campaign', '10')
     .option('--calls <n>', 'refunds per run', '3')
     .option('--seed <n>', 'random seed', String(Date.now() % 100000))
+    .option('--cluster', 'against a multi-service cluster on PostgreSQL, with server faults too')
+    .option('--server-faults <n>', 'with --cluster: SIGKILLs of history, matching, frontend and PostgreSQL', '50')
+    .option('--worker-kills <n>', 'with --cluster: worker SIGKILLs (at least)', '200')
+    .option('--lanes <n>', 'with --cluster: runs in flight at once', '3')
     .parse(process.argv)
-    .opts<{ runs: string; calls: string; seed: string }>();
+    .opts<ChaosOptions>();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'toolplane-chaos-'));
+  if (o.cluster) {
+    fs.chmodSync(dir, 0o755); // PostgreSQL runs as its own user when we are root
+    try {
+      return await clusterMain(o, dir);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  }
   const server = await startDevServer({
     port: await freePort(),
     uiPort: await freePort(),
@@ -200,16 +266,11 @@ async function main(): Promise<void> {
     log: () => {},
   });
   try {
-    const { code } = await bundleWorkflowCode({
-      workflowsPath: WORKFLOWS_PATH,
-      logger: { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} },
-    });
-    const bundle = path.join(dir, 'bundle.js');
-    fs.writeFileSync(bundle, code);
+    const workflowBundle = await bundle(dir);
     console.log(`chaos: ${o.runs} runs of ${o.calls} refunds, seed ${o.seed}`);
     const counts = await runCampaign({
       address: server.address,
-      workflowBundle: bundle,
+      workflowBundle,
       runs: Number(o.runs),
       callsPerRun: Number(o.calls),
       seed: Number(o.seed),
