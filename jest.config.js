@@ -18,6 +18,8 @@ module.exports = {
     '^zod/v4/locales/(.*)\\.js$': '<rootDir>/node_modules/zod/v4/locales/$1.cjs',
   },
   testMatch: ['<rootDir>/test/**/*.test.ts'],
+  // The cluster tests start their own cluster: `npm run test:cluster` (jest.cluster.config.js).
+  testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/cluster/'],
   setupFiles: ['<rootDir>/test/support/setup-runtime.ts'],
   globalSetup: '<rootDir>/test/support/global-setup.ts',
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',

@@ -3,7 +3,7 @@
  * (PostgreSQL, frontend, history, matching and worker services, the Web UI), until Ctrl-C or
  * SIGTERM tears it down. Data stays in `.data/cluster/` (TOOLPLANE_DATA_DIR), so the next start is warm.
  *
- *   npm run cluster [-- --port 7233] [--ui-port 8080] [--fresh]
+ *   npm run cluster [-- --port 7233] [--ui-port 8080] [--fresh] [--prepare]
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -11,6 +11,8 @@ import { Command } from 'commander';
 import { defaultDataDir } from './dev-server';
 import { startCluster, type Cluster } from './cluster/index';
 import { stopAllProcesses } from './cluster/process';
+import { ensureClusterBinaries } from './cluster/binaries';
+import { ensurePostgres } from './cluster/postgres';
 import { SEARCH_ATTRIBUTES } from '../common/search-attributes';
 
 async function main(): Promise<void> {
@@ -20,8 +22,21 @@ async function main(): Promise<void> {
     .option('--ui-port <n>', 'the Web UI port; default: a free port', (v) => Number(v))
     .option('--data-dir <dir>', 'where the database and logs live', path.join(defaultDataDir(), 'cluster'))
     .option('--fresh', 'delete the data folder first (a cold start)')
+    .option(
+      '--prepare',
+      'only make sure the binaries and PostgreSQL are there (building or installing them), then exit',
+    )
     .parse(process.argv)
-    .opts<{ port?: number; uiPort?: number; dataDir: string; fresh?: boolean }>();
+    .opts<{ port?: number; uiPort?: number; dataDir: string; fresh?: boolean; prepare?: boolean }>();
+  if (o.prepare) {
+    const log = (l: string) => console.error(`[cluster] ${l}`);
+    const bins = await ensureClusterBinaries(log);
+    const pg = ensurePostgres(log);
+    console.log(
+      `temporal-server ${bins.server}\nsql tool ${bins.sqlTool}\nui-server ${bins.uiServer}\nPostgreSQL ${pg}`,
+    );
+    return;
+  }
   if (o.fresh) fs.rmSync(o.dataDir, { recursive: true, force: true });
 
   const started: { cluster?: Cluster } = {};

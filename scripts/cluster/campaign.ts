@@ -80,6 +80,14 @@ function rng(seed: number): () => number {
   };
 }
 
+function shuffle<T>(xs: T[], random: () => number): T[] {
+  for (let i = xs.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1));
+    [xs[i], xs[j]] = [xs[j]!, xs[i]!];
+  }
+  return xs;
+}
+
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref());
 
 /** The example manifest with the refund tool declaring `recovery`, and short timeouts. */
@@ -146,10 +154,14 @@ export async function runClusterCampaign(opts: ClusterCampaignOptions): Promise<
     for (const r of only ? [only] : inFlight) r.kinds.add(kind);
   };
 
+  let cycle: ServerFault[] = [...SERVER_FAULTS];
   const serverFaults = async () => {
     while (injected.history + injected.matching + injected.frontend + injected.postgres < opts.serverFaults) {
       await sleep(gapMin + random() * (gapMax - gapMin));
-      const kind = SERVER_FAULTS[Math.floor(random() * SERVER_FAULTS.length)]!;
+      // Every kind once per cycle of four, in a random order: a short campaign hits each.
+      const n = injected.history + injected.matching + injected.frontend + injected.postgres;
+      if (n % SERVER_FAULTS.length === 0) cycle = shuffle([...SERVER_FAULTS], random);
+      const kind = cycle[n % SERVER_FAULTS.length]!;
       hit(kind);
       await opts.cluster.kill(kind);
       await sleep(downMin + random() * (downMax - downMin));

@@ -1,0 +1,40 @@
+// A cluster test's own multi-service Temporal cluster on PostgreSQL, in a temporary folder.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { bundleWorkflowCode } from '@temporalio/worker';
+import { startCluster, type Cluster } from '../../scripts/cluster/index';
+import { WORKFLOWS_PATH } from '../../workflows/path';
+
+export interface TestCluster {
+  cluster: Cluster;
+  dir: string;
+  workflowBundle: string;
+  close(): Promise<void>;
+}
+
+export async function startTestCluster(name: string, opts: { ui?: boolean } = {}): Promise<TestCluster> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `toolplane-${name}-`));
+  fs.chmodSync(dir, 0o755); // PostgreSQL runs as its own user when the tests run as root
+  const cluster = await startCluster({ dataDir: path.join(dir, 'cluster'), ui: opts.ui ?? false, log: () => {} });
+  try {
+    const { code } = await bundleWorkflowCode({
+      workflowsPath: WORKFLOWS_PATH,
+      logger: { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} },
+    });
+    const workflowBundle = path.join(dir, 'workflow-bundle.js');
+    fs.writeFileSync(workflowBundle, code);
+    return {
+      cluster,
+      dir,
+      workflowBundle,
+      async close() {
+        await cluster.stop();
+        fs.rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  } catch (err) {
+    await cluster.stop();
+    throw err;
+  }
+}
