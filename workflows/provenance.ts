@@ -80,6 +80,7 @@ export interface Sighting extends Production {
 
 /** Labels as of one point in the run. The gate reads a turn's view, so concurrent reads cannot change its decisions. */
 export interface ProvenanceView {
+  /** The distinct sightings of a value (a repeat of one already seen is not listed again), in run order. */
   productionsOf(value: string | number): Sighting[];
   contextLabel(): Label;
   labelOf(value: Leaf['value']): Label;
@@ -97,10 +98,16 @@ interface Folded {
   max: Sensitivity;
 }
 
-/** Every sighting of one normalised value, in run order, each with the label of it and those before it. */
+/**
+ * Every distinct sighting of one normalised value, in run order, each with the label of it and
+ * those before it. A repeat of a sighting (same source, trust, sensitivity and exact token) adds
+ * nothing any view could tell apart, so only the first is kept: a value every result repeats costs
+ * no more than one seen once.
+ */
 interface Posting {
   sightings: Sighting[];
   folded: Folded[];
+  distinct: Set<string>;
 }
 
 function withSource(sources: readonly string[], source: string): readonly string[] {
@@ -212,7 +219,10 @@ export class Provenance implements ProvenanceView {
 
   private append(key: string, s: Sighting): void {
     let posting = this.index.get(key);
-    if (!posting) this.index.set(key, (posting = { sightings: [], folded: [] }));
+    if (!posting) this.index.set(key, (posting = { sightings: [], folded: [], distinct: new Set() }));
+    const signature = `${s.source}\u0000${s.trusted}${s.callTrusted}${s.echo}\u0000${s.sensitivity}\u0000${s.exact}`;
+    if (posting.distinct.has(signature)) return;
+    posting.distinct.add(signature);
     posting.folded.push(fold(posting.folded.at(-1), s));
     posting.sightings.push(s);
   }
