@@ -28,6 +28,7 @@ import { laneOf, runInLanes } from './lanes';
 import { Budget, type Limits, type Usage } from './limits';
 import { Provenance, USER_PROMPT, type ProvenanceState } from './provenance';
 import { StepCtx, type StepState } from './step-ctx';
+import { produceToolOutput } from './tool-output-labels';
 import { StepError } from './step-error';
 import type { ToolRunResult } from './tool-run';
 
@@ -299,21 +300,13 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
       });
       called.add(c.toolId);
       const decl = catalog.declared(c.toolId)!.decl;
-      provenance.produce(output, {
-        source: c.toolId,
-        trusted: false,
-        // A tool repeating facts vouches for nothing unless every fact it cites has a verified trusted origin.
-        callTrusted: callTrusted && origins.every((o) => o.trusted),
+      produceToolOutput(provenance, {
+        toolId: c.toolId,
+        output,
+        callTrusted,
+        origins,
         sensitivity: decl.sensitivity.output,
       });
-      // A recalled fact whose verified origin had only trusted arguments is the user's own words, of that run.
-      for (const o of origins.filter((x) => x.trusted))
-        provenance.produce(o.values, {
-          source: USER_PROMPT,
-          trusted: true,
-          callTrusted: true,
-          sensitivity: decl.sensitivity.output,
-        });
       if (isStoredHandle(output))
         return { role: 'tool', toolCallId: c.callId, content: output.preview, stored: storedOf(output) };
       return { role: 'tool', toolCallId: c.callId, content: JSON.stringify(output) };

@@ -2,6 +2,7 @@
 // `generateText` themselves (with @temporalio/ai-sdk). Every `execute` goes through
 // `StepCtx.callTool` with the same gate, labels and lanes as `agentRun`, so both decide alike.
 import { jsonSchema, tool, type Tool, type ToolExecutionOptions } from 'ai';
+import type { CitedOrigin } from '../activities/tool-activities';
 import type { Sensitivity } from '../catalog/manifest';
 import type { OfferedTool } from '../catalog/tool-catalog';
 import { isStoredHandle } from '../common/stored-output';
@@ -11,6 +12,7 @@ import { laneOf } from './lanes';
 import { Budget, type Limits } from './limits';
 import { Provenance, USER_PROMPT, type ProvenanceView } from './provenance';
 import type { StepCtx } from './step-ctx';
+import { produceToolOutput } from './tool-output-labels';
 import { StepError } from './step-error';
 
 /** The governed tools take no context of the caller's: the run's StepCtx is theirs. */
@@ -82,11 +84,13 @@ export function governedTools(step: StepCtx, options: GovernedToolsOptions): Gov
     position: number,
   ) => {
     let callTrusted = false;
+    let origins: CitedOrigin[] = [];
     try {
       const output = await step.callTool(offer.toolId, input, {
         position,
         modelCallId: toolCallId,
         answering: offer,
+        onOrigins: (o) => (origins = o),
         gate: governanceGate({
           principal: step.scope.principal,
           offer,
@@ -95,10 +99,11 @@ export function governedTools(step: StepCtx, options: GovernedToolsOptions): Gov
           onAllowed: (t) => (callTrusted = t),
         }),
       });
-      provenance.produce(output, {
-        source: offer.toolId,
-        trusted: false,
+      produceToolOutput(provenance, {
+        toolId: offer.toolId,
+        output,
         callTrusted,
+        origins,
         sensitivity: step.catalog.declared(offer.toolId)!.decl.sensitivity.output,
       });
       // An output stored outside history reaches the model as its preview.
