@@ -136,7 +136,13 @@ async function main(): Promise<void> {
     process.stderr.write('bundling workflows…\n');
     const bundle = await bundleWorkflowCode({ workflowsPath: require.resolve('./workflows'), logger: quiet });
     const native = await NativeConnection.connect({ address: server.address });
-    const client = new Client({ connection: await Connection.connect({ address: server.address }) });
+    // A peer's history page can pass gRPC's default 4 MB: read it whole rather than fail the bench.
+    const client = new Client({
+      connection: await Connection.connect({
+        address: server.address,
+        channelArgs: { 'grpc.max_receive_message_length': 64 * 1024 * 1024 },
+      }),
+    });
     const taskQueue = `bench-${randomUUID()}`;
     const aiQueue = `bench-ai-${randomUUID()}`;
     const worker = await createWorker({

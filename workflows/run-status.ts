@@ -58,12 +58,15 @@ export function detailsOf(journal: readonly JournalEntry[], pending: readonly Pe
 export class RunStatusBoard {
   private last?: RunStatus;
   private enabled?: boolean;
+  /** Refusals of the runs this one continues: a chain counts as one run. */
+  carriedRefusals = 0;
 
   publish(journal: readonly JournalEntry[], pending: readonly PendingEscalation[]): void {
     setCurrentDetails(detailsOf(journal, pending));
     this.enabled ??= patched(Patch.OperatorStatus);
     if (!this.enabled) return;
     const now = statusOf(journal, pending);
+    now.refusals += this.carriedRefusals;
     if (this.last && now.refusals === this.last.refusals && now.waitingFor === this.last.waitingFor) return;
     upsertSearchAttributes([
       { key: REFUSALS, value: now.refusals },

@@ -28,7 +28,7 @@ import {
 import { journalQuery } from './journal-query';
 import type { JournalEntry, LeaseState } from './journal';
 import type { Escalator } from './recovery';
-import { readableTime, RunStatusBoard } from './run-status';
+import { readableTime, RunStatusBoard, statusOf } from './run-status';
 
 export type { Gate, GateVerdict } from './call/gate';
 export type { Delegate } from './call/perform';
@@ -55,6 +55,8 @@ export interface StepState {
   position: number;
   /** Leases not yet released. */
   leases: LeaseRecord[];
+  /** Calls refused or denied so far, over the whole chain (the run's ToolplaneRefusals). */
+  refusals?: number;
 }
 
 export interface CallOptions {
@@ -181,6 +183,7 @@ export class StepCtx {
       leases: this.leases()
         .filter((l) => l.states.at(-1) !== 'released')
         .map((l) => ({ id: l.id, states: [...l.states] })),
+      refusals: this.status.carriedRefusals + statusOf(this.journal, []).refusals,
     };
   }
 
@@ -188,6 +191,7 @@ export class StepCtx {
   resume(state: StepState): void {
     this.position = state.position;
     this.carriedLeases = state.leases.map((l) => ({ id: l.id, states: [...l.states] }));
+    this.status.carriedRefusals = state.refusals ?? 0;
   }
 
   private readonly escalator: Escalator = {

@@ -11,6 +11,7 @@ import { lookupCustomer } from '../../examples/support-desk/tools/crm';
 import { createSendEmail } from '../../examples/support-desk/tools/mail';
 import { createRefund } from '../../examples/support-desk/tools/payments';
 import { readTicket } from '../../examples/support-desk/tools/tickets';
+import { REFUSALS } from '../../common/search-attributes';
 import type { AgentRunResult } from '../../workflows/agent-run';
 import { agentInput } from '../support/agent';
 import { exampleManifest, harness, testDir, type Harness } from '../support/env';
@@ -20,16 +21,22 @@ const EMAILS = ['alice@example.com', 'bob@example.com', 'chen@example.com'];
 const call = (name: string, args: Record<string, unknown>) => ({ name, arguments: args });
 
 /**
- * 101 calls: the injected ticket and Bob's lookup first, then lookups four at a time; near the end
- * the attacker's refund (its account came from the ticket, runs ago) and Bob's own refund (his
- * account came from the CRM, runs ago); the 101st call is past the run's budget of 99 (a refused call costs nothing).
+ * 101 calls: the injected ticket, Bob's lookup and the attacker's refund first, then lookups four
+ * at a time; near the end the attacker's refund again (its account came from the ticket, runs ago)
+ * and Bob's own refund (his account came from the CRM, runs ago); the 101st call is past the run's
+ * budget of 98 (a refused call costs nothing).
  */
 function longScript(): { prompt: string; turns: ScriptTurn[] } {
   const turns: ScriptTurn[] = [
     { tool_calls: [call('tickets__read_ticket', { ticket_id: 'T-101' })] },
-    { tool_calls: [call('crm__lookup_customer', { email: 'bob@example.com' })] },
+    {
+      tool_calls: [
+        call('crm__lookup_customer', { email: 'bob@example.com' }),
+        call('payments__refund', { account_id: 'acct_attacker_991', amount_cents: 95000, currency: 'EUR' }),
+      ],
+    },
   ];
-  let calls = 2;
+  let calls = 3;
   while (calls < 94) {
     turns.push({
       tool_calls: [0, 1, 2, 3].map((i) => call('crm__lookup_customer', { email: EMAILS[(calls + i) % 3]! })),
@@ -44,7 +51,7 @@ function longScript(): { prompt: string; turns: ScriptTurn[] } {
       call('crm__lookup_customer', { email: 'alice@example.com' }),
     ],
   });
-  turns.push({ tool_calls: EMAILS.map((email) => call('crm__lookup_customer', { email })) });
+  turns.push({ tool_calls: EMAILS.slice(0, 2).map((email) => call('crm__lookup_customer', { email })) });
   turns.push({ final: 'done' });
   return {
     prompt: 'Ticket T-101 is from bob@example.com. Refund his 10.00 EUR late fee, then check the customers.',
@@ -80,7 +87,7 @@ describe('a long agent run', () => {
     const result: AgentRunResult = await h.client.workflow.execute('agentRun', {
       taskQueue: h.taskQueue,
       workflowId,
-      args: [agentInput(manifest, longScript(), { limits: { maxToolCalls: 99 }, continueAsNewAfterEvents })],
+      args: [agentInput(manifest, longScript(), { limits: { maxToolCalls: 98 }, continueAsNewAfterEvents })],
     });
     return { workflowId, result, journal: await readJournal(h.client, workflowId) };
   }
@@ -104,9 +111,13 @@ describe('a long agent run', () => {
 
     const histories = await chain(split.workflowId);
     expect(histories.length).toBeGreaterThanOrEqual(3);
-    expect(split.result.summary).toMatchObject({ runs: histories.length, calls: 101, refused: 2, allowed: 99 });
-    expect(whole.result.summary).toMatchObject({ runs: 1, calls: 101, refused: 2, allowed: 99 });
+    expect(split.result.summary).toMatchObject({ runs: histories.length, calls: 101, refused: 3, allowed: 98 });
+    expect(whole.result.summary).toMatchObject({ runs: 1, calls: 101, refused: 3, allowed: 98 });
     expect(split.result.usage).toEqual(whole.result.usage);
+
+    // Operators see the chain's refusals on the latest run, not only its own.
+    const described = await h.client.workflow.getHandle(split.workflowId).describe();
+    expect(described.typedSearchAttributes.get(REFUSALS)).toBe(3);
 
     // One run to the reader: every call once, in order, with the same decisions and effect keys.
     const view = (j: typeof whole.journal) =>
@@ -116,6 +127,7 @@ describe('a long agent run', () => {
     const keys = split.journal.effects.flatMap((e) => (e.effectKey ? [e.effectKey] : []));
     expect(new Set(keys).size).toBe(keys.length);
     expect(split.journal.effects.filter((e) => e.decision === 'refused').map((e) => [e.toolId, e.rule])).toEqual([
+      ['tool://payments/refund', 'protected_field:/account_id'],
       ['tool://payments/refund', 'protected_field:/account_id'],
       ['tool://crm/lookup_customer', 'limit:tool_calls'],
     ]);
