@@ -6,7 +6,7 @@ import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { Worker } from '@temporalio/worker';
 import { manifestDigest } from '../catalog/digest';
 import { effectsFromHistory, journalFromCompletion } from '../inspect/journal';
-import type { AgentRunInput } from '../workflows/agent-run';
+import type { AgentRunInput, AgentRunResult } from '../workflows/agent-run';
 
 const dir = path.resolve(__dirname, 'histories');
 const files = fs
@@ -112,6 +112,23 @@ describe('replaying committed histories', () => {
     expect(legacy.some((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'authorizeRun')).toBe(
       false,
     );
+  });
+
+  it('replays a run that continued as new, from either side of the hand-over', () => {
+    const first = load('long-run-first.json').events!;
+    const continued = load('long-run-continued.json').events!;
+    expect(first.at(-1)!.workflowExecutionContinuedAsNewEventAttributes).toBeTruthy();
+    const started = continued[0]!.workflowExecutionStartedEventAttributes!;
+    expect(started.continuedExecutionRunId).toBeTruthy();
+    const input = JSON.parse(Buffer.from(started.input!.payloads![0]!.data!).toString()) as AgentRunInput;
+    expect(input.carry).toMatchObject({ v: 1, transcript: expect.stringMatching(/^sha256:/) });
+    expect(input.model).not.toHaveProperty('script');
+    // The hand-over holds the run's part of the journal; the chain's result sums every run's.
+    expect(journalFromCompletion(first)!.length).toBeGreaterThan(0);
+    const done = continued.at(-1)!.workflowExecutionCompletedEventAttributes!;
+    const result = JSON.parse(Buffer.from(done.result!.payloads![0]!.data!).toString()) as AgentRunResult;
+    expect(result.summary).toMatchObject({ calls: 6, refused: 2, allowed: 4 });
+    expect(result.summary!.runs).toBeGreaterThan(2);
   });
 
   it('yields the journal view each history implies', () => {

@@ -33,6 +33,8 @@ interface Recording {
   /** An agent run instead of a fixed list of calls. */
   agent?: Omit<AgentRunInput, 'manifest' | 'manifestDigest' | 'grants' | 'principal'>;
   grants?: string[];
+  /** Also record the chain's first run as `<name>-first`: the run continues as new. */
+  chain?: boolean;
   /** Acts on the running workflow (a person's decision). */
   during?: (client: Client, workflowId: string) => Promise<void>;
 }
@@ -153,6 +155,15 @@ async function main(): Promise<void> {
     },
   ];
 
+  // A run that continues as new every couple of turns (patch toolplane-long-runs): the last run starts from carried state.
+  const injected = recordings.find((x) => x.name === 'agent-injected-ticket')!;
+  recordings.push({
+    ...injected,
+    name: 'long-run-continued',
+    chain: true,
+    agent: { ...injected.agent!, continueAsNewAfterEvents: 20 },
+  });
+
   // Runs after the worker decided (patch toolplane-worker-authority): the worker's answer is in history.
   for (const name of ['plain', 'agent-refund', 'agent-injected-ticket']) {
     const r = recordings.find((x) => x.name === name)!;
@@ -180,12 +191,16 @@ async function main(): Promise<void> {
           });
       await r.during?.(client, workflowId);
       await handle.result();
-      const history = await handle.fetchHistory();
-      fs.writeFileSync(
-        path.join(HISTORIES_DIR, `${r.name}.json`),
-        JSON.stringify(JSON.parse(historyToJSON(history)), null, 1) + '\n',
-      );
-      console.log(`recorded ${r.name}: ${history.events?.length} events`);
+      const runs: [string, string | undefined][] = [[r.name, undefined]];
+      if (r.chain) runs.push([`${r.name.replace(/-continued$/, '')}-first`, handle.firstExecutionRunId]);
+      for (const [name, runId] of runs) {
+        const history = await client.workflow.getHandle(workflowId, runId).fetchHistory();
+        fs.writeFileSync(
+          path.join(HISTORIES_DIR, `${name}.json`),
+          JSON.stringify(JSON.parse(historyToJSON(history)), null, 1) + '\n',
+        );
+        console.log(`recorded ${name}: ${history.events?.length} events`);
+      }
     }
   });
   await native.close();
