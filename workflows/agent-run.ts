@@ -132,13 +132,16 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
   const policy = input.policy ?? ALLOW_ALL;
   const decided = patched(Patch.WorkerAuthority);
   const longRuns = decided && patched(Patch.LongRuns);
+  // Once the worker holds the script, turns (and a continued run's input) no longer repeat it; the
+  // worker's authority needs only the endpoint's name.
+  const { script: _script, ...modelByRef } = input.model;
   const step = decided
     ? await StepCtx.open({
         principal: input.principal,
         grants: carry ? carry.authority.grants : input.grants,
         capabilities: carry ? carry.authority.capabilities : input.capabilities,
         manifestDigest: carry ? carry.authority.manifestDigest : input.manifestDigest,
-        model: input.model,
+        model: longRuns ? modelByRef : input.model,
         policy,
       })
     : legacyStep(input, policy);
@@ -167,8 +170,6 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
   let transcript = carry?.transcript;
   let unread: ChatMessage[] = carry ? carry.messages : opening;
   const toolsDigest = longRuns ? offeredDigest(offered) : undefined;
-  // Once the worker holds the script, turns (and a continued run's input) no longer repeat it.
-  const { script: _script, ...modelByRef } = input.model;
   const called = new Set<string>(carry?.called);
   const finish = (r: Omit<AgentRunResult, 'journal' | 'usage'>): AgentRunResult => {
     step.releaseLeases();
