@@ -10,12 +10,13 @@ import { createExtensionTools } from './activities/extensions/deferred-extension
 import { ExtensionManager } from './activities/extensions/extension-manager';
 import { createMcpTools, verifyMcpServers } from './activities/mcp/mcp-tools';
 import { createModelActivities } from './activities/model';
-import { activityTracing } from './activities/telemetry';
+import { activityTracing, workflowSpanSinks, type WorkflowTracing } from './activities/telemetry';
 import type { Tool } from './activities/tool';
 import { createToolActivities } from './activities/tool-activities';
 import { ToolRegistry } from './activities/tool-registry';
 import { ToolplaneError } from './catalog/errors';
 import type { LedgerConfig } from './ledger/keys';
+import { WORKFLOW_INTERCEPTOR_MODULES } from './workflows/path';
 
 export interface ToolplanePluginOptions {
   /** The worker's manifest: every tool, principal and model endpoint this worker may serve. */
@@ -42,6 +43,12 @@ export interface ToolplanePluginOptions {
   /** Starts and stops `ext:` tools' extension processes; one is made if not given. */
   extensions?: ExtensionManager;
   log?: (line: string) => void;
+  /**
+   * Where the runs' own spans go (`invoke_agent`, its model turns and tool calls as the workflow
+   * sees them): the SDK's workflow interceptors hand them to this span processor through a sink.
+   * Without it the activities' spans still share one trace per run; the workflow's are dropped.
+   */
+  tracing?: WorkflowTracing;
 }
 
 export class ToolplanePlugin extends SimplePlugin {
@@ -75,7 +82,7 @@ export class ToolplanePlugin extends SimplePlugin {
     super({
       name: 'toolplane',
       activities,
-      workerInterceptors: { activity: [activityTracing] },
+      workerInterceptors: { activity: [activityTracing], workflowModules: WORKFLOW_INTERCEPTOR_MODULES },
       runContext: async (next) => {
         try {
           await this.verifySources();
@@ -106,7 +113,10 @@ export class ToolplanePlugin extends SimplePlugin {
         'ActivityConflict',
         `the worker's own activities ${own.join(', ')} have the names of toolplane's; rename them`,
       );
-    const configured = super.configureWorker(options);
+    const configured = super.configureWorker({
+      ...options,
+      sinks: { ...workflowSpanSinks(this.opts.tracing), ...options.sinks },
+    });
     const registered = (configured.activities ?? {}) as Record<string, unknown>;
     const missing = Object.keys(this.activityFns).filter((name) => registered[name] !== this.activityFns[name]);
     if (missing.length > 0)

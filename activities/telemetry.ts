@@ -1,6 +1,9 @@
 // OpenTelemetry for real executions: activities never run during replay, so neither do these spans.
 import { SpanKind, SpanStatusCode, trace, type Attributes, type Span } from '@opentelemetry/api';
+import { Resource } from '@opentelemetry/resources';
+import { NoopSpanProcessor, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import {
+  makeWorkflowExporter,
   OpenTelemetryActivityInboundInterceptor,
   OpenTelemetryActivityOutboundInterceptor,
 } from '@temporalio/interceptors-opentelemetry';
@@ -23,6 +26,10 @@ export interface ToolSpanFields {
   attempt: number;
   recoveryPath: string;
   modelCallId?: string;
+  /** The tool's description, as the model was offered it. */
+  description?: string;
+  /** The run (workflow id): the conversation the call belongs to. */
+  conversationId?: string;
 }
 
 export async function withToolSpan<T>(f: ToolSpanFields, fn: (span: Span) => Promise<T>): Promise<T> {
@@ -36,10 +43,12 @@ export async function withToolSpan<T>(f: ToolSpanFields, fn: (span: Span) => Pro
     'toolplane.attempt': f.attempt,
     'toolplane.recovery_path': f.recoveryPath,
   };
+  if (f.description) attributes['gen_ai.tool.description'] = f.description;
+  if (f.conversationId) attributes['gen_ai.conversation.id'] = f.conversationId;
   if (f.modelCallId && new TextEncoder().encode(f.modelCallId).length <= MAX_CALL_ID_BYTES)
     attributes['gen_ai.tool.call.id'] = f.modelCallId;
   return tracer().startActiveSpan(
-    `${f.operation} ${f.toolId}`,
+    `${f.operation} ${nameOf(f.toolId)}`,
     { kind: SpanKind.INTERNAL, attributes },
     async (span) => {
       try {
@@ -61,3 +70,17 @@ export const activityTracing: ActivityInterceptorsFactory = (ctx) => ({
   inbound: new OpenTelemetryActivityInboundInterceptor(ctx),
   outbound: new OpenTelemetryActivityOutboundInterceptor(ctx),
 });
+
+/** Where the spans the workflow interceptors make (inside the workflow sandbox) are exported. */
+export interface WorkflowTracing {
+  spanProcessor: SpanProcessor;
+  resource?: Resource;
+}
+
+/** The sink the SDK's workflow interceptors export through; without tracing, spans are dropped there. */
+export function workflowSpanSinks(tracing?: WorkflowTracing) {
+  const processor: SpanProcessor = tracing?.spanProcessor ?? new NoopSpanProcessor();
+  return {
+    exporter: makeWorkflowExporter(processor, tracing?.resource ?? new Resource({ 'service.name': 'toolplane' })),
+  };
+}

@@ -249,6 +249,8 @@ export function createToolActivities(deps: ToolActivityDeps) {
         attempt: info.attempt,
         recoveryPath: req.recoveryPath ?? 'none',
         modelCallId: req.modelCallId,
+        description: deps.manifest.tools.find((t) => t.id === req.toolId)?.description,
+        conversationId: info.workflowExecution?.workflowId,
       };
       return withToolSpan(span, async () => {
         let landed: unknown;
@@ -312,6 +314,8 @@ export function createToolActivities(deps: ToolActivityDeps) {
         effectKey,
         attempt: info.attempt,
         recoveryPath: 'reconcile',
+        description: deps.manifest.tools.find((t) => t.id === req.toolId)?.description,
+        conversationId: info.workflowExecution?.workflowId,
       };
       return withToolSpan(span, async (s) => {
         const answer = await tool.reconcile!(ctx, ctx.idempotencyKey);

@@ -1,6 +1,6 @@
 // `toolplane replay`: replay a run's history with the current workflow code.
 import type { Command } from 'commander';
-import { WORKFLOWS_PATH } from '../workflows/path';
+import { WORKFLOW_INTERCEPTOR_MODULES, WORKFLOWS_PATH } from '../workflows/path';
 import { emit, onRun, withClient, withCommonOptions, type Cli, type CommonOptions } from './shared';
 
 export function registerReplay(program: Command, cli: Cli): void {
@@ -14,7 +14,11 @@ export function registerReplay(program: Command, cli: Cli): void {
       // Loaded only here: the rest of the CLI never pulls in the worker SDK.
       const { Worker } = await import('@temporalio/worker');
       await Worker.runReplayHistory(
-        { workflowsPath: WORKFLOWS_PATH, replayName: 'toolplane-replay' },
+        {
+          workflowsPath: WORKFLOWS_PATH,
+          interceptors: { workflowModules: WORKFLOW_INTERCEPTOR_MODULES },
+          replayName: 'toolplane-replay',
+        },
         history,
         workflowId,
       );

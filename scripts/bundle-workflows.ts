@@ -2,11 +2,16 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
+import { WORKFLOW_INTERCEPTOR_MODULES } from '../workflows/path';
 
 async function main(): Promise<void> {
   const lib = path.resolve(__dirname, '..', 'lib');
   const quiet = { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} };
-  const { code } = await bundleWorkflowCode({ workflowsPath: path.join(lib, 'workflows', 'index.js'), logger: quiet });
+  const { code } = await bundleWorkflowCode({
+    workflowsPath: path.join(lib, 'workflows', 'index.js'),
+    workflowInterceptorModules: WORKFLOW_INTERCEPTOR_MODULES,
+    logger: quiet,
+  });
   fs.writeFileSync(path.join(lib, 'workflow-bundle.js'), code);
   console.error(`wrote lib/workflow-bundle.js (${Math.round(code.length / 1024)} KiB)`);
 }

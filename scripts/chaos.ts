@@ -21,7 +21,7 @@ import { loadManifest } from '../catalog/manifest-file';
 import type { Manifest } from '../catalog/manifest';
 import { paymentsStore } from '../examples/support-desk/payments-store';
 import type { ToolRunResult } from '../workflows/tool-run';
-import { WORKFLOWS_PATH } from '../workflows/path';
+import { WORKFLOW_INTERCEPTOR_MODULES, WORKFLOWS_PATH } from '../workflows/path';
 import { startCluster } from './cluster/index';
 import { formatClusterCampaign, runClusterCampaign } from './cluster/campaign';
 import { freePort, startDevServer } from './dev-server';
@@ -196,6 +196,7 @@ export function formatCounts(c: CampaignCounts): string {
 async function bundle(dir: string): Promise<string> {
   const { code } = await bundleWorkflowCode({
     workflowsPath: WORKFLOWS_PATH,
+    workflowInterceptorModules: WORKFLOW_INTERCEPTOR_MODULES,
     logger: { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} },
   });
   const file = path.join(dir, 'bundle.js');

@@ -27,6 +27,7 @@ import { summarize, type JournalSummary } from './journal-summary';
 import { laneOf, runInLanes } from './lanes';
 import { Budget, type Limits, type Usage } from './limits';
 import { Provenance, USER_PROMPT, type ProvenanceState } from './provenance';
+import { nameRunSpan } from './run-span';
 import { StepCtx, type StepState } from './step-ctx';
 import { produceToolOutput } from './tool-output-labels';
 import { StepError } from './step-error';
@@ -122,6 +123,7 @@ function legacyStep(input: AgentRunInput, policy: Policy): StepCtx {
 }
 
 export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
+  nameRunSpan(input.principal);
   refuseMalformedInput('agentRun', input);
   const carry = input.carry;
   if (carry && !workflowInfo().continuedFromExecutionRunId)

@@ -29,6 +29,7 @@ import { journalQuery } from './journal-query';
 import type { JournalEntry, LeaseState } from './journal';
 import type { Escalator } from './recovery';
 import { readableTime, RunStatusBoard, statusOf } from './run-status';
+import { recordRefusal } from './run-span';
 
 export type { Gate, GateVerdict } from './call/gate';
 export type { Delegate } from './call/perform';
@@ -230,9 +231,12 @@ export class StepCtx {
 
   /** Refuses an unreachable tool, bad arguments or a gate's verdict before any activity exists. */
   async callTool(toolId: string, args: unknown, options: CallOptions = {}): Promise<unknown> {
+    const before = this.journal.length;
     try {
       return await this.governedCall(toolId, args, options);
     } finally {
+      const entry = this.journal[before];
+      if (entry) recordRefusal(entry, this.scope.catalog.declared(toolId)?.decl.description);
       this.publishStatus();
     }
   }

@@ -115,6 +115,7 @@ export function createModelActivities(deps: ModelActivityDeps = {}) {
           kind: SpanKind.CLIENT,
           attributes: {
             'gen_ai.operation.name': 'chat',
+            'gen_ai.conversation.id': scope,
             'gen_ai.provider.name': provider,
             'gen_ai.request.model': name,
             ...(turn.model.temperature !== undefined ? { 'gen_ai.request.temperature': turn.model.temperature } : {}),

@@ -140,7 +140,7 @@ describe('model turns through AI SDK providers', () => {
       'gen_ai.usage.input_tokens': 210,
       'gen_ai.usage.output_tokens': 40,
     });
-    const tool = exporter.getFinishedSpans().find((s) => s.name === 'execute_tool tool://crm/lookup_customer')!;
+    const tool = exporter.getFinishedSpans().find((s) => s.name === 'execute_tool lookup_customer')!;
     expect(tool.attributes['gen_ai.tool.call.id']).toBe('toolu_01');
     expect(JSON.stringify(exporter.getFinishedSpans().map((s) => s.attributes))).not.toContain(CLAUDE_KEY);
   });

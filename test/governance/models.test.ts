@@ -106,7 +106,7 @@ describe('model providers', () => {
       'gen_ai.response.finish_reasons': ['tool_calls'],
     });
     expect(chat[1]!.attributes['gen_ai.response.finish_reasons']).toEqual(['stop']);
-    const tool = spans.find((s) => s.name === 'execute_tool tool://crm/lookup_customer')!;
+    const tool = spans.find((s) => s.name === 'execute_tool lookup_customer')!;
     expect(tool.attributes['gen_ai.tool.call.id']).toBe('call_abc');
     expect(JSON.stringify(spans.map((s) => s.attributes))).not.toContain(SECRET);
   });
@@ -173,7 +173,7 @@ describe('model providers', () => {
       args: [input],
     });
     expect(result.journal[0]).toMatchObject({ modelCallId: longId, outcome: 'ok' });
-    const span = exporter.getFinishedSpans().find((s) => s.name === 'execute_tool tool://crm/lookup_customer')!;
+    const span = exporter.getFinishedSpans().find((s) => s.name === 'execute_tool lookup_customer')!;
     expect(span.attributes['gen_ai.tool.call.id']).toBeUndefined();
     expect(span.attributes['toolplane.effect_key']).toBe(result.journal[0]!.effectKey);
   });

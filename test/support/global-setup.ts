@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { freePort, startDevServer, type TemporalServer } from '../../scripts/dev-server';
-import { WORKFLOWS_PATH } from '../../workflows/path';
+import { WORKFLOW_INTERCEPTOR_MODULES, WORKFLOWS_PATH } from '../../workflows/path';
 
 export default async function globalSetup(): Promise<void> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'toolplane-test-'));
@@ -19,6 +19,7 @@ export default async function globalSetup(): Promise<void> {
   (globalThis as { __toolplaneServer?: TemporalServer }).__toolplaneServer = server;
   const { code } = await bundleWorkflowCode({
     workflowsPath: WORKFLOWS_PATH,
+    workflowInterceptorModules: WORKFLOW_INTERCEPTOR_MODULES,
     logger: { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} },
   });
   const bundlePath = path.join(dir, 'workflow-bundle.js');
