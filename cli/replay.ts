@@ -13,11 +13,14 @@ export function registerReplay(program: Command, cli: Cli): void {
       const history = await onRun(workflowId, settings, () => c.workflow.getHandle(workflowId).fetchHistory());
       // Loaded only here: the rest of the CLI never pulls in the worker SDK.
       const { Worker } = await import('@temporalio/worker');
+      // eslint-disable-next-line @typescript-eslint/no-require-imports, @typescript-eslint/consistent-type-imports
+      const { workflowSpanSinks } = require('../activities/telemetry') as typeof import('../activities/telemetry');
       await Worker.runReplayHistory(
         {
           workflowsPath: WORKFLOWS_PATH,
           interceptors: { workflowModules: WORKFLOW_INTERCEPTOR_MODULES },
           replayName: 'toolplane-replay',
+          sinks: workflowSpanSinks(),
         },
         history,
         workflowId,

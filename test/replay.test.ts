@@ -1,5 +1,6 @@
 // Committed histories of representative runs replay with the current workflow code. A change
 // that breaks a running history fails here; guard it with patched() and record anew.
+import { workflowSpanSinks } from '../activities/telemetry';
 import fs from 'node:fs';
 import path from 'node:path';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
@@ -33,7 +34,11 @@ describe('replaying committed histories', () => {
 
   it.each(files)('%s replays without divergence and performs nothing', async (file) => {
     const history = load(file);
-    await Worker.runReplayHistory({ workflowBundle: { codePath: process.env.TOOLPLANE_TEST_BUNDLE! } }, history, file);
+    await Worker.runReplayHistory(
+      { workflowBundle: { codePath: process.env.TOOLPLANE_TEST_BUNDLE! }, sinks: workflowSpanSinks() },
+      history,
+      file,
+    );
   });
 
   it('fails when the workflow code no longer matches a history', async () => {
@@ -45,7 +50,7 @@ describe('replaying committed histories', () => {
     started.input!.payloads![0]!.data = Buffer.from(JSON.stringify(input));
     await expect(
       Worker.runReplayHistory(
-        { workflowBundle: { codePath: process.env.TOOLPLANE_TEST_BUNDLE! } },
+        { workflowBundle: { codePath: process.env.TOOLPLANE_TEST_BUNDLE! }, sinks: workflowSpanSinks() },
         history,
         'diverged',
       ),
@@ -65,7 +70,7 @@ describe('replaying committed histories', () => {
     started.input!.payloads![0]!.data = Buffer.from(JSON.stringify(input));
     await expect(
       Worker.runReplayHistory(
-        { workflowBundle: { codePath: process.env.TOOLPLANE_TEST_BUNDLE! } },
+        { workflowBundle: { codePath: process.env.TOOLPLANE_TEST_BUNDLE! }, sinks: workflowSpanSinks() },
         history,
         'governed-diverged',
       ),

@@ -1,5 +1,6 @@
 // A long agent run continues as new and stays one run: the same decisions, budgets and effect keys
 // as without continuing, the conversation by reference, and every history of the chain replays.
+import { workflowSpanSinks } from '../../activities/telemetry';
 import { randomUUID } from 'node:crypto';
 import { Worker } from '@temporalio/worker';
 import type { ScriptTurn } from '../../activities/model/types';
@@ -152,7 +153,7 @@ describe('a long agent run', () => {
     // Each history of the chain replays with the current code.
     for (const [i, events] of histories.entries())
       await Worker.runReplayHistory(
-        { workflowBundle: { codePath: process.env.TOOLPLANE_TEST_BUNDLE! } },
+        { workflowBundle: { codePath: process.env.TOOLPLANE_TEST_BUNDLE! }, sinks: workflowSpanSinks() },
         { events },
         `${split.workflowId}#${i}`,
       );

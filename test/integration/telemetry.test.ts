@@ -1,3 +1,4 @@
+import { workflowSpanSinks } from '../../activities/telemetry';
 import { randomUUID } from 'node:crypto';
 import { context, propagation, trace } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
@@ -92,7 +93,7 @@ describe('OpenTelemetry spans of tool executions', () => {
     exporter.reset();
     const history = await h.client.workflow.getHandle(workflowId).fetchHistory();
     await Worker.runReplayHistory(
-      { workflowBundle: { codePath: process.env.TOOLPLANE_TEST_BUNDLE! } },
+      { workflowBundle: { codePath: process.env.TOOLPLANE_TEST_BUNDLE! }, sinks: workflowSpanSinks() },
       history,
       workflowId,
     );
