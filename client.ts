@@ -6,6 +6,7 @@ import type { SearchAttributePair } from '@temporalio/common';
 import type { Manifest } from './catalog/manifest';
 import { DEFAULT_TASK_QUEUE, WorkflowName } from './common/names';
 import { assertRunInput } from './common/run-input';
+import { checkSearchAttributes } from './inspect/search-attributes';
 import { MANIFEST_DIGEST, PRINCIPAL, REFUSALS, WAITING_FOR, WaitingFor } from './common/search-attributes';
 import { follow } from './inspect/follow';
 import { formatEffects, loadEffects, type EffectView } from './inspect/journal';
@@ -29,6 +30,19 @@ export interface StartOptions {
   manifest?: Manifest;
 }
 
+/** Each client checks its namespace's search attributes once, before its first run. */
+const checked = new WeakMap<Client, Promise<void>>();
+function searchAttributesChecked(client: Client): Promise<void> {
+  let check = checked.get(client);
+  if (!check) {
+    check = checkSearchAttributes(client.connection.operatorService, client.options.namespace);
+    // A failed check (missing attributes, a network error) is asked again next time.
+    check.catch(() => checked.delete(client));
+    checked.set(client, check);
+  }
+  return check;
+}
+
 /**
  * Toolplane's search attributes for a run: who it acts for, the manifest it is pinned to, and (so
  * `toolplane list --refused/--waiting` can filter from the start) no refusals, waiting for nobody.
@@ -45,10 +59,12 @@ function searchAttributesOf(input: { principal: string; manifestDigest?: string 
 /**
  * Starts an agent run; the worker decides what it may reach. A malformed input (a bad deadline or turn
  * limit, a script of the wrong shape, a grant the given manifest does not declare) throws `RunInputInvalid`
- * and starts nothing.
+ * and starts nothing; so does a namespace without toolplane's search attributes (`SearchAttributesMissing`,
+ * naming the command that registers them).
  */
 export async function startAgentRun(client: Client, input: AgentRunInput, opts: StartOptions = {}) {
   assertRunInput('agentRun', input, opts.manifest);
+  await searchAttributesChecked(client);
   return client.workflow.start(WorkflowName.AgentRun, {
     taskQueue: opts.taskQueue ?? DEFAULT_TASK_QUEUE,
     workflowId: opts.workflowId ?? `agent-${randomUUID()}`,
@@ -64,6 +80,7 @@ export async function startAgentRun(client: Client, input: AgentRunInput, opts: 
  */
 export async function startToolRun(client: Client, input: ToolRunInput, opts: StartOptions = {}) {
   assertRunInput('toolRun', input, opts.manifest);
+  await searchAttributesChecked(client);
   return client.workflow.start(WorkflowName.ToolRun, {
     taskQueue: opts.taskQueue ?? DEFAULT_TASK_QUEUE,
     workflowId: opts.workflowId ?? `tools-${randomUUID()}`,
@@ -118,6 +135,7 @@ export { loadLedgerKeyFile, LedgerKeyInvalid, type LedgerPublicKeys } from './le
 export { argsDigest, type LedgerRef } from './ledger/ref';
 export { DEFAULT_TASK_QUEUE };
 export { RunInputInvalid } from './catalog/errors';
+export { SearchAttributesMissing, checkSearchAttributes, searchAttributeCommand } from './inspect/search-attributes';
 export { agentRunInputProblems, toolRunInputProblems } from './common/run-input';
 export type { RunInputProblem } from './catalog/errors';
 export type {

@@ -15,6 +15,7 @@ import type { Tool } from './activities/tool';
 import { DEFAULT_TASK_QUEUE } from './common/names';
 import { WORKFLOWS_PATH } from './workflows/path';
 import { ToolplanePlugin, type ToolplanePluginOptions } from './plugin';
+import { checkSearchAttributes } from './inspect/search-attributes';
 import { LedgerKeyInvalid, loadLedgerKeyFile, type LedgerConfig } from './ledger/keys';
 import { connectionSettings, connectOptions } from './inspect/connection';
 
@@ -39,6 +40,9 @@ export function prebuiltBundle(): { codePath: string } | undefined {
 export async function createWorker(opts: ToolplaneWorkerOptions): Promise<Worker> {
   const { connection, namespace, taskQueue, workflowBundle, activities, workerOptions, ...pluginOptions } = opts;
   const plugin = new ToolplanePlugin(pluginOptions);
+  // Before the worker exists: a refused start leaves nothing registered behind.
+  if (pluginOptions.checkSearchAttributes !== false)
+    await checkSearchAttributes(connection.operatorService, namespace ?? 'default');
   await plugin.verifySources();
   const bundle = workflowBundle ?? prebuiltBundle();
   return Worker.create({
