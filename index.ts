@@ -36,7 +36,7 @@ export { loadManifest, parseManifest, type LoadedManifest } from './catalog/mani
 export type { Manifest, ManifestInput, ToolDecl, Sensitivity } from './catalog/manifest';
 export type { ModelEndpointDecl, ModelsDecl, PrincipalDecl, PrincipalsDecl } from './catalog/authority';
 export { ToolplaneError, CatalogError, ManifestInvalid, RegistryDrift } from './catalog/errors';
-export { SearchAttributesMissing, searchAttributeCommand } from './inspect/search-attributes';
+export { SearchAttributesMissing, searchAttributeCommand, checkSearchAttributes } from './inspect/search-attributes';
 export { manifestDigest } from './catalog/digest';
 export { DEFAULT_TASK_QUEUE } from './common/names';
 export { WORKFLOWS_PATH as toolplaneWorkflowsPath } from './workflows/path';
