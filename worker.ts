@@ -52,6 +52,9 @@ export async function createWorker(opts: ToolplaneWorkerOptions): Promise<Worker
     ...(bundle ? { workflowBundle: bundle } : { workflowsPath: WORKFLOWS_PATH }),
     plugins: [plugin],
     ...(activities ? { activities } : {}),
+    // A tool that ignores its cancellation signal cannot hold a shutdown (SIGTERM, a deploy) forever.
+    shutdownGraceTime: SHUTDOWN_GRACE_TIME as '10s',
+    shutdownForceTime: SHUTDOWN_FORCE_TIME as '30s',
     ...workerOptions,
   });
 }
@@ -78,6 +81,52 @@ function ledgerSigning(file: string): LedgerConfig {
   const { signing } = loadLedgerKeyFile(file);
   if (!signing) throw new LedgerKeyInvalid(file, 'holds no keyId and privateKey, so this worker could not sign');
   return signing;
+}
+
+/** How long a shutting-down worker lets running calls finish, and when it stops waiting for them at all. */
+export const SHUTDOWN_GRACE_TIME = process.env.TOOLPLANE_SHUTDOWN_GRACE_TIME ?? '10s';
+export const SHUTDOWN_FORCE_TIME = process.env.TOOLPLANE_SHUTDOWN_FORCE_TIME ?? '30s';
+
+/**
+ * Connects to Temporal; while the server is unreachable (not started yet, restarting, a network blip)
+ * says so and tries again with backoff up to 10 s, instead of exiting with a transport error.
+ * Resolves undefined when SIGINT or SIGTERM arrives while waiting.
+ */
+export async function connectWithRetry(
+  options: Parameters<typeof NativeConnection.connect>[0],
+  address: string,
+  log: (line: string) => void = (l) => console.error(l),
+): Promise<NativeConnection | undefined> {
+  let stop: () => void = () => {};
+  const stopped = new Promise<'stopped'>((r) => (stop = () => r('stopped')));
+  const signals = ['SIGINT', 'SIGTERM'] as const;
+  for (const s of signals) process.once(s, stop);
+  try {
+    for (let delayMs = 500, tries = 1; ; tries++, delayMs = Math.min(delayMs * 2, 10_000)) {
+      try {
+        const connection = await NativeConnection.connect(options);
+        if (tries > 1) log(`[worker] connected to Temporal at ${address} after ${tries} attempts`);
+        return connection;
+      } catch (err) {
+        log(
+          `[worker] Temporal at ${address} is unreachable (${(err as Error).message.split('\n')[0]}); ` +
+            `retrying in ${delayMs / 1000} s (attempt ${tries}; Ctrl-C to stop)`,
+        );
+      }
+      let timer: NodeJS.Timeout | undefined;
+      const waited = await Promise.race([
+        stopped,
+        new Promise<'again'>((r) => (timer = setTimeout(() => r('again'), delayMs))),
+      ]);
+      clearTimeout(timer);
+      if (waited === 'stopped') {
+        log('[worker] stopped before Temporal was reachable');
+        return undefined;
+      }
+    }
+  } finally {
+    for (const s of signals) process.off(s, stop);
+  }
 }
 
 export async function runWorkerCli(argv: string[]): Promise<void> {
@@ -118,7 +167,8 @@ export async function runWorkerCli(argv: string[]): Promise<void> {
   const { manifest }: { manifest: Manifest } = loadManifest(o.manifest);
   const tools = await loadToolModules(o.tools);
   const settings = connectionSettings(o);
-  const connection = await NativeConnection.connect(connectOptions(settings));
+  const connection = await connectWithRetry(connectOptions(settings), settings.address);
+  if (!connection) return; // told to stop while the server was unreachable
   const worker = await createWorker({
     connection,
     namespace: settings.namespace,
@@ -134,7 +184,14 @@ export async function runWorkerCli(argv: string[]): Promise<void> {
       ? { stickyQueueScheduleToStartTimeout: process.env.TOOLPLANE_STICKY_TIMEOUT as '1s' }
       : undefined,
   });
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => worker.shutdown());
+  for (const signal of ['SIGINT', 'SIGTERM'] as const)
+    process.once(signal, () => {
+      console.error(
+        `[worker] ${signal}: shutting down; running calls get ${SHUTDOWN_GRACE_TIME}, then are cancelled; ` +
+          `after ${SHUTDOWN_FORCE_TIME} the worker stops without them`,
+      );
+      worker.shutdown();
+    });
   console.error(
     `[worker] pid ${process.pid} polling ${o.taskQueue} on ${settings.address} (namespace ${settings.namespace}) with ${tools.length} tools`,
   );

@@ -7,3 +7,11 @@ export function faultPoint(point: FaultPoint): void {
     process.kill(process.pid, 'SIGKILL');
   }
 }
+
+/** For the shutdown test: the tool hangs here and ignores cancellation, as a badly written tool would. */
+export async function hangPoint(point: 'lookup'): Promise<void> {
+  if (process.env.TOOLPLANE_HANG_AT === point) {
+    process.stderr.write(`[fault] hanging at ${point}, ignoring cancellation (pid ${process.pid})\n`);
+    await new Promise(() => {});
+  }
+}

@@ -1,7 +1,7 @@
 import type { Tool } from 'toolplane';
 import { ToolFailedLanded } from 'toolplane';
 import { CUSTOMERS } from '../data';
-import { faultPoint } from '../fault';
+import { faultPoint, hangPoint } from '../fault';
 
 export const lookupCustomer: Tool = {
   origin: 'builtin',
@@ -18,6 +18,7 @@ export const lookupCustomer: Tool = {
   }),
   async call(ctx, input) {
     ctx.check();
+    await hangPoint('lookup');
     const { email } = input as { email: string };
     const found = CUSTOMERS.find((c) => c.email === email.toLowerCase());
     if (!found) throw new ToolFailedLanded(`no customer with email ${email}`);
