@@ -49,6 +49,11 @@ export interface ToolplanePluginOptions {
    * Without it the activities' spans still share one trace per run; the workflow's are dropped.
    */
   tracing?: WorkflowTracing;
+  /**
+   * `createWorker` refuses to start when the namespace lacks toolplane's search attributes, naming the
+   * command that registers them (default true). A worker you create yourself: call `checkSearchAttributes`.
+   */
+  checkSearchAttributes?: boolean;
 }
 
 export class ToolplanePlugin extends SimplePlugin {
