@@ -50,6 +50,8 @@ export interface Row {
 export interface ClusterCampaignResult {
   rows: Record<FaultKind | 'all', Row>;
   byRecovery: Record<Recovery, { runs: number; intended: number; landed: number; inDoubt: number }>;
+  /** Worker kills at a named point inside a call (before the send, after the commit, during reconcile). */
+  killsInCall: number;
   /** Runs that did not end within their deadline (stuck). */
   unfinished: number;
   resentUnderSameKey: number;
@@ -147,6 +149,8 @@ export async function runClusterCampaign(opts: ClusterCampaignOptions): Promise<
   const inFlight = new Set<RunRecord>();
   const records: RunRecord[] = [];
   let escalationsResolved = 0;
+  /** Worker kills at a named point inside a tool call (the rest are at random moments). */
+  let killsInCall = 0;
   let serverDone = false;
   const workerTargetReached = () => injected.worker >= opts.workerKills;
   const hit = (kind: FaultKind, only?: RunRecord) => {
@@ -284,9 +288,16 @@ export async function runClusterCampaign(opts: ClusterCampaignOptions): Promise<
         const w = spawn(point);
         if (byPoint) {
           const ended = await Promise.race([w.exited, result.then(() => undefined), sleep(15_000)]);
-          if (ended && ended.signal === 'SIGKILL') hit('worker', rec);
+          if (ended && ended.signal === 'SIGKILL') {
+            hit('worker', rec);
+            killsInCall++;
+          }
         } else {
-          await Promise.race([sleep(500 + random() * 4000), w.exited, result]);
+          // A random moment once the worker polls, so the kill hits a worker that may be mid-call.
+          const polling = Date.now() + 60_000;
+          while (!w.output().includes(' polling ') && w.child.exitCode === null && !done && Date.now() < polling)
+            await sleep(100);
+          await Promise.race([sleep(random() * 2500), w.exited, result]);
           if (w.child.exitCode === null && w.child.signalCode === null) {
             w.child.kill('SIGKILL');
             await w.exited;
@@ -359,7 +370,15 @@ export async function runClusterCampaign(opts: ClusterCampaignOptions): Promise<
       }
     });
   }
-  return { rows, byRecovery, unfinished, resentUnderSameKey, escalationsResolved, durationMs: Date.now() - started };
+  return {
+    rows,
+    byRecovery,
+    killsInCall,
+    unfinished,
+    resentUnderSameKey,
+    escalationsResolved,
+    durationMs: Date.now() - started,
+  };
 }
 
 export function formatClusterCampaign(r: ClusterCampaignResult): string {
@@ -389,6 +408,6 @@ export function formatClusterCampaign(r: ClusterCampaignResult): string {
     fmt(widths.map((w) => '-'.repeat(w))),
     ...lines.map(fmt),
     `by recovery: ${rec}`,
-    `unfinished runs ${r.unfinished}; resent under the same key ${r.resentUnderSameKey}; escalations resolved ${r.escalationsResolved}; ${(r.durationMs / 1000).toFixed(0)}s`,
+    `worker kills inside a call (at a named point) ${r.killsInCall}; unfinished runs ${r.unfinished}; resent under the same key ${r.resentUnderSameKey}; escalations resolved ${r.escalationsResolved}; ${(r.durationMs / 1000).toFixed(0)}s`,
   ].join('\n');
 }
