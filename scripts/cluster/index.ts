@@ -220,7 +220,6 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
         logFile: path.join(logDir, `${s}.log`),
       });
       processes.set(s, p);
-      p.start();
     }
     if (opts.ui !== false) {
       const ui = new ManagedProcess({
@@ -255,6 +254,11 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
       const port = name === 'worker' ? ports.membership.worker : ports.grpc[name];
       return waitFor(`the ${name} service`, p, deadline, () => portOpen(port));
     };
+    // History first: each service writes the cluster's metadata record on its first start, and
+    // first starts at the same moment collide on it (duplicate key, the loser exits).
+    processes.get('history')!.start();
+    await waitServing('history');
+    for (const s of TEMPORAL_SERVICES) processes.get(s)!.start(); // no-op for history, running
     for (const s of TEMPORAL_SERVICES) await waitServing(s);
     await setupNamespace({ address, namespace });
     if (processes.has('ui')) await waitServing('ui');
