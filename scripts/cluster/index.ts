@@ -113,6 +113,7 @@ function serviceEnv(ports: Ports): NodeJS.ProcessEnv {
     TOOLPLANE_PG_PORT: String(ports.pg),
     TOOLPLANE_BIND_ON_IP: '127.0.0.1',
     TOOLPLANE_BROADCAST_ADDRESS: '127.0.0.1',
+    TOOLPLANE_FRONTEND_ADDRESS: `127.0.0.1:${ports.frontend}`,
     TOOLPLANE_FRONTEND_HTTP_PORT: String(ports.frontendHttp),
     TOOLPLANE_DYNAMIC_CONFIG: path.join(CLUSTER_CONFIG_DIR, 'dynamicconfig', 'toolplane.yaml'),
     TOOLPLANE_LOG_LEVEL: process.env.TOOLPLANE_CLUSTER_LOG_LEVEL ?? 'warn',
