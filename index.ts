@@ -31,7 +31,7 @@ export {
   type LedgerConfig,
   type LedgerPublicKeys,
 } from './ledger/keys';
-export { FileBlobStore, type BlobStore } from './activities/blob-store';
+export { FileBlobStore, BlobStoreUnwritable, type BlobStore } from './activities/blob-store';
 export { loadManifest, parseManifest, type LoadedManifest } from './catalog/manifest-file';
 export type { Manifest, ManifestInput, ToolDecl, Sensitivity } from './catalog/manifest';
 export type { ModelEndpointDecl, ModelsDecl, PrincipalDecl, PrincipalsDecl } from './catalog/authority';

@@ -58,6 +58,8 @@ export interface ToolplanePluginOptions {
 
 export class ToolplanePlugin extends SimplePlugin {
   readonly extensions: ExtensionManager;
+  /** Where this worker keeps large outputs. */
+  readonly blobs: BlobStore;
   private readonly activityFns: Record<string, unknown>;
   private verified: Promise<void> | undefined;
 
@@ -98,6 +100,7 @@ export class ToolplanePlugin extends SimplePlugin {
       },
     });
     this.extensions = extensions;
+    this.blobs = blobs;
     this.activityFns = activities;
   }
 

@@ -43,6 +43,8 @@ export async function createWorker(opts: ToolplaneWorkerOptions): Promise<Worker
   // Before the worker exists: a refused start leaves nothing registered behind.
   if (pluginOptions.checkSearchAttributes !== false)
     await checkSearchAttributes(connection.operatorService, namespace ?? 'default');
+  // A store it cannot write would fail calls only after their tools ran: refuse to start instead.
+  await plugin.blobs.check?.();
   await plugin.verifySources();
   const bundle = workflowBundle ?? prebuiltBundle();
   return Worker.create({

@@ -11,6 +11,21 @@ export interface BlobStore {
   put(bytes: Buffer, scope: string): Promise<string>;
   /** Reads a blob the run `scope` stored; a blob of another run is not found. */
   get(ref: string, scope: string): Promise<Buffer>;
+  /** Called when a worker starts: throws if the store cannot be written, before any tool runs. */
+  check?(): Promise<void>;
+}
+
+/** The store cannot be written: found when the worker starts, not after a tool's effect landed. */
+export class BlobStoreUnwritable extends ToolplaneError<'BlobStoreUnwritable', { location: string }> {
+  constructor(location: string, cause: string) {
+    super(
+      'BlobStoreUnwritable',
+      `the blob store at ${location} cannot be written by this worker (uid ${process.getuid?.() ?? '?'}): ${cause}. ` +
+        'Outputs above the large-output threshold go there after their tool ran; set TOOLPLANE_BLOB_DIR (or ' +
+        'TOOLPLANE_DATA_DIR) to a directory this user can write, shared by every worker replica, or pass a BlobStore.',
+      { location },
+    );
+  }
 }
 
 export const DEFAULT_LARGE_OUTPUT_BYTES = 256 * 1024;
@@ -46,6 +61,17 @@ export class FileBlobStore implements BlobStore {
       await fs.promises.rename(tmp, file);
     }
     return ref;
+  }
+
+  async check(): Promise<void> {
+    const probe = path.join(this.dir, `.probe-${process.pid}`);
+    try {
+      await fs.promises.mkdir(this.dir, { recursive: true });
+      await fs.promises.writeFile(probe, '');
+      await fs.promises.rm(probe);
+    } catch (err) {
+      throw new BlobStoreUnwritable(this.dir, (err as Error).message);
+    }
   }
 
   async get(ref: string, scope: string): Promise<Buffer> {

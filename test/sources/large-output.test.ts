@@ -166,4 +166,15 @@ describe('large outputs', () => {
     // Blobs are scoped to the run that stored them.
     await expect(store.get(ref, 'run-2')).rejects.toThrow(BlobNotFound);
   });
+
+  it('a worker whose blob directory cannot be written refuses to start, naming it and the setting', async () => {
+    // Not a permission trick (tests may run as root): a directory under a file cannot be created by anyone.
+    const unwritable = path.join(testDir('blobs-unwritable'), 'a-file', 'blobs');
+    fs.writeFileSync(path.dirname(unwritable), '');
+    const err = await h
+      .startWorker({ manifest, tools: [echo], blobs: new FileBlobStore(unwritable), log: () => {} })
+      .catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'BlobStoreUnwritable', data: { location: unwritable } });
+    expect((err as Error).message).toMatch(/cannot be written by this worker .*set TOOLPLANE_BLOB_DIR/);
+  });
 });
