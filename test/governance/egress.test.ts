@@ -308,8 +308,9 @@ describe('egress, carried content and spend', () => {
       expect(result.journal.map((e) => [e.decision, e.rule ?? null, e.outcome])).toEqual([
         ['refused', 'spend', 'refused'],
         ['denied', 'approval', 'refused'],
-        ['approved', null, 'ok'],
-        ['approved', null, 'ok'],
+        // An approved call names the rule that asked for the person, as a denied one does.
+        ['approved', 'approval', 'ok'],
+        ['approved', 'approval', 'ok'],
       ]);
       expect(asked).toBe(3);
       expect(result.usage.spentMinor).toEqual({ EUR: { [LANDLORD_IBAN.toLowerCase()]: '300000' } });

@@ -92,7 +92,7 @@ describe('governance rules', () => {
   });
 
   it('refuses every effect once the deadline has passed, and the token budget', async () => {
-    const { result } = await runAgent(h, base, { prompt: PROMPT, turns: three }, { limits: { deadline: 0 } });
+    const { result } = await runAgent(h, base, { prompt: PROMPT, turns: three }, { limits: { deadline: 1 } });
     expect(result).toMatchObject({ status: 'limit', rule: 'limit:deadline' });
     const tokens = await runAgent(h, base, { prompt: PROMPT, turns: three }, { limits: { maxTokens: 50 } });
     expect(tokens.result).toMatchObject({ status: 'limit', rule: 'limit:tokens' });
