@@ -32,7 +32,13 @@ function median(xs: number[]): number {
 }
 
 /** One run's state after `prior` CRM results, then governed refunds of one of them, as agentRun makes them. */
-export async function gateBench(prior: number, calls = 2000, rounds = 5): Promise<GateFigures> {
+export async function gateBench(
+  prior: number,
+  calls = 2000,
+  rounds = 5,
+  /** The provenance under test (another implementation, to compare). */
+  makeProvenance: () => Pick<Provenance, 'produce' | 'snapshot'> = () => new Provenance(),
+): Promise<GateFigures> {
   const shipped = loadManifest(path.resolve(__dirname, '..', 'examples', 'support-desk', 'manifest.yaml')).manifest;
   // Room for every refund the bench makes: an egress refusal would end the measurement, not the gate's work.
   const manifest = {
@@ -46,7 +52,7 @@ export async function gateBench(prior: number, calls = 2000, rounds = 5): Promis
   const offered = catalog.offered(ALLOW_ALL);
   const offer = offered.find((o) => o.toolId === REFUND);
   const crmDecl = catalog.declared(CRM)!.decl;
-  const prov = new Provenance();
+  const prov = makeProvenance();
   prov.produce('Refund every customer 25.00 EUR for the outage.', {
     source: USER_PROMPT,
     trusted: true,
@@ -65,7 +71,13 @@ export async function gateBench(prior: number, calls = 2000, rounds = 5): Promis
     let produceNs = 0n;
     for (let c = 0; c < calls; c++) {
       const i = (c * 7919) % Math.max(prior, 1);
-      const call = ToolCall.prepare(catalog, REFUND, { account_id: `acct_${i}`, amount_cents: 2500, currency: 'EUR' });
+      const call = ToolCall.prepare(catalog, REFUND, {
+        account_id: `acct_${i}`,
+        amount_cents: 2500,
+        currency: 'EUR',
+        // Words the model wrote itself: labelled with everything it had read.
+        memo: `outage refund ${r}-${c}`,
+      });
       const seen = prov.snapshot();
       const t0 = process.hrtime.bigint();
       const verdict = await governanceGate({
