@@ -37,14 +37,17 @@ export function detailsOf(journal: readonly JournalEntry[], pending: readonly Pe
         `#${p.position} ${p.toolId}, effect ${p.effectKey.slice(0, 15)}…: ${p.reason}`,
     );
   if (journal.length > 0) {
-    const count = (d: JournalEntry['decision']) => journal.filter((e) => e.decision === d).length;
+    // A call waiting for a person is counted as waiting, not by its provisional decision.
+    const waiting = new Set(pending.map((p) => p.position));
+    const count = (d: JournalEntry['decision']) =>
+      journal.filter((e) => e.decision === d && !waiting.has(e.position)).length;
     const byRule = new Map<string, number>();
     for (const e of journal)
       if (e.decision === 'refused' || e.decision === 'denied')
         byRule.set(`${e.decision} by ${e.rule ?? '?'}`, (byRule.get(`${e.decision} by ${e.rule ?? '?'}`) ?? 0) + 1);
     const parts = [
-      `${count('allowed')} allowed`,
-      `${count('approved')} approved`,
+      ...(count('allowed') ? [`${count('allowed')} allowed`] : []),
+      ...(count('approved') ? [`${count('approved')} approved`] : []),
       ...[...byRule].map(([r, n]) => `${n} ${r}`),
     ];
     lines.push(

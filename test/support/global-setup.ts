@@ -25,6 +25,7 @@ export default async function globalSetup(): Promise<void> {
   const bundlePath = path.join(dir, 'workflow-bundle.js');
   fs.writeFileSync(bundlePath, code);
   process.env.TOOLPLANE_TEST_ADDRESS = server.address;
+  if (server.uiUrl) process.env.TOOLPLANE_TEST_UI_URL = server.uiUrl;
   process.env.TOOLPLANE_TEST_DIR = dir;
   process.env.TOOLPLANE_TEST_BUNDLE = bundlePath;
 }
