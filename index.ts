@@ -32,6 +32,12 @@ export {
   type LedgerPublicKeys,
 } from './ledger/keys';
 export { FileBlobStore, BlobStoreUnwritable, type BlobStore } from './activities/blob-store';
+export {
+  S3BlobStore,
+  S3BlobStoreUnavailable,
+  S3BlobStoreMisconfigured,
+  type S3BlobStoreOptions,
+} from './activities/s3-blob-store';
 export { loadManifest, parseManifest, type LoadedManifest } from './catalog/manifest-file';
 export type { Manifest, ManifestInput, ToolDecl, Sensitivity } from './catalog/manifest';
 export type { ModelEndpointDecl, ModelsDecl, PrincipalDecl, PrincipalsDecl } from './catalog/authority';

@@ -1,0 +1,223 @@
+// The S3 blob store against a real SeaweedFS: the contract FileBlobStore keeps (run-scoped, content-addressed,
+// corruption refused, an unwritable store refused at worker start), and a large tool output an agent run
+// stores in the bucket and the next model turn reads back.
+import { randomUUID } from 'node:crypto';
+import path from 'node:path';
+import {
+  CreateBucketCommand,
+  GetObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  S3Client,
+} from '@aws-sdk/client-s3';
+import { temporal } from '@temporalio/proto';
+import { BlobNotFound } from '../../activities/blob-store';
+import { S3BlobStore, S3BlobStoreMisconfigured } from '../../activities/s3-blob-store';
+import type { Tool } from '../../activities/tool';
+import { loadManifest } from '../../catalog/manifest-file';
+import { ToolDecl, type Manifest } from '../../catalog/manifest';
+import type { AgentRunInput, AgentRunResult } from '../../workflows/agent-run';
+import { cachedWeed, startSeaweed, WEED_COMMAND, type Seaweed } from '../../scripts/seaweedfs';
+import { freePort } from '../../scripts/dev-server';
+import { harness, type Harness } from '../support/env';
+import { startFakeChat, type ChatRequest, type Reply } from '../support/fake-chat';
+import { historyOf } from '../support/history';
+
+const ledger = loadManifest(path.resolve(__dirname, '..', '..', 'examples', 'mcp-ledger', 'manifest.yaml')).manifest;
+const echo: Tool = {
+  origin: 'builtin',
+  def: () => ({
+    id: 'tool://forge/echo',
+    description: 'Returns what it is given.',
+    inputSchema: { type: 'object', properties: { size: { type: 'number' } }, required: ['size'] },
+    safety: 'read_only',
+  }),
+  call: async (_ctx, input) => ({ report: 'r'.repeat((input as { size: number }).size) }),
+};
+
+describe('S3BlobStore (SeaweedFS)', () => {
+  let seaweed: Seaweed;
+  let s3: S3Client;
+  const bucket = `toolplane-${randomUUID().slice(0, 8)}`;
+  const store = (prefix = 'contract/'): S3BlobStore =>
+    new S3BlobStore({ bucket, prefix, endpoint: seaweed.endpoint, credentials: seaweed.credentials });
+  const keys = async (prefix: string): Promise<string[]> =>
+    ((await s3.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix }))).Contents ?? []).map((o) => o.Key!);
+
+  beforeAll(async () => {
+    const weed = cachedWeed();
+    if (!weed) {
+      throw new Error(
+        `SeaweedFS (weed) is not installed: run \`${WEED_COMMAND}\` (builds it into the toolplane cache) ` +
+          'or set SEAWEEDFS_WEED to a weed binary.',
+      );
+    }
+    seaweed = await startSeaweed({ weed });
+    s3 = new S3Client({
+      region: 'us-east-1',
+      endpoint: seaweed.endpoint,
+      forcePathStyle: true,
+      credentials: seaweed.credentials,
+    });
+    await s3.send(new CreateBucketCommand({ Bucket: bucket }));
+  });
+  afterAll(async () => {
+    s3?.destroy();
+    await seaweed?.stop();
+  });
+
+  describe('contract', () => {
+    it('stores bytes under the run that put them; the same bytes twice are one object', async () => {
+      const blobs = store('same/');
+      const bytes = Buffer.from(JSON.stringify({ rows: Array.from({ length: 1000 }, (_, i) => i) }));
+      const ref = await blobs.put(bytes, 'run-1');
+      expect(ref).toMatch(/^sha256:[0-9a-f]{64}$/);
+      expect(await blobs.put(Buffer.from(bytes), 'run-1')).toBe(ref);
+      expect((await blobs.get(ref, 'run-1')).equals(bytes)).toBe(true);
+      expect(await keys('same/')).toEqual([expect.stringMatching(new RegExp(`^same/[0-9a-f]{32}/${ref.slice(7)}$`))]);
+    });
+
+    it("does not read another run's blob, nor one never stored", async () => {
+      const blobs = store();
+      const ref = await blobs.put(Buffer.from('"scoped"'), 'run-a');
+      await expect(blobs.get(ref, 'run-b')).rejects.toThrow(BlobNotFound);
+      await expect(blobs.get(`sha256:${'0'.repeat(64)}`, 'run-a')).rejects.toMatchObject({ code: 'BlobNotFound' });
+      await expect(blobs.get('../../etc/passwd', 'run-a')).rejects.toThrow(/not a blob reference/);
+    });
+
+    it('refuses a corrupted object rather than returning something else', async () => {
+      const blobs = store('corrupt/');
+      const ref = await blobs.put(Buffer.from('"original"'), 'run-1');
+      const [key] = await keys('corrupt/');
+      await s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: Buffer.from('"tampered"') }));
+      await expect(blobs.get(ref, 'run-1')).rejects.toThrow(/corrupt/);
+    });
+
+    it('check() passes on a writable bucket and leaves nothing behind', async () => {
+      await store('probe/').check();
+      expect(await keys('probe/')).toEqual([]);
+    });
+
+    it('check() names the bucket and endpoint when the bucket is missing or the endpoint does not answer', async () => {
+      const missing = new S3BlobStore({
+        bucket: 'no-such-bucket',
+        endpoint: seaweed.endpoint,
+        credentials: seaweed.credentials,
+      });
+      await expect(missing.check()).rejects.toMatchObject({
+        code: 'S3BlobStoreUnavailable',
+        data: { bucket: 'no-such-bucket', endpoint: seaweed.endpoint },
+      });
+      const closed = `http://127.0.0.1:${await freePort()}`;
+      const silent = new S3BlobStore({ bucket, endpoint: closed, credentials: seaweed.credentials });
+      const err = (await silent.check().catch((e: unknown) => e)) as Error;
+      expect(err).toMatchObject({ code: 'S3BlobStoreUnavailable', data: { bucket, endpoint: closed } });
+      expect(err.message).toContain(`bucket ${bucket} at ${closed}`);
+      missing.destroy();
+      silent.destroy();
+    });
+
+    it('a store without a bucket is refused when it is made, naming the setting', () => {
+      const saved = process.env.TOOLPLANE_S3_BUCKET;
+      delete process.env.TOOLPLANE_S3_BUCKET;
+      try {
+        expect(() => new S3BlobStore({ endpoint: seaweed.endpoint })).toThrow(S3BlobStoreMisconfigured);
+        expect(() => new S3BlobStore({ endpoint: seaweed.endpoint })).toThrow(/TOOLPLANE_S3_BUCKET/);
+      } finally {
+        if (saved !== undefined) process.env.TOOLPLANE_S3_BUCKET = saved;
+      }
+    });
+  });
+
+  describe('in a worker', () => {
+    let h: Harness;
+    let chat: Awaited<ReturnType<typeof startFakeChat>>;
+    let manifest: Manifest;
+    let reply: (req: ChatRequest, turn: number) => Reply = () => ({ content: 'idle' });
+
+    beforeAll(async () => {
+      chat = await startFakeChat((req, turn) => reply(req, turn));
+      manifest = {
+        ...ledger,
+        servers: { ...ledger.servers, forge: { kind: 'in_process' } },
+        tools: [
+          ...ledger.tools,
+          ToolDecl.parse({
+            id: 'tool://forge/echo',
+            description: 'Returns what it is given.',
+            input_schema: { type: 'object', properties: { size: { type: 'number' } }, required: ['size'] },
+            safety: 'read_only',
+            recovery: 'retry',
+          }),
+        ],
+        models: { fake: { provider: 'openai-compatible', base_url: chat.baseUrl, models: ['gpt-test'] } },
+      };
+      h = await harness(`s3-${randomUUID()}`);
+    });
+    afterAll(async () => {
+      await h?.close();
+      await chat?.close();
+    });
+
+    it('refuses to start when the bucket cannot be written, naming bucket and endpoint', async () => {
+      const blobs = new S3BlobStore({
+        bucket: 'absent-bucket',
+        endpoint: seaweed.endpoint,
+        credentials: seaweed.credentials,
+      });
+      const err = await h.startWorker({ manifest, tools: [echo], blobs, log: () => {} }).catch((e: unknown) => e);
+      expect(err).toMatchObject({ code: 'S3BlobStoreUnavailable', data: { bucket: 'absent-bucket' } });
+      expect((err as Error).message).toContain(seaweed.endpoint);
+      blobs.destroy();
+    });
+
+    it('a tool output over the threshold goes to the bucket, history keeps a reference, the next turn reads it all', async () => {
+      const prefix = `runs-${randomUUID().slice(0, 8)}/`;
+      await h.runWorker({ manifest, tools: [echo], blobs: store(prefix), largeOutputBytes: 4096, log: () => {} });
+      let first = true;
+      reply = () => {
+        if (!first) return { content: 'read it all' };
+        first = false;
+        return { tool_calls: [{ id: 'call_1', name: 'forge__echo', arguments: JSON.stringify({ size: 300_000 }) }] };
+      };
+      const before = chat.requests.length;
+      const workflowId = `s3-large-${randomUUID()}`;
+      const input: AgentRunInput = {
+        prompt: 'Echo a big report.',
+        principal: 'agent:test',
+        model: { endpoint: 'fake' },
+      };
+      const result: AgentRunResult = await h.client.workflow.execute('agentRun', {
+        taskQueue: h.taskQueue,
+        workflowId,
+        args: [input],
+      });
+      expect(result).toMatchObject({ status: 'completed', answer: 'read it all' });
+
+      // The model's second turn saw the whole output.
+      const second = chat.requests.slice(before)[1]!;
+      const toolMessage = second.body.messages.find((m) => m.role === 'tool')!.content!;
+      expect(JSON.parse(toolMessage)).toEqual({ report: 'r'.repeat(300_000) });
+
+      // History holds a reference, not the 300 KB.
+      const events = await historyOf(h.client, workflowId);
+      const bytes = events.reduce((n, e) => n + temporal.api.history.v1.HistoryEvent.encode(e).finish().length, 0);
+      expect(bytes).toBeLessThan(200_000);
+      const completed = events
+        .map((e) => e.activityTaskCompletedEventAttributes?.result?.payloads?.[0]?.data)
+        .filter((d): d is Uint8Array => !!d)
+        .map((d) => Buffer.from(d).toString())
+        .find((s) => s.includes('"stored"'))!;
+      const stored = (JSON.parse(completed) as { stored: { ref: string; scope: string } }).stored;
+      expect(stored).toMatchObject({ ref: expect.stringMatching(/^sha256:[0-9a-f]{64}$/), scope: workflowId });
+
+      // The bytes are in the bucket, under the run's key.
+      const key = (await keys(prefix)).find((k) => k.endsWith(stored.ref.slice(7)))!;
+      expect(key).toBeDefined();
+      const object = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+      expect(JSON.parse(Buffer.from(await object.Body!.transformToByteArray()).toString())).toEqual({
+        report: 'r'.repeat(300_000),
+      });
+    });
+  });
+});
