@@ -23,7 +23,7 @@ export interface ToolplanePluginOptions {
   manifest: Manifest;
   /** In-process tool implementations; MCP and extension tools come from the manifest. */
   tools?: Tool[];
-  /** Where outputs above `largeOutputBytes` go (default: `TOOLPLANE_BLOB_DIR`, or `.data/blobs` under `TOOLPLANE_DATA_DIR` or the working directory). */
+  /** Where outputs above `largeOutputBytes` go (default: `TOOLPLANE_BLOB_DIR`, or `.data/blobs` under `TOOLPLANE_DATA_DIR` or the working directory); `S3BlobStore` for replicas on different machines. */
   blobs?: BlobStore;
   /** Where model-turn transcripts go (default: `blobs`). Every worker of a task queue must read the same store. */
   transcripts?: BlobStore;

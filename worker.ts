@@ -18,6 +18,7 @@ import { ToolplanePlugin, type ToolplanePluginOptions } from './plugin';
 import { checkSearchAttributes } from './inspect/search-attributes';
 import { LedgerKeyInvalid, loadLedgerKeyFile, type LedgerConfig } from './ledger/keys';
 import { connectionSettings, connectOptions } from './inspect/connection';
+import { S3BlobStore } from './activities/s3-blob-store';
 
 export interface ToolplaneWorkerOptions extends ToolplanePluginOptions {
   connection: NativeConnection;
@@ -177,6 +178,8 @@ export async function runWorkerCli(argv: string[]): Promise<void> {
     taskQueue: o.taskQueue,
     manifest,
     tools,
+    // TOOLPLANE_S3_BUCKET (with TOOLPLANE_S3_ENDPOINT/PREFIX and the AWS credentials chain) puts large outputs in S3.
+    blobs: process.env.TOOLPLANE_S3_BUCKET ? new S3BlobStore() : undefined,
     ledger: o.ledgerKeys ? ledgerSigning(o.ledgerKeys) : undefined,
     allowUngovernedToolRun: o.allowUngovernedToolRun === true,
     workflowBundle: o.workflowBundle ? { codePath: o.workflowBundle } : undefined,

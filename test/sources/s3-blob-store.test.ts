@@ -19,9 +19,12 @@ import { ToolDecl, type Manifest } from '../../catalog/manifest';
 import type { AgentRunInput, AgentRunResult } from '../../workflows/agent-run';
 import { cachedWeed, startSeaweed, WEED_COMMAND, type Seaweed } from '../../scripts/seaweedfs';
 import { freePort } from '../../scripts/dev-server';
-import { harness, type Harness } from '../support/env';
+import { spawnWorker, writeManifest, type WorkerProcess } from '../../scripts/worker-process';
+import { BIG_REPORT_BYTES } from '../fixtures/large-output-tools';
+import { harness, testAddress, testDir, type Harness } from '../support/env';
 import { startFakeChat, type ChatRequest, type Reply } from '../support/fake-chat';
 import { historyOf } from '../support/history';
+import { waitFor } from '../support/wait';
 
 const ledger = loadManifest(path.resolve(__dirname, '..', '..', 'examples', 'mcp-ledger', 'manifest.yaml')).manifest;
 const echo: Tool = {
@@ -218,6 +221,124 @@ describe('S3BlobStore (SeaweedFS)', () => {
       expect(JSON.parse(Buffer.from(await object.Body!.transformToByteArray()).toString())).toEqual({
         report: 'r'.repeat(300_000),
       });
+    });
+  });
+
+  describe('two worker processes sharing the bucket', () => {
+    let h: Harness;
+    let chat: Awaited<ReturnType<typeof startFakeChat>>;
+    const workers: WorkerProcess[] = [];
+    let aExited = false;
+    let reply: (req: ChatRequest, turn: number) => Reply = () => ({ content: 'idle' });
+
+    beforeAll(async () => {
+      chat = await startFakeChat((req, turn) => reply(req, turn));
+      h = await harness('unused');
+    });
+    afterAll(async () => {
+      await Promise.all(workers.map((w) => w.stop()));
+      await h?.close();
+      await chat?.close();
+    });
+
+    it('one performs the large-output call, the other runs the next model turn on what it stored', async () => {
+      const dir = testDir('s3-two-workers');
+      const manifest: Manifest = {
+        ...ledger,
+        servers: { ...ledger.servers, forge: { kind: 'in_process' } },
+        tools: [
+          ...ledger.tools,
+          ToolDecl.parse({
+            id: 'tool://forge/big_report',
+            description: 'Returns a report of about 300 KiB.',
+            input_schema: { type: 'object', properties: { seed: { type: 'string' } }, required: ['seed'] },
+            safety: 'read_only',
+            recovery: 'retry',
+          }),
+        ],
+        models: { fake: { provider: 'openai-compatible', base_url: chat.baseUrl, models: ['gpt-test'] } },
+      };
+      const manifestFile = writeManifest(dir, manifest);
+      const taskQueue = `s3-two-${randomUUID()}`;
+      const prefix = `two-${randomUUID().slice(0, 8)}/`;
+      const spawn = (name: string) =>
+        spawnWorker({
+          address: testAddress(),
+          workflowBundle: process.env.TOOLPLANE_TEST_BUNDLE,
+          manifestFile,
+          taskQueue,
+          // Nothing on disk is shared: each worker has its own data directory; only the bucket is common.
+          storeDir: path.join(dir, name),
+          tools: [path.resolve(__dirname, '..', 'fixtures', 'large-output-tools')],
+          env: {
+            TOOLPLANE_DATA_DIR: path.join(dir, name),
+            TOOLPLANE_BLOB_DIR: path.join(dir, name, 'blobs'),
+            TOOLPLANE_S3_BUCKET: bucket,
+            TOOLPLANE_S3_PREFIX: prefix,
+            TOOLPLANE_S3_ENDPOINT: seaweed.endpoint,
+            AWS_REGION: 'us-east-1',
+            AWS_ACCESS_KEY_ID: seaweed.credentials.accessKeyId,
+            AWS_SECRET_ACCESS_KEY: seaweed.credentials.secretAccessKey,
+            TOOLPLANE_SHUTDOWN_GRACE_TIME: '1s',
+            TOOLPLANE_SHUTDOWN_FORCE_TIME: '3s',
+          },
+        });
+      const a = spawn('a');
+      workers.push(a);
+      void a.exited.then(() => (aExited = true));
+      await waitFor('worker a polling', 60_000, () => a.output().includes('polling'));
+
+      // Turn 1 asks for the report (worker a runs it). While worker a lives, the next turn fails and worker a
+      // is stopped; the retry can only be answered once it is gone, so worker b runs it.
+      let stopping = false;
+      reply = (_req, turn) => {
+        if (turn === 0)
+          return { tool_calls: [{ id: 'call_1', name: 'forge__big_report', arguments: '{"seed":"0123456789"}' }] };
+        if (!aExited) {
+          if (!stopping) {
+            stopping = true;
+            a.child.kill('SIGTERM');
+          }
+          return { status: 500, body: '{"error":{"message":"not this worker"}}' };
+        }
+        return { content: 'read it all' };
+      };
+      const workflowId = `s3-two-${randomUUID()}`;
+      const input: AgentRunInput = {
+        prompt: 'Fetch the big report.',
+        principal: 'agent:test',
+        model: { endpoint: 'fake' },
+      };
+      const handle = await h.client.workflow.start('agentRun', { taskQueue, workflowId, args: [input] });
+      await waitFor('worker a stopped', 120_000, () => aExited);
+      const b = spawn('b');
+      workers.push(b);
+      const result: AgentRunResult = await handle.result();
+      expect(result).toMatchObject({ status: 'completed', answer: 'read it all' });
+
+      const answered = chat.requests.filter((r) => r.body.messages.some((m) => m.role === 'tool')).at(-1)!;
+      const toolMessage = answered.body.messages.find((m) => m.role === 'tool')!.content!;
+      expect(JSON.parse(toolMessage)).toEqual({ report: '0123456789'.repeat(BIG_REPORT_BYTES / 10) });
+
+      // History says who did what: worker a the tool call, worker b the turn that read its output.
+      const events = await historyOf(h.client, workflowId);
+      const scheduled = new Map(
+        events
+          .filter((e) => e.activityTaskScheduledEventAttributes)
+          .map((e) => [String(e.eventId), e.activityTaskScheduledEventAttributes!.activityType!.name!]),
+      );
+      const started = events
+        .filter((e) => e.activityTaskStartedEventAttributes)
+        .map((e) => ({
+          type: scheduled.get(String(e.activityTaskStartedEventAttributes!.scheduledEventId))!,
+          identity: e.activityTaskStartedEventAttributes!.identity!,
+        }));
+      expect(started.filter((s) => s.type === 'performTool').map((s) => s.identity)).toEqual([
+        expect.stringContaining(`${a.pid}@`),
+      ]);
+      expect(started.filter((s) => s.type === 'modelTurn').at(-1)!.identity).toContain(`${b.pid}@`);
+      // And the bytes are in the bucket, not in either worker's directory.
+      expect((await keys(prefix)).length).toBeGreaterThan(0);
     });
   });
 });
