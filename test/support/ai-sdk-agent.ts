@@ -21,7 +21,11 @@ const toolplaneSource = {
   'toolplane/ai-sdk$': path.join(root, 'ai-sdk.ts'),
 };
 
-export async function aiSdkAgentBundle(): Promise<{ codePath: string }> {
+/**
+ * Handed to workers as code, not as a path: with a path, jest's source-map-support reads the 10 MB bundle to map
+ * any stack frame in it, and its sourceMappingURL regex can overflow the stack on the 7 MB inline map line.
+ */
+export async function aiSdkAgentBundle(): Promise<{ code: string }> {
   const codePath = path.join(process.env.TOOLPLANE_TEST_DIR ?? '/tmp', 'ai-sdk-agent-bundle.js');
   if (!fs.existsSync(codePath)) {
     const { code } = await bundleWorkflowCode({
@@ -35,7 +39,7 @@ export async function aiSdkAgentBundle(): Promise<{ codePath: string }> {
     });
     fs.writeFileSync(codePath, code);
   }
-  return { codePath };
+  return { code: fs.readFileSync(codePath, 'utf8') };
 }
 
 /** Starts a worker of the example on its own task queue; stop it with `shutdown()`. */
