@@ -26,6 +26,7 @@ import { startCluster } from './cluster/index';
 import { formatClusterCampaign, runClusterCampaign } from './cluster/campaign';
 import { freePort, startDevServer } from './dev-server';
 import { spawnWorker, writeManifest, type WorkerProcess } from './worker-process';
+import { rng } from './seeded-rng';
 
 export interface CampaignCounts {
   runs: number;
@@ -42,17 +43,6 @@ export interface CampaignCounts {
 }
 
 const POINTS = ['before_call', 'after_commit', 'during_reconcile'] as const;
-
-/** A small deterministic generator, so a campaign can be repeated with --seed. */
-function rng(seed: number): () => number {
-  let s = seed >>> 0 || 1;
-  return () => {
-    s ^= s << 13;
-    s ^= s >>> 17;
-    s ^= s << 5;
-    return (s >>> 0) / 0x100000000;
-  };
-}
 
 export async function runCampaign(opts: {
   address: string;

@@ -23,6 +23,7 @@ import { pendingEscalations, resolveEscalation } from '../../workflows/escalatio
 import type { ToolRunResult } from '../../workflows/tool-run';
 import { spawnWorker, writeManifest, type WorkerProcess } from '../worker-process';
 import type { Cluster } from './index';
+import { rng } from '../seeded-rng';
 
 export const SERVER_FAULTS = ['history', 'matching', 'frontend', 'postgres'] as const;
 export type ServerFault = (typeof SERVER_FAULTS)[number];
@@ -70,17 +71,6 @@ const emptyRow = (): Row => ({
   dropped: 0,
   inDoubtAsDeclared: 0,
 });
-
-/** A small deterministic generator, so a campaign's choices can be repeated with a seed. */
-function rng(seed: number): () => number {
-  let s = seed >>> 0 || 1;
-  return () => {
-    s ^= s << 13;
-    s ^= s >>> 17;
-    s ^= s << 5;
-    return (s >>> 0) / 0x100000000;
-  };
-}
 
 function shuffle<T>(xs: T[], random: () => number): T[] {
   for (let i = xs.length - 1; i > 0; i--) {
