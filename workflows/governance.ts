@@ -113,7 +113,8 @@ export function governanceGate(g: GovernedCall): Gate {
     const remaining = () => g.budget.remaining(decl, outbound.destinations);
     if (violation)
       return { ...violation, askPerson: true, charge: g.budget.charger(decl, outbound, payment), remaining };
-    const trustedArgs = g.provenance.callTrusted(call.args);
+    // Read from the labels the data-flow check took (the same as `callTrusted(call.args)`), not a second time.
+    const trustedArgs = flow.allow ? flow.trustedArgs : g.provenance.callTrusted(call.args);
     g.onAllowed(trustedArgs);
     // The tool's receipt may repeat these; that echo is not a foreign source of them.
     g.provenance.noteSent(call.toolId, protectedValues(decl, args));
@@ -137,8 +138,12 @@ export function governanceGate(g: GovernedCall): Gate {
 }
 
 function protectedValues(decl: ToolCall['decl'], args: Record<string, unknown>): string[] {
-  const rules = decl.protected_fields.filter((r) => 'from_sources' in r).map((r) => r.pointer);
-  return leaves(args)
-    .filter((l) => typeof l.value === 'string' && rules.some((r) => l.pointer === r || l.pointer.startsWith(`${r}/`)))
-    .map((l) => String(l.value));
+  const rules: string[] = [];
+  for (const r of decl.protected_fields) if ('from_sources' in r) rules.push(r.pointer);
+  if (rules.length === 0) return [];
+  const out: string[] = [];
+  for (const l of leaves(args))
+    if (typeof l.value === 'string' && rules.some((r) => l.pointer === r || l.pointer.startsWith(`${r}/`)))
+      out.push(l.value);
+  return out;
 }

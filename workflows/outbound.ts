@@ -13,7 +13,25 @@ export interface Outbound {
 
 /** The canonical JSON of the arguments, in UTF-8 bytes. */
 export function argumentBytes(args: unknown): number {
-  return new TextEncoder().encode(canonicalJson(args)).length;
+  return utf8Length(canonicalJson(args));
+}
+
+/** The length of a string's UTF-8 encoding, as `TextEncoder` writes it (a lone surrogate becomes U+FFFD, 3 bytes). */
+export function utf8Length(text: string): number {
+  let n = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x80) n += 1;
+    else if (c < 0x800) n += 2;
+    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length) {
+      const d = text.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) {
+        n += 4;
+        i++;
+      } else n += 3;
+    } else n += 3;
+  }
+  return n;
 }
 
 /** Throws when a destination cannot be read (the gate refuses). */

@@ -23,21 +23,45 @@ export interface Label {
 }
 
 export function normalize(value: string | number): string {
-  return String(value).normalize('NFKC').toLowerCase().replace(/\s+/g, '');
+  const text = String(value);
+  // Printable ASCII without whitespace is its own NFKC form with nothing to strip: lower-casing is all
+  // that is left (the common case, and the gate's hot path).
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c <= 0x20 || c >= 0x7f) return text.normalize('NFKC').toLowerCase().replace(/\s+/g, '');
+  }
+  return text.toLowerCase();
 }
 
 const TOKEN_SPLIT = /[\s,;!?()[\]{}<>"'`|*]+/;
 
+const SPLITS = /[\s,;!?()[\]{}<>"'`|*“]/;
+const QUOTED = /"([^"]{1,200})"|“([^”]{1,200})”/g;
+const EDGE_PUNCTUATION = /^[.:]+|[.:]+$/g;
+const AMOUNT = /^(\d+)(?:[.,](\d{1,2}))?$/;
+const isEdgePunctuation = (c: number) => c === 0x2e || c === 0x3a; // . :
+const isDigit = (c: number) => c >= 0x30 && c <= 0x39;
+
 /** The values a piece of text offers: the whole text, its words, and amounts also in minor units. */
 export function tokens(text: string): string[] {
+  // One word, nothing to trim, no amount, no quote (an id, an address, a status): itself only.
+  const first = text.charCodeAt(0);
+  if (
+    !isEdgePunctuation(first) &&
+    !isDigit(first) &&
+    !isEdgePunctuation(text.charCodeAt(text.length - 1)) &&
+    !SPLITS.test(text)
+  )
+    return [text];
   const out = new Set<string>([text]);
   // A quoted phrase is a value the writer meant as one.
-  for (const m of text.matchAll(/"([^"]{1,200})"|“([^”]{1,200})”/g)) out.add((m[1] ?? m[2])!);
+  if (text.includes('"') || text.includes('“')) for (const m of text.matchAll(QUOTED)) out.add((m[1] ?? m[2])!);
   for (let t of text.split(TOKEN_SPLIT)) {
-    t = t.replace(/^[.:]+|[.:]+$/g, '');
+    if (t && (isEdgePunctuation(t.charCodeAt(0)) || isEdgePunctuation(t.charCodeAt(t.length - 1))))
+      t = t.replace(EDGE_PUNCTUATION, '');
     if (!t) continue;
     out.add(t);
-    const amount = /^(\d+)(?:[.,](\d{1,2}))?$/.exec(t);
+    const amount = isDigit(t.charCodeAt(0)) ? AMOUNT.exec(t) : null;
     if (amount) {
       const minor = Number(amount[1]) * 100 + Number((amount[2] ?? '0').padEnd(2, '0'));
       out.add(String(minor));
@@ -52,16 +76,26 @@ export interface Leaf {
   value: string | number | boolean | null;
 }
 
+/** Every scalar in a JSON value with its RFC 6901 pointer, in document order. */
 export function leaves(value: unknown, pointer = ''): Leaf[] {
-  if (value === null || typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean')
-    return [{ pointer, value }];
-  if (Array.isArray(value)) return value.flatMap((v, i) => leaves(v, `${pointer}/${i}`));
-  if (typeof value === 'object') {
-    return Object.entries(value as Record<string, unknown>).flatMap(([k, v]) =>
-      leaves(v, `${pointer}/${k.replace(/~/g, '~0').replace(/\//g, '~1')}`),
-    );
+  const out: Leaf[] = [];
+  collectLeaves(value, pointer, out);
+  return out;
+}
+
+const escapeToken = (k: string): string =>
+  k.includes('~') || k.includes('/') ? k.replace(/~/g, '~0').replace(/\//g, '~1') : k;
+
+function collectLeaves(value: unknown, pointer: string, out: Leaf[]): void {
+  if (value === null || typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') {
+    out.push({ pointer, value });
+  } else if (Array.isArray(value)) {
+    // A hole in a sparse array is no element (as `flatMap` skips it).
+    for (let i = 0; i < value.length; i++) if (i in value) collectLeaves(value[i], `${pointer}/${i}`, out);
+  } else if (typeof value === 'object') {
+    const o = value as Record<string, unknown>;
+    for (const k of Object.keys(o)) collectLeaves(o[k], `${pointer}/${escapeToken(k)}`, out);
   }
-  return [];
 }
 
 const RANK: Record<Sensitivity, number> = { public: 0, internal: 1, confidential: 2, secret: 3 };
@@ -107,8 +141,21 @@ interface Folded {
 interface Posting {
   sightings: Sighting[];
   folded: Folded[];
-  distinct: Set<string>;
+  /** Signatures of the sightings, once there are enough that scanning them costs more than a set. */
+  distinct?: Set<string>;
 }
+
+/** Sightings a posting scans before it keeps a set of their signatures. */
+const SCAN_LIMIT = 16;
+const signatureOf = (s: Sighting): string =>
+  `${s.source}\u0000${s.trusted}${s.callTrusted}${s.echo}\u0000${s.sensitivity}\u0000${s.exact}`;
+const sameSighting = (a: Sighting, b: Sighting): boolean =>
+  a.source === b.source &&
+  a.trusted === b.trusted &&
+  a.callTrusted === b.callTrusted &&
+  a.echo === b.echo &&
+  a.sensitivity === b.sensitivity &&
+  a.exact === b.exact;
 
 function withSource(sources: readonly string[], source: string): readonly string[] {
   if (sources.includes(source)) return sources;
@@ -202,8 +249,9 @@ export class Provenance implements ProvenanceView {
       for (const v of values) {
         const key = normalize(v);
         // The same key may come as different exact tokens; each is kept, once.
-        if (!key || seen.has(`${key}\u0000${v}`)) continue;
-        seen.add(`${key}\u0000${v}`);
+        const once = `${key}\u0000${v}`;
+        if (!key || seen.has(once)) continue;
+        seen.add(once);
         this.append(key, {
           source: p.source,
           trusted: p.trusted,
@@ -219,10 +267,16 @@ export class Provenance implements ProvenanceView {
 
   private append(key: string, s: Sighting): void {
     let posting = this.index.get(key);
-    if (!posting) this.index.set(key, (posting = { sightings: [], folded: [], distinct: new Set() }));
-    const signature = `${s.source}\u0000${s.trusted}${s.callTrusted}${s.echo}\u0000${s.sensitivity}\u0000${s.exact}`;
-    if (posting.distinct.has(signature)) return;
-    posting.distinct.add(signature);
+    if (!posting) this.index.set(key, (posting = { sightings: [], folded: [] }));
+    if (posting.distinct) {
+      const signature = signatureOf(s);
+      if (posting.distinct.has(signature)) return;
+      posting.distinct.add(signature);
+    } else {
+      for (const seen of posting.sightings) if (sameSighting(seen, s)) return;
+      if (posting.sightings.length + 1 >= SCAN_LIMIT)
+        posting.distinct = new Set([...posting.sightings, s].map(signatureOf));
+    }
     posting.folded.push(fold(posting.folded.at(-1), s));
     posting.sightings.push(s);
   }

@@ -2,7 +2,7 @@
 // identically on replay. Anything unexpected refuses (fail closed).
 import { setAt } from '../catalog/json-pointer';
 import { sensitivityRank, type ProtectedFieldDecl, type ToolDecl } from '../catalog/manifest';
-import { leaves, type ProvenanceView } from './provenance';
+import { leaves, type Label, type ProvenanceView, type Sighting } from './provenance';
 
 /** A look-alike the model wrote, replaced by the exact value the trusted source produced. */
 export interface Substitution {
@@ -12,7 +12,14 @@ export interface Substitution {
 }
 
 export type FlowVerdict =
-  | { allow: true; args: Record<string, unknown>; redacted: string[]; substitutions?: Substitution[] }
+  | {
+      allow: true;
+      args: Record<string, unknown>;
+      redacted: string[];
+      /** Every argument as written was trusted: what `ProvenanceView.callTrusted(args)` says, from the labels read here. */
+      trustedArgs: boolean;
+      substitutions?: Substitution[];
+    }
   | { allow: false; rule: string; reason: string };
 
 function covers(rulePointer: string, pointer: string): boolean {
@@ -33,47 +40,69 @@ function checkProtectedField(
 ): FieldCheck {
   const prods = prov.productionsOf(value);
   const allowed = rule.from_sources;
-  const refuse = (reason: string): FieldCheck => ({ ok: false, reason });
-  if (prods.length === 0) return refuse(`${pointer} was written by the model, not produced by ${allowed.join(' or ')}`);
-  const fromAllowed = prods.filter((p) => allowed.includes(p.source));
+  if (prods.length === 0)
+    return { ok: false, reason: `${pointer} was written by the model, not produced by ${allowed.join(' or ')}` };
+  // One pass over the sightings (the gate's hot path); the lists below are those the rule reads.
+  const fromAllowed: Sighting[] = [];
   // Only an allowed source whose call nobody steered (or the user's own words) vouches for a value.
-  const vouching = fromAllowed.filter((p) => p.trusted || p.callTrusted);
+  const vouching: Sighting[] = [];
   // Another untrusted source offering the same value may be what made the model pick it, unless the
   // user wrote it or that source only echoed what the run itself sent it (a receipt).
-  const userWrote = vouching.some((p) => p.trusted);
-  const foreign = [
-    ...new Set(prods.filter((p) => !p.trusted && !p.echo && !allowed.includes(p.source)).map((p) => p.source)),
-  ];
-  if (foreign.length > 0 && !userWrote)
-    return refuse(
-      `${pointer} also came from ${foreign.join(', ')}, which the rule does not allow (allowed: ${allowed.join(', ')})`,
-    );
-  if (fromAllowed.length === 0) return refuse(`${pointer} was not produced by ${allowed.join(' or ')}`);
+  let userWrote = false;
+  let anyForeign = false;
+  for (const p of prods) {
+    if (allowed.includes(p.source)) {
+      fromAllowed.push(p);
+      if (p.trusted || p.callTrusted) {
+        vouching.push(p);
+        if (p.trusted) userWrote = true;
+      }
+    } else if (!p.trusted && !p.echo) anyForeign = true;
+  }
+  if (anyForeign && !userWrote) {
+    const foreign = [
+      ...new Set(prods.filter((p) => !p.trusted && !p.echo && !allowed.includes(p.source)).map((p) => p.source)),
+    ];
+    return {
+      ok: false,
+      reason: `${pointer} also came from ${foreign.join(', ')}, which the rule does not allow (allowed: ${allowed.join(', ')})`,
+    };
+  }
+  if (fromAllowed.length === 0) return { ok: false, reason: `${pointer} was not produced by ${allowed.join(' or ')}` };
   if (vouching.length === 0)
-    return refuse(
-      `${pointer} came from ${fromAllowed.map((p) => p.source).join(', ')}, but that call was steered by untrusted input`,
-    );
+    return {
+      ok: false,
+      reason: `${pointer} came from ${fromAllowed.map((p) => p.source).join(', ')}, but that call was steered by untrusted input`,
+    };
   if (typeof value === 'number') return { ok: true, exact: value };
+  for (const p of vouching) if (p.exact === value) return { ok: true, exact: value };
   const exacts = [...new Set(vouching.map((p) => p.exact))];
-  if (exacts.includes(value)) return { ok: true, exact: value };
   if (exacts.length > 1)
-    return refuse(
-      `${pointer} matches ${exacts.length} different values from ${[...new Set(vouching.map((p) => p.source))].join(', ')} (${exacts.map((e) => JSON.stringify(e)).join(', ')}); refusing rather than picking one`,
-    );
+    return {
+      ok: false,
+      reason: `${pointer} matches ${exacts.length} different values from ${[...new Set(vouching.map((p) => p.source))].join(', ')} (${exacts.map((e) => JSON.stringify(e)).join(', ')}); refusing rather than picking one`,
+    };
   return { ok: true, exact: exacts[0]! };
+}
+
+function ruleCovering(rules: readonly ProtectedFieldDecl[], pointer: string): ProtectedFieldDecl | undefined {
+  for (const r of rules) if (covers(r.pointer, pointer)) return r;
+  return undefined;
 }
 
 export function checkDataFlow(decl: ToolDecl, args: Record<string, unknown>, prov: ProvenanceView): FlowVerdict {
   try {
     const argLeaves = leaves(args);
     const rules = decl.protected_fields;
-    const ruleFor = (pointer: string) => rules.find((r) => covers(r.pointer, pointer));
+    // Each argument's label, read once: the taint and sensitivity checks below both need it.
+    const labels: (Label | undefined)[] = [];
 
     let out = args;
     const substitutions: Substitution[] = [];
     for (const rule of rules) {
       if (!('from_sources' in rule)) continue;
-      for (const leaf of argLeaves.filter((l) => covers(rule.pointer, l.pointer))) {
+      for (const leaf of argLeaves) {
+        if (!covers(rule.pointer, leaf.pointer)) continue;
         if (leaf.value === null || typeof leaf.value === 'boolean')
           return {
             allow: false,
@@ -90,9 +119,10 @@ export function checkDataFlow(decl: ToolDecl, args: Record<string, unknown>, pro
     }
 
     if (decl.safety !== 'read_only') {
-      for (const leaf of argLeaves) {
-        if (ruleFor(leaf.pointer)) continue;
-        const label = prov.labelOf(leaf.value);
+      for (let i = 0; i < argLeaves.length; i++) {
+        const leaf = argLeaves[i]!;
+        if (ruleCovering(rules, leaf.pointer)) continue;
+        const label = (labels[i] = prov.labelOf(leaf.value));
         if (!label.trusted) {
           const origin = label.synthesized
             ? `the model wrote it after reading ${label.sources.filter((s) => s !== 'user://prompt').join(', ')}`
@@ -107,11 +137,15 @@ export function checkDataFlow(decl: ToolDecl, args: Record<string, unknown>, pro
     }
 
     const redacted: string[] = [];
-    for (const leaf of argLeaves) {
-      const label = prov.labelOf(leaf.value);
-      if (sensitivityRank(label.sensitivity) <= sensitivityRank(decl.sensitivity.max)) continue;
+    const maxRank = sensitivityRank(decl.sensitivity.max);
+    let trustedArgs = true;
+    for (let i = 0; i < argLeaves.length; i++) {
+      const leaf = argLeaves[i]!;
+      const label = (labels[i] ??= prov.labelOf(leaf.value));
+      if (!label.trusted) trustedArgs = false;
+      if (sensitivityRank(label.sensitivity) <= maxRank) continue;
       const redaction = decl.redactions.find((r) => covers(r.pointer, leaf.pointer));
-      if (redaction && sensitivityRank(redaction.lowers_to) <= sensitivityRank(decl.sensitivity.max)) {
+      if (redaction && sensitivityRank(redaction.lowers_to) <= maxRank) {
         if (!redacted.includes(redaction.pointer)) {
           out = setAt(out, redaction.pointer, redaction.replace_with);
           redacted.push(redaction.pointer);
@@ -124,7 +158,7 @@ export function checkDataFlow(decl: ToolDecl, args: Record<string, unknown>, pro
         reason: `${leaf.pointer} carries ${label.sensitivity} data (from ${label.sources.join(', ') || 'the context'}); ${decl.id} accepts at most ${decl.sensitivity.max}`,
       };
     }
-    return { allow: true, args: out, redacted, ...(substitutions.length ? { substitutions } : {}) };
+    return { allow: true, args: out, redacted, trustedArgs, ...(substitutions.length ? { substitutions } : {}) };
   } catch (err) {
     return {
       allow: false,
