@@ -12,8 +12,30 @@ export interface EffectDescriptor {
  * the same call at the same point is the same effect whoever asked for it.
  */
 export function effectKey(descriptor: EffectDescriptor, position: number): string {
-  return `ek-${sha256Hex(canonicalJson({ descriptor, position }))}`;
+  return `ek-${sha256Hex(keyText(descriptor, position))}`;
 }
+
+/**
+ * `canonicalJson({ descriptor, position })`. For the descriptor every call makes (a plain
+ * `{ tool, args }` with object arguments and a finite position) it is written around the canonical
+ * arguments directly, byte for byte what the whole would canonicalise to; anything else goes the
+ * whole way.
+ */
+function keyText(descriptor: EffectDescriptor, position: number): string {
+  const { tool, args } = descriptor;
+  if (
+    typeof tool === 'string' &&
+    typeof args === 'object' &&
+    args !== null &&
+    Number.isFinite(position) &&
+    Object.getPrototypeOf(descriptor) === Object.prototype &&
+    isToolAndArgs(Object.keys(descriptor))
+  )
+    return `{"descriptor":{"args":${canonicalJson(args)},"tool":${JSON.stringify(tool)}},"position":${JSON.stringify(position)}}`;
+  return canonicalJson({ descriptor, position });
+}
+
+const isToolAndArgs = (keys: string[]): boolean => keys.length === 2 && keys.includes('tool') && keys.includes('args');
 
 /** What the provider sees: stable across crashes, retries and a reset that replays to the same point. */
 export function idempotencyKey(workflowId: string, key: string): string {

@@ -1,5 +1,6 @@
 // Workflow-safe: where every value in a run came from. Values are matched by equality after
 // normalisation, so a model that retypes a value does not shed its origin.
+import { foldText } from '../catalog/fold';
 import { SENSITIVITY_LEVELS, type Sensitivity } from '../catalog/manifest';
 
 export const USER_PROMPT = 'user://prompt';
@@ -23,14 +24,7 @@ export interface Label {
 }
 
 export function normalize(value: string | number): string {
-  const text = String(value);
-  // Printable ASCII without whitespace is its own NFKC form with nothing to strip: lower-casing is all
-  // that is left (the common case, and the gate's hot path).
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c <= 0x20 || c >= 0x7f) return text.normalize('NFKC').toLowerCase().replace(/\s+/g, '');
-  }
-  return text.toLowerCase();
+  return foldText(value);
 }
 
 const TOKEN_SPLIT = /[\s,;!?()[\]{}<>"'`|*]+/;
@@ -157,6 +151,24 @@ const sameSighting = (a: Sighting, b: Sighting): boolean =>
   a.sensitivity === b.sensitivity &&
   a.exact === b.exact;
 
+/** Whether a string comes for the first time: a short list scanned, a set once it grows. */
+class Once {
+  private list: string[] = [];
+  private set?: Set<string>;
+
+  first(x: string): boolean {
+    if (this.set) {
+      if (this.set.has(x)) return false;
+      this.set.add(x);
+      return true;
+    }
+    if (this.list.includes(x)) return false;
+    this.list.push(x);
+    if (this.list.length >= SCAN_LIMIT) this.set = new Set(this.list);
+    return true;
+  }
+}
+
 function withSource(sources: readonly string[], source: string): readonly string[] {
   if (sources.includes(source)) return sources;
   return Object.freeze([...sources, source].sort());
@@ -242,16 +254,14 @@ export class Provenance implements ProvenanceView {
           }),
     );
     const sentHere = this.sent.get(p.source);
-    const seen = new Set<string>();
+    const seen = new Once();
     for (const leaf of leaves(value)) {
       if (leaf.value === null || typeof leaf.value === 'boolean') continue;
       const values = typeof leaf.value === 'string' ? tokens(leaf.value) : [String(leaf.value)];
       for (const v of values) {
         const key = normalize(v);
         // The same key may come as different exact tokens; each is kept, once.
-        const once = `${key}\u0000${v}`;
-        if (!key || seen.has(once)) continue;
-        seen.add(once);
+        if (!key || !seen.first(`${key}\u0000${v}`)) continue;
         this.append(key, {
           source: p.source,
           trusted: p.trusted,

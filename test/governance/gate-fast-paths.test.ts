@@ -6,6 +6,7 @@ import { sha256 } from '@noble/hashes/sha256';
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils';
 import fc from 'fast-check';
 import { canonicalJson, sha256Hex } from '../../catalog/digest';
+import { effectKey, type EffectDescriptor } from '../../common/effect-key';
 import { argumentBytes, utf8Length } from '../../workflows/outbound';
 import { leaves, normalize, tokens, type Leaf } from '../../workflows/provenance';
 
@@ -105,5 +106,29 @@ describe('the gate hot path', () => {
       fc.property(json, (v) => expect(argumentBytes(v)).toBe(new TextEncoder().encode(canonicalJson(v)).length)),
       { numRuns: 1000 },
     );
+  });
+});
+
+describe('the effect key', () => {
+  const plainKey = (descriptor: unknown, position: number) =>
+    `ek-${bytesToHex(sha256(utf8ToBytes(canonicalJson({ descriptor, position }))))}`;
+
+  it('is the hash of the canonical descriptor and position, whatever the descriptor holds', () => {
+    const descriptor = fc.oneof(
+      fc.record({ tool: text, args: json }),
+      fc.record({ args: json, tool: text }),
+      fc.record({ tool: text, args: json, extra: json }),
+      fc.record({ tool: fc.integer(), args: json }),
+      fc.record({ tool: text }),
+    );
+    const position = fc.oneof(fc.nat(), fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true }));
+    fc.assert(
+      fc.property(descriptor, position, (d, p) => expect(effectKey(d as EffectDescriptor, p)).toBe(plainKey(d, p))),
+      { numRuns: 3000 },
+    );
+    const withJson = { tool: 't', args: { toJSON: () => ({ b: 1, a: [2] }) } };
+    expect(effectKey(withJson, 3)).toBe(plainKey(withJson, 3));
+    const inherited = Object.assign(Object.create({ extra: 1 }) as object, { tool: 't', args: { a: 1 } });
+    expect(effectKey(inherited as EffectDescriptor, 3)).toBe(plainKey(inherited, 3));
   });
 });
