@@ -12,46 +12,63 @@ export interface RunStatus {
   waitingFor: WaitingFor;
 }
 
-export function statusOf(journal: readonly JournalEntry[], pending: readonly PendingEscalation[]): RunStatus {
-  return {
-    refusals: journal.filter((e) => e.decision === 'refused' || e.decision === 'denied').length,
-    waitingFor: pending.some((p) => p.kind === 'approval')
-      ? WaitingFor.Approval
-      : pending.length > 0
-        ? WaitingFor.Escalation
-        : WaitingFor.None,
-  };
+function waitingFor(pending: readonly PendingEscalation[]): WaitingFor {
+  return pending.some((p) => p.kind === 'approval')
+    ? WaitingFor.Approval
+    : pending.length > 0
+      ? WaitingFor.Escalation
+      : WaitingFor.None;
 }
+
+const refused = (e: JournalEntry) => e.decision === 'refused' || e.decision === 'denied';
 
 /** `2026-12-01 14:03 UTC`: a deadline as people read it. */
 export function readableTime(ms: number): string {
   return `${new Date(ms).toISOString().replace('T', ' ').slice(0, 16)} UTC`;
 }
 
+/** How the run's calls were decided so far, counted as each call settles (never by rescanning the journal). */
+export class CallTally {
+  /** Calls in the journal, settled or not. */
+  calls = 0;
+  approved = 0;
+  refusals = 0;
+  readonly byRule = new Map<string, number>();
+
+  /** A call entered the journal. */
+  opened(): void {
+    this.calls++;
+  }
+
+  /** A call returned, failed or was refused: its decision is final. */
+  settled(e: JournalEntry): void {
+    if (e.decision === 'approved') this.approved++;
+    else if (refused(e)) {
+      this.refusals++;
+      const rule = `${e.decision} by ${e.rule ?? '?'}`;
+      this.byRule.set(rule, (this.byRule.get(rule) ?? 0) + 1);
+    }
+  }
+}
+
 /** Markdown for the Web UI's Current Details: what waits first, then the effects so far. */
-export function detailsOf(journal: readonly JournalEntry[], pending: readonly PendingEscalation[]): string {
+export function detailsOf(tally: CallTally, pending: readonly PendingEscalation[]): string {
   const lines: string[] = [];
   for (const p of pending)
     lines.push(
       `**Waiting for ${p.kind === 'approval' ? 'approval' : 'a person (in doubt)'}** until ${readableTime(p.deadline)}: ` +
         `#${p.position} ${p.toolId}, effect ${p.effectKey.slice(0, 15)}…: ${p.reason}`,
     );
-  if (journal.length > 0) {
-    // A call waiting for a person is counted as waiting, not by its provisional decision.
-    const waiting = new Set(pending.map((p) => p.position));
-    const count = (d: JournalEntry['decision']) =>
-      journal.filter((e) => e.decision === d && !waiting.has(e.position)).length;
-    const byRule = new Map<string, number>();
-    for (const e of journal)
-      if (e.decision === 'refused' || e.decision === 'denied')
-        byRule.set(`${e.decision} by ${e.rule ?? '?'}`, (byRule.get(`${e.decision} by ${e.rule ?? '?'}`) ?? 0) + 1);
+  if (tally.calls > 0) {
+    // A call not yet settled counts as allowed (its provisional decision), unless it waits for a person.
+    const allowed = tally.calls - tally.approved - tally.refusals - pending.length;
     const parts = [
-      ...(count('allowed') ? [`${count('allowed')} allowed`] : []),
-      ...(count('approved') ? [`${count('approved')} approved`] : []),
-      ...[...byRule].map(([r, n]) => `${n} ${r}`),
+      ...(allowed > 0 ? [`${allowed} allowed`] : []),
+      ...(tally.approved ? [`${tally.approved} approved`] : []),
+      ...[...tally.byRule].map(([r, n]) => `${n} ${r}`),
     ];
     lines.push(
-      `**Effects**: ${journal.length} calls: ${parts.join(', ')}${pending.length ? `, ${pending.length} waiting` : ''}`,
+      `**Effects**: ${tally.calls} calls: ${parts.join(', ')}${pending.length ? `, ${pending.length} waiting` : ''}`,
     );
   }
   return lines.join('\n\n');
@@ -63,13 +80,18 @@ export class RunStatusBoard {
   private enabled?: boolean;
   /** Refusals of the runs this one continues: a chain counts as one run. */
   carriedRefusals = 0;
+  readonly tally = new CallTally();
 
-  publish(journal: readonly JournalEntry[], pending: readonly PendingEscalation[]): void {
-    setCurrentDetails(detailsOf(journal, pending));
+  /** Refusals over the whole chain. */
+  refusals(): number {
+    return this.carriedRefusals + this.tally.refusals;
+  }
+
+  publish(pending: readonly PendingEscalation[]): void {
+    setCurrentDetails(detailsOf(this.tally, pending));
     this.enabled ??= patched(Patch.OperatorStatus);
     if (!this.enabled) return;
-    const now = statusOf(journal, pending);
-    now.refusals += this.carriedRefusals;
+    const now: RunStatus = { refusals: this.refusals(), waitingFor: waitingFor(pending) };
     if (this.last && now.refusals === this.last.refusals && now.waitingFor === this.last.waitingFor) return;
     upsertSearchAttributes([
       { key: REFUSALS, value: now.refusals },

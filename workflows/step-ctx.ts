@@ -28,7 +28,7 @@ import {
 import { journalQuery } from './journal-query';
 import type { JournalEntry, LeaseState } from './journal';
 import type { Escalator } from './recovery';
-import { readableTime, RunStatusBoard, statusOf } from './run-status';
+import { readableTime, RunStatusBoard } from './run-status';
 import { recordRefusal } from './run-span';
 
 export type { Gate, GateVerdict } from './call/gate';
@@ -184,7 +184,7 @@ export class StepCtx {
       leases: this.leases()
         .filter((l) => l.states.at(-1) !== 'released')
         .map((l) => ({ id: l.id, states: [...l.states] })),
-      refusals: this.status.carriedRefusals + statusOf(this.journal, []).refusals,
+      refusals: this.status.refusals(),
     };
   }
 
@@ -211,10 +211,7 @@ export class StepCtx {
 
   /** Refusals, whom the run waits for and a summary of its effects, where operators look. */
   private publishStatus(): void {
-    this.status.publish(
-      this.journal,
-      [...this.pending.values()].filter((p) => !p.decision).map((p) => p.info),
-    );
+    this.status.publish([...this.pending.values()].filter((p) => !p.decision).map((p) => p.info));
   }
 
   /** The journal in position order (concurrent calls may enter it out of order). */
@@ -236,7 +233,10 @@ export class StepCtx {
       return await this.governedCall(toolId, args, options);
     } finally {
       const entry = this.journal[before];
-      if (entry) recordRefusal(entry, this.scope.catalog.declared(toolId)?.decl.description);
+      if (entry) {
+        this.status.tally.settled(entry);
+        recordRefusal(entry, this.scope.catalog.declared(toolId)?.decl.description);
+      }
       this.publishStatus();
     }
   }
@@ -251,6 +251,7 @@ export class StepCtx {
       modelCallId: options.modelCallId,
     };
     this.journal.push(entry);
+    this.status.tally.opened();
     const call = prepareCall(entry, this.scope.catalog, toolId, args, options.answering);
     const gated = await gateCall(entry, call, options.gate);
     await awaitApproval(entry, call, gated, this.escalator);
