@@ -1,9 +1,10 @@
 /**
- * A provider's durable store: one JSON line per record, fsynced, under a lock file so several
- * worker processes can share it. A record is written once per idempotency key.
+ * A provider's durable store: one JSON line per record, fsynced, under a lock file (./file-lock.ts) so
+ * worker replicas on any host sharing the directory can use it. A record is written once per idempotency key.
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { FileLock } from './file-lock';
 
 export interface Keyed {
   idempotencyKey: string;
@@ -11,7 +12,7 @@ export interface Keyed {
 
 export class KeyedLog<T extends Keyed> {
   private readonly file: string;
-  private readonly lock: string;
+  private readonly lock: FileLock;
   private readonly repeatsFile: string;
 
   constructor(
@@ -20,7 +21,7 @@ export class KeyedLog<T extends Keyed> {
   ) {
     fs.mkdirSync(dir, { recursive: true });
     this.file = path.join(dir, `${name}.jsonl`);
-    this.lock = path.join(dir, `${name}.lock`);
+    this.lock = new FileLock(path.join(dir, `${name}.lock`));
     this.repeatsFile = path.join(dir, `${name}.repeats.jsonl`);
   }
 
@@ -46,7 +47,7 @@ export class KeyedLog<T extends Keyed> {
 
   /** Records once per key; a repeat returns the first record. */
   async record(value: T): Promise<{ record: T & { id: string; at: string }; duplicate: boolean }> {
-    return this.locked(() => {
+    return this.lock.hold(() => {
       const records = this.all();
       const existing = records.find((r) => r.idempotencyKey === value.idempotencyKey);
       if (existing) {
@@ -67,34 +68,6 @@ export class KeyedLog<T extends Keyed> {
       }
       return { record, duplicate: false };
     });
-  }
-
-  private async locked<R>(fn: () => R): Promise<R> {
-    for (let i = 0; ; i++) {
-      try {
-        fs.writeFileSync(this.lock, String(process.pid), { flag: 'wx' });
-        break;
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-        this.breakStaleLock();
-        await new Promise((r) => setTimeout(r, 5 + Math.min(i, 20)));
-      }
-    }
-    try {
-      return fn();
-    } finally {
-      fs.rmSync(this.lock, { force: true });
-    }
-  }
-
-  /** A worker killed while holding the lock must not wedge the store. */
-  private breakStaleLock(): void {
-    try {
-      const pid = Number(fs.readFileSync(this.lock, 'utf8'));
-      if (pid && pid !== process.pid) process.kill(pid, 0);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ESRCH') fs.rmSync(this.lock, { force: true });
-    }
   }
 }
 
