@@ -1,6 +1,7 @@
 // The S3 blob store against a real SeaweedFS: the contract FileBlobStore keeps (run-scoped, content-addressed,
 // corruption refused, an unwritable store refused at worker start), and a large tool output an agent run
-// stores in the bucket and the next model turn reads back.
+// stores in the bucket and the next model turn reads back; two worker processes as replicas: one stores a large
+// output the other reads, and one makes a refund and dies, the other reconciles it through the shared stores.
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import {
@@ -17,13 +18,17 @@ import type { Tool } from '../../activities/tool';
 import { loadManifest } from '../../catalog/manifest-file';
 import { ToolDecl, type Manifest } from '../../catalog/manifest';
 import type { AgentRunInput, AgentRunResult } from '../../workflows/agent-run';
+import type { ToolRunInput, ToolRunResult } from '../../workflows/tool-run';
+import { idempotencyKey } from '../../common/effect-key';
+import { ActivityName } from '../../common/names';
+import { paymentsStore } from '../../examples/support-desk/payments-store';
 import { cachedWeed, startSeaweed, WEED_COMMAND, type Seaweed } from '../../scripts/seaweedfs';
 import { freePort } from '../../scripts/dev-server';
 import { spawnWorker, writeManifest, type WorkerProcess } from '../../scripts/worker-process';
 import { BIG_REPORT_BYTES } from '../fixtures/large-output-tools';
-import { harness, testAddress, testDir, type Harness } from '../support/env';
+import { exampleManifest, harness, testAddress, testDir, type Harness } from '../support/env';
 import { startFakeChat, type ChatRequest, type Reply } from '../support/fake-chat';
-import { historyOf } from '../support/history';
+import { historyOf, startedBy } from '../support/history';
 import { waitFor } from '../support/wait';
 
 const ledger = loadManifest(path.resolve(__dirname, '..', '..', 'examples', 'mcp-ledger', 'manifest.yaml')).manifest;
@@ -241,6 +246,42 @@ describe('S3BlobStore (SeaweedFS)', () => {
       await chat?.close();
     });
 
+    /** A worker process as a replica: its own data directory, the bucket under `prefix` for blobs. */
+    const replica = (o: {
+      dir: string;
+      name: string;
+      manifestFile: string;
+      taskQueue: string;
+      prefix: string;
+      storeDir: string;
+      tools?: string[];
+      killAt?: string;
+    }): WorkerProcess => {
+      const w = spawnWorker({
+        address: testAddress(),
+        workflowBundle: process.env.TOOLPLANE_TEST_BUNDLE,
+        manifestFile: o.manifestFile,
+        taskQueue: o.taskQueue,
+        storeDir: o.storeDir,
+        tools: o.tools,
+        killAt: o.killAt,
+        env: {
+          TOOLPLANE_DATA_DIR: path.join(o.dir, o.name),
+          TOOLPLANE_BLOB_DIR: path.join(o.dir, o.name, 'blobs'),
+          TOOLPLANE_S3_BUCKET: bucket,
+          TOOLPLANE_S3_PREFIX: o.prefix,
+          TOOLPLANE_S3_ENDPOINT: seaweed.endpoint,
+          AWS_REGION: 'us-east-1',
+          AWS_ACCESS_KEY_ID: seaweed.credentials.accessKeyId,
+          AWS_SECRET_ACCESS_KEY: seaweed.credentials.secretAccessKey,
+          TOOLPLANE_SHUTDOWN_GRACE_TIME: '1s',
+          TOOLPLANE_SHUTDOWN_FORCE_TIME: '3s',
+        },
+      });
+      workers.push(w);
+      return w;
+    };
+
     it('one performs the large-output call, the other runs the next model turn on what it stored', async () => {
       const dir = testDir('s3-two-workers');
       const manifest: Manifest = {
@@ -262,29 +303,17 @@ describe('S3BlobStore (SeaweedFS)', () => {
       const taskQueue = `s3-two-${randomUUID()}`;
       const prefix = `two-${randomUUID().slice(0, 8)}/`;
       const spawn = (name: string) =>
-        spawnWorker({
-          address: testAddress(),
-          workflowBundle: process.env.TOOLPLANE_TEST_BUNDLE,
+        replica({
+          dir,
+          name,
           manifestFile,
           taskQueue,
+          prefix,
           // Nothing on disk is shared: each worker has its own data directory; only the bucket is common.
           storeDir: path.join(dir, name),
           tools: [path.resolve(__dirname, '..', 'fixtures', 'large-output-tools')],
-          env: {
-            TOOLPLANE_DATA_DIR: path.join(dir, name),
-            TOOLPLANE_BLOB_DIR: path.join(dir, name, 'blobs'),
-            TOOLPLANE_S3_BUCKET: bucket,
-            TOOLPLANE_S3_PREFIX: prefix,
-            TOOLPLANE_S3_ENDPOINT: seaweed.endpoint,
-            AWS_REGION: 'us-east-1',
-            AWS_ACCESS_KEY_ID: seaweed.credentials.accessKeyId,
-            AWS_SECRET_ACCESS_KEY: seaweed.credentials.secretAccessKey,
-            TOOLPLANE_SHUTDOWN_GRACE_TIME: '1s',
-            TOOLPLANE_SHUTDOWN_FORCE_TIME: '3s',
-          },
         });
       const a = spawn('a');
-      workers.push(a);
       void a.exited.then(() => (aExited = true));
       await waitFor('worker a polling', 60_000, () => a.output().includes('polling'));
 
@@ -312,7 +341,6 @@ describe('S3BlobStore (SeaweedFS)', () => {
       const handle = await h.client.workflow.start('agentRun', { taskQueue, workflowId, args: [input] });
       await waitFor('worker a stopped', 120_000, () => aExited);
       const b = spawn('b');
-      workers.push(b);
       const result: AgentRunResult = await handle.result();
       expect(result).toMatchObject({ status: 'completed', answer: 'read it all' });
 
@@ -321,24 +349,71 @@ describe('S3BlobStore (SeaweedFS)', () => {
       expect(JSON.parse(toolMessage)).toEqual({ report: '0123456789'.repeat(BIG_REPORT_BYTES / 10) });
 
       // History says who did what: worker a the tool call, worker b the turn that read its output.
-      const events = await historyOf(h.client, workflowId);
-      const scheduled = new Map(
-        events
-          .filter((e) => e.activityTaskScheduledEventAttributes)
-          .map((e) => [String(e.eventId), e.activityTaskScheduledEventAttributes!.activityType!.name!]),
-      );
-      const started = events
-        .filter((e) => e.activityTaskStartedEventAttributes)
-        .map((e) => ({
-          type: scheduled.get(String(e.activityTaskStartedEventAttributes!.scheduledEventId))!,
-          identity: e.activityTaskStartedEventAttributes!.identity!,
-        }));
+      const started = startedBy(await historyOf(h.client, workflowId));
       expect(started.filter((s) => s.type === 'performTool').map((s) => s.identity)).toEqual([
         expect.stringContaining(`${a.pid}@`),
       ]);
       expect(started.filter((s) => s.type === 'modelTurn').at(-1)!.identity).toContain(`${b.pid}@`);
       // And the bytes are in the bucket, not in either worker's directory.
       expect((await keys(prefix)).length).toBeGreaterThan(0);
+    });
+
+    it('a refund one replica made before it died is found by the reconcile on the other: one payment', async () => {
+      const dir = testDir('s3-reconcile');
+      const example = exampleManifest();
+      // Timeouts short enough that the lost worker is noticed in seconds.
+      const manifest: Manifest = {
+        ...example,
+        tools: example.tools.map((t) => ({ ...t, timeouts: { ...t.timeouts, start_to_close: '2s' } })),
+      };
+      const manifestFile = writeManifest(dir, manifest);
+      const taskQueue = `s3-reconcile-${randomUUID()}`;
+      const prefix = `reconcile-${randomUUID().slice(0, 8)}/`;
+      // The example's stores are on one directory both replicas mount, as compose's shared volume.
+      const stores = path.join(dir, 'shared-stores');
+      const spawn = (name: string, killAt?: string) =>
+        replica({ dir, name, manifestFile, taskQueue, prefix, storeDir: stores, killAt });
+      const workflowId = `s3-reconcile-${randomUUID()}`;
+      const memo = `reconcile-${randomUUID()}`;
+      const input: ToolRunInput = {
+        manifest,
+        grants: manifest.tools.map((t) => t.id),
+        principal: 'agent:test',
+        calls: [
+          {
+            toolId: 'tool://payments/refund',
+            args: { account_id: 'acct_alice_001', amount_cents: 2500, currency: 'EUR', memo },
+          },
+        ],
+      };
+      const handle = await h.client.workflow.start('toolRun', { taskQueue, workflowId, args: [input] });
+
+      // Replica a refunds, and dies before it can report it: the payment is in the shared store, not in history.
+      const a = spawn('a', 'after_commit');
+      expect((await a.exited).signal).toBe('SIGKILL');
+      expect(a.output()).toContain('SIGKILL at after_commit');
+      expect(paymentsStore(stores).all()).toEqual([expect.objectContaining({ memo })]);
+
+      const b = spawn('b');
+      const result: ToolRunResult = await handle.result();
+      expect(result.status).toBe('completed');
+      expect(result.journal[0]).toMatchObject({ recovery: 'reconciled_landed', outcome: 'ok' });
+      const landed = paymentsStore(stores).all();
+      expect(landed).toHaveLength(1);
+      expect(landed[0]).toMatchObject({
+        memo,
+        idempotencyKey: idempotencyKey(workflowId, result.journal[0]!.effectKey!),
+      });
+      // Not sent again: the provider saw no repeat of the key.
+      expect(paymentsStore(stores).repeats()).toBe(0);
+      expect(result.outputs[0]).toEqual({ payment_id: landed[0]!.id, status: 'refunded', duplicate: false });
+
+      // History: replica a performed the refund, replica b reconciled it.
+      const started = startedBy(await historyOf(h.client, workflowId)).filter((s) => s.type !== ActivityName.Authorize);
+      expect(started).toEqual([
+        { type: 'performTool', identity: expect.stringContaining(`${a.pid}@`) },
+        { type: 'reconcileTool', identity: expect.stringContaining(`${b.pid}@`) },
+      ]);
     });
   });
 });

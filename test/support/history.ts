@@ -30,3 +30,18 @@ export function scheduledActivities(events: HistoryEvent[]) {
       return { activityId: a.activityId!, type: a.activityType!.name!, summary, input };
     });
 }
+
+/** Which worker started each activity (its identity, `<pid>@<host>`), in the order they started. */
+export function startedBy(events: HistoryEvent[]): { type: string; identity: string }[] {
+  const scheduled = new Map(
+    events
+      .filter((e) => e.activityTaskScheduledEventAttributes)
+      .map((e) => [String(e.eventId), e.activityTaskScheduledEventAttributes!.activityType!.name!]),
+  );
+  return events
+    .filter((e) => e.activityTaskStartedEventAttributes)
+    .map((e) => ({
+      type: scheduled.get(String(e.activityTaskStartedEventAttributes!.scheduledEventId))!,
+      identity: e.activityTaskStartedEventAttributes!.identity!,
+    }));
+}
