@@ -5,9 +5,35 @@ import { bytesToHex } from '@noble/hashes/utils';
 import type { Manifest, ToolDecl } from './manifest';
 
 export function canonicalJson(value: unknown): string {
+  const flat = flatCanonicalJson(value);
+  if (flat !== undefined) return flat;
   const text = canonicalize(value);
   if (text === undefined) throw new TypeError('value has no JSON form');
   return text;
+}
+
+/**
+ * What `canonicalize` writes for a plain object whose values are all strings, finite numbers,
+ * booleans or null (most tool arguments), without its general recursion; undefined for anything
+ * else, which the library then writes.
+ */
+function flatCanonicalJson(value: unknown): string | undefined {
+  if (typeof value !== 'object' || value === null || Array.isArray(value) || 'toJSON' in value) return undefined;
+  const o = value as Record<string, unknown>;
+  const keys = Object.keys(o).sort();
+  let text = '{';
+  for (let i = 0; i < keys.length; i++) {
+    const v = o[keys[i]!];
+    if (!(
+      typeof v === 'string' ||
+      (typeof v === 'number' && Number.isFinite(v)) ||
+      typeof v === 'boolean' ||
+      v === null
+    ))
+      return undefined;
+    text += `${i === 0 ? '' : ','}${JSON.stringify(keys[i])}:${JSON.stringify(v)}`;
+  }
+  return `${text}}`;
 }
 
 export function sha256Hex(text: string): string {

@@ -53,3 +53,13 @@ export function schemaHasPointer(schema: unknown, pointer: string): boolean {
   }
   return true;
 }
+
+/** Whether a rule's pointer names this pointer or one of its ancestors ("/to" covers "/to" and "/to/0", not "/tone"). */
+export function pointerCovers(rulePointer: string, pointer: string): boolean {
+  if (pointer === rulePointer) return true;
+  return (
+    pointer.length > rulePointer.length &&
+    pointer.charCodeAt(rulePointer.length) === 0x2f && // "/"
+    pointer.startsWith(rulePointer)
+  );
+}

@@ -1,7 +1,7 @@
 // Workflow-safe: content a call carries beside its arguments is gated like an argument. It is
 // outside-world data (untrusted), admitted into a mutating tool only by a field rule covering the
 // argument that references it, and no more sensitive than the tool accepts unless redacted.
-import { getAt, setAt } from '../catalog/json-pointer';
+import { getAt, pointerCovers, setAt } from '../catalog/json-pointer';
 import { sensitivityRank, type ToolDecl } from '../catalog/manifest';
 import type { CarriedContent } from '../activities/tool';
 
@@ -17,9 +17,7 @@ export function referencesCarried(decl: ToolDecl, args: unknown): boolean {
   return !(Array.isArray(ref) && ref.length === 0);
 }
 
-function covers(rulePointer: string, pointer: string): boolean {
-  return pointer === rulePointer || pointer.startsWith(`${rulePointer}/`);
-}
+const covers = pointerCovers;
 
 export function checkCarried(decl: ToolDecl, args: Record<string, unknown>, content: CarriedContent): CarriedVerdict {
   const carried = decl.carried!;

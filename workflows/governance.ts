@@ -1,6 +1,7 @@
 // Workflow-safe: the gates a governed call passes, in order, before it may be scheduled.
 import { proxyActivities } from '@temporalio/workflow';
 import { shortDigest } from '../catalog/digest';
+import { pointerCovers } from '../catalog/json-pointer';
 import { paymentOf, type Payment } from '../catalog/spend';
 import type { OfferedTool } from '../catalog/tool-catalog';
 import type { ToolCall } from '../catalog/tool-call';
@@ -110,7 +111,7 @@ export function governanceGate(g: GovernedCall): Gate {
     if (!leaving.ok) return refusal(leaving.rule, leaving.reason);
     // A call waiting for a person holds nothing (a denial must cost nothing); one going ahead now is
     // held until the step charges it, so calls running beside it cannot together pass a budget.
-    const remaining = () => g.budget.remaining(decl, outbound.destinations);
+    const remaining = g.budget.remaining.bind(g.budget, decl, outbound.destinations);
     if (violation)
       return { ...violation, askPerson: true, charge: g.budget.charger(decl, outbound, payment), remaining };
     // Read from the labels the data-flow check took (the same as `callTrusted(call.args)`), not a second time.
@@ -143,7 +144,6 @@ function protectedValues(decl: ToolCall['decl'], args: Record<string, unknown>):
   if (rules.length === 0) return [];
   const out: string[] = [];
   for (const l of leaves(args))
-    if (typeof l.value === 'string' && rules.some((r) => l.pointer === r || l.pointer.startsWith(`${r}/`)))
-      out.push(l.value);
+    if (typeof l.value === 'string' && rules.some((r) => pointerCovers(r, l.pointer))) out.push(l.value);
   return out;
 }

@@ -1,6 +1,6 @@
 // Workflow-safe: what data may flow into which tool. Decided before the call is scheduled,
 // identically on replay. Anything unexpected refuses (fail closed).
-import { setAt } from '../catalog/json-pointer';
+import { pointerCovers, setAt } from '../catalog/json-pointer';
 import { sensitivityRank, type ProtectedFieldDecl, type ToolDecl } from '../catalog/manifest';
 import { leaves, type Label, type ProvenanceView, type Sighting } from './provenance';
 
@@ -22,9 +22,7 @@ export type FlowVerdict =
     }
   | { allow: false; rule: string; reason: string };
 
-function covers(rulePointer: string, pointer: string): boolean {
-  return pointer === rulePointer || pointer.startsWith(`${rulePointer}/`);
-}
+const covers = pointerCovers;
 
 type FieldCheck = { ok: true; exact: string | number } | { ok: false; reason: string };
 

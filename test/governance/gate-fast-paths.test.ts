@@ -4,6 +4,7 @@
 // keys of recorded runs rest on these.
 import { sha256 } from '@noble/hashes/sha256';
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils';
+import canonicalize from 'canonicalize';
 import fc from 'fast-check';
 import { canonicalJson, sha256Hex } from '../../catalog/digest';
 import { effectKey, type EffectDescriptor } from '../../common/effect-key';
@@ -130,5 +131,33 @@ describe('the effect key', () => {
     expect(effectKey(withJson, 3)).toBe(plainKey(withJson, 3));
     const inherited = Object.assign(Object.create({ extra: 1 }) as object, { tool: 't', args: { a: 1 } });
     expect(effectKey(inherited as EffectDescriptor, 3)).toBe(plainKey(inherited, 3));
+  });
+});
+
+describe('canonical JSON', () => {
+  it('is what the RFC 8785 library writes, for flat arguments and for anything else', () => {
+    const scalar = fc.oneof(text, fc.double(), fc.integer(), fc.boolean(), fc.constant(null), fc.constant(undefined));
+    const flat = fc.dictionary(text, scalar, { maxKeys: 8 });
+    const check = (v: unknown) => {
+      let expected: string | undefined;
+      try {
+        expected = canonicalize(v);
+      } catch {
+        expect(() => canonicalJson(v)).toThrow();
+        return;
+      }
+      if (expected === undefined) expect(() => canonicalJson(v)).toThrow();
+      else expect(canonicalJson(v)).toBe(expected);
+    };
+    fc.assert(fc.property(fc.oneof(flat, json, fc.anything()), check), { numRuns: 5000 });
+    for (const v of [
+      new Date(0),
+      new String('ab'),
+      { toJSON: () => 1, a: 'x' },
+      { a: () => 1 },
+      { s: Symbol('x') },
+      {},
+    ])
+      check(v);
   });
 });
