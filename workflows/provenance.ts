@@ -174,7 +174,22 @@ function withSource(sources: readonly string[], source: string): readonly string
   return Object.freeze([...sources, source].sort());
 }
 
-function fold(prev: Folded | undefined, s: Sighting): Folded {
+/**
+ * The fold of a value's first sighting depends only on its source, trust and sensitivity: kept in
+ * `firstFolds` and shared (it is frozen), so results each offering new values do not build the
+ * same label anew.
+ */
+function fold(prev: Folded | undefined, s: Sighting, firstFolds: Map<string, Folded>): Folded {
+  if (!prev) {
+    const key = `${s.trusted ? 1 : 0}${s.sensitivity}\u0000${s.source}`;
+    let first = firstFolds.get(key);
+    if (!first) firstFolds.set(key, (first = Object.freeze(foldFrom(undefined, s))));
+    return first;
+  }
+  return foldFrom(prev, s);
+}
+
+function foldFrom(prev: Folded | undefined, s: Sighting): Folded {
   const trustedMin = s.trusted
     ? prev?.trustedMin
       ? lower(prev.trustedMin, s.sensitivity)
@@ -226,6 +241,7 @@ export class Provenance implements ProvenanceView {
   private base = 0;
   private baseContext: Label = EMPTY_CONTEXT;
   private readonly sent = new Map<string, Set<string>>();
+  private readonly firstFolds = new Map<string, Folded>();
 
   private get count(): number {
     return this.base + this.context.length;
@@ -287,7 +303,7 @@ export class Provenance implements ProvenanceView {
       if (posting.sightings.length + 1 >= SCAN_LIMIT)
         posting.distinct = new Set([...posting.sightings, s].map(signatureOf));
     }
-    posting.folded.push(fold(posting.folded.at(-1), s));
+    posting.folded.push(fold(posting.folded.at(-1), s, this.firstFolds));
     posting.sightings.push(s);
   }
 
