@@ -15,13 +15,12 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { bundleWorkflowCode } from '@temporalio/worker';
 import { Command } from 'commander';
 import { loadManifest } from '../catalog/manifest-file';
 import type { Manifest } from '../catalog/manifest';
 import { paymentsStore } from '../examples/support-desk/payments-store';
 import type { ToolRunResult } from '../workflows/tool-run';
-import { WORKFLOW_INTERCEPTOR_MODULES, WORKFLOWS_PATH } from '../workflows/path';
+import { writeWorkflowBundle } from './workflow-bundle';
 import { startCluster } from './cluster/index';
 import { formatClusterCampaign, runClusterCampaign } from './cluster/campaign';
 import { freePort, startDevServer } from './dev-server';
@@ -184,13 +183,8 @@ export function formatCounts(c: CampaignCounts): string {
 }
 
 async function bundle(dir: string): Promise<string> {
-  const { code } = await bundleWorkflowCode({
-    workflowsPath: WORKFLOWS_PATH,
-    workflowInterceptorModules: WORKFLOW_INTERCEPTOR_MODULES,
-    logger: { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} },
-  });
   const file = path.join(dir, 'bundle.js');
-  fs.writeFileSync(file, code);
+  await writeWorkflowBundle(file);
   return file;
 }
 

@@ -2,9 +2,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { bundleWorkflowCode } from '@temporalio/worker';
 import { startCluster, type Cluster } from '../../scripts/cluster/index';
-import { WORKFLOWS_PATH } from '../../workflows/path';
+import { writeWorkflowBundle } from '../../scripts/workflow-bundle';
 
 export interface TestCluster {
   cluster: Cluster;
@@ -18,12 +17,9 @@ export async function startTestCluster(name: string, opts: { ui?: boolean } = {}
   fs.chmodSync(dir, 0o755); // PostgreSQL runs as its own user when the tests run as root
   const cluster = await startCluster({ dataDir: path.join(dir, 'cluster'), ui: opts.ui ?? false, log: () => {} });
   try {
-    const { code } = await bundleWorkflowCode({
-      workflowsPath: WORKFLOWS_PATH,
-      logger: { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} },
-    });
+    // With the tracing interceptors, as every toolplane bundle: cluster workers emit workflow spans too.
     const workflowBundle = path.join(dir, 'workflow-bundle.js');
-    fs.writeFileSync(workflowBundle, code);
+    await writeWorkflowBundle(workflowBundle);
     return {
       cluster,
       dir,

@@ -2,9 +2,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { bundleWorkflowCode } from '@temporalio/worker';
 import { freePort, startDevServer, type TemporalServer } from '../../scripts/dev-server';
-import { WORKFLOW_INTERCEPTOR_MODULES, WORKFLOWS_PATH } from '../../workflows/path';
+import { writeWorkflowBundle } from '../../scripts/workflow-bundle';
 
 export default async function globalSetup(): Promise<void> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'toolplane-test-'));
@@ -17,13 +16,8 @@ export default async function globalSetup(): Promise<void> {
     log: () => {},
   });
   (globalThis as { __toolplaneServer?: TemporalServer }).__toolplaneServer = server;
-  const { code } = await bundleWorkflowCode({
-    workflowsPath: WORKFLOWS_PATH,
-    workflowInterceptorModules: WORKFLOW_INTERCEPTOR_MODULES,
-    logger: { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} },
-  });
   const bundlePath = path.join(dir, 'workflow-bundle.js');
-  fs.writeFileSync(bundlePath, code);
+  await writeWorkflowBundle(bundlePath);
   process.env.TOOLPLANE_TEST_ADDRESS = server.address;
   if (server.uiUrl) process.env.TOOLPLANE_TEST_UI_URL = server.uiUrl;
   process.env.TOOLPLANE_TEST_DIR = dir;
