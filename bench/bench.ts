@@ -7,7 +7,8 @@
  *   and bytes per call);
  * - a hand-written agent loop vs agentRun vs @temporalio/ai-sdk with the `ai` mock model, at 10,
  *   100 and 1,000 calls per run (wall time, history bytes, bytes per call);
- * - the gate's µs per call at 10 / 1,000 / 10,000 prior results;
+ * - the gate's µs per call at 10 / 1,000 / 10,000 prior results (measured first, before the server and
+ *   workers exist, so nothing else in the process weighs on it);
  * - replay CPU per call on 1,000-call histories.
  *
  *   npm run bench -- [--rounds 3] [--workflows 4] [--calls 25] [--sizes 10,100,1000] [--no-eager] [--long]
@@ -119,6 +120,10 @@ async function main(): Promise<void> {
   const perTurn = Number(o.perTurn);
   const replayCalls = Number(o.replayCalls);
   const load: number[][] = [os.loadavg()];
+
+  // First, in a process that holds no worker, histories or server yet: the figures are the gate's own cost.
+  process.stderr.write('gate micro-benchmark…\n');
+  const gate = await gateBenches();
 
   Runtime.install({ logger: new DefaultLogger('WARN') });
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'toolplane-bench-'));
@@ -240,7 +245,6 @@ async function main(): Promise<void> {
       agentRunMicrosPerCall: await replayCpu('agentRun', agentRunInput(manifest, replayCalls, perTurn), replayCalls),
     };
 
-    const gate = await gateBenches();
     const long = o.long ? await longRun(client, taskQueue, manifest, bundle) : undefined;
     worker.shutdown();
     aiWorker.shutdown();
@@ -285,6 +289,8 @@ async function main(): Promise<void> {
       p50Ratio: plane.p50 / plain.p50,
       p99Ratio: plane.p99 / plain.p99,
       eventsPerCallRatio: plane.eventsPerCall / plain.eventsPerCall,
+      // Both sides make the same calls per run: what callTool adds once per run, not per call.
+      extraEventsPerRun: (single.toolplane.callEvents - single.plain.callEvents) / single.toolplane.runs,
       bytesPerCallRatio: plane.bytesPerCall / plain.bytesPerCall,
       runBytesPerCallRatio: plane.runBytesPerCall / plain.runBytesPerCall,
       replayRatio: replay.toolplaneMicrosPerCall / replay.plainMicrosPerCall,
@@ -343,6 +349,7 @@ async function main(): Promise<void> {
     console.log(row('latency p99', plain.p99, plane.p99, 'ms'));
     console.log(row('history events per call', plain.eventsPerCall, plane.eventsPerCall, 'events', 2));
     console.log(row('history bytes per call', plain.bytesPerCall, plane.bytesPerCall, 'bytes'));
+    console.log(`${'history events per run beyond plain'.padEnd(54)}${ratios.extraEventsPerRun.toFixed(2)}`);
     console.log(
       row(`replay CPU per call (${replayCalls})`, replay.plainMicrosPerCall, replay.toolplaneMicrosPerCall, 'µs'),
     );
