@@ -16,6 +16,7 @@ import {
   WorkflowFailedError,
   type WorkflowHandle,
 } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
 import type { Manifest, ToolDecl } from '../../catalog/manifest';
 import { loadManifest } from '../../catalog/manifest-file';
 import { paymentsStore } from '../../examples/support-desk/payments-store';
@@ -33,6 +34,8 @@ export type Recovery = (typeof RECOVERIES)[number];
 
 export interface Row {
   injected: number;
+  /** Worker kills only: the kill landed inside a call (the tool had started, the activity had not completed). */
+  killedMidCall: number;
   /** Runs in flight when at least one fault of this kind hit. */
   runs: number;
   completed: number;
@@ -51,8 +54,10 @@ export interface Row {
 export interface ClusterCampaignResult {
   rows: Record<FaultKind | 'all', Row>;
   byRecovery: Record<Recovery, { runs: number; intended: number; landed: number; inDoubt: number }>;
-  /** Worker kills at a named point inside a call (before the send, after the commit, during reconcile). */
+  /** Worker kills at a named point inside a call (before the send, after the commit, during reconcile) that fired. */
   killsInCall: number;
+  /** Worker kills at a random moment that found one of the run's activities started on that worker. */
+  randomKillsMidCall: number;
   /** Runs that did not end within their deadline (stuck). */
   unfinished: number;
   resentUnderSameKey: number;
@@ -62,6 +67,7 @@ export interface ClusterCampaignResult {
 
 const emptyRow = (): Row => ({
   injected: 0,
+  killedMidCall: 0,
   runs: 0,
   completed: 0,
   intended: 0,
@@ -81,6 +87,20 @@ function shuffle<T>(xs: T[], random: () => number): T[] {
 }
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref());
+
+/** Whether the server shows one of the run's activities started on the worker with this pid (not yet completed). */
+async function startedOn(h: WorkflowHandle, pid: number): Promise<boolean> {
+  try {
+    const pending = (await h.describe()).raw.pendingActivities ?? [];
+    return pending.some(
+      (a) =>
+        a.state === temporal.api.enums.v1.PendingActivityState.PENDING_ACTIVITY_STATE_STARTED &&
+        (a.lastWorkerIdentity ?? '').startsWith(`${pid}@`),
+    );
+  } catch {
+    return false; // the server is down: not counted
+  }
+}
 
 /** The example manifest with the refund tool declaring `recovery`, and short timeouts. */
 function manifestFor(recovery: Recovery): Manifest {
@@ -141,6 +161,7 @@ export async function runClusterCampaign(opts: ClusterCampaignOptions): Promise<
   let escalationsResolved = 0;
   /** Worker kills at a named point inside a tool call (the rest are at random moments). */
   let killsInCall = 0;
+  let randomKillsMidCall = 0;
   let serverDone = false;
   const workerTargetReached = () => injected.worker >= opts.workerKills;
   const hit = (kind: FaultKind, only?: RunRecord) => {
@@ -269,19 +290,34 @@ export async function runClusterCampaign(opts: ClusterCampaignOptions): Promise<
         done = true;
       })();
       // 1-3 workers SIGKILLed during the run (at a named point or a random moment) while the target is not met.
+      // Most at a named point inside a call: a refund takes milliseconds, so a kill from outside rarely lands in
+      // one. The point is one this run reaches: only a reconcile run reconciles, and only after an earlier kill.
       const kills = workerTargetReached() ? 0 : 1 + Math.floor(random() * 3);
+      let reconciling = false;
       for (let k = 0; k < kills && !done && Date.now() < deadline; k++) {
-        const byPoint = random() < 0.4;
-        const point = byPoint
-          ? (['before_call', 'after_commit', 'during_reconcile'] as const)[Math.floor(random() * 3)]
-          : undefined;
+        const byPoint = random() < 0.7;
+        const points = reconciling
+          ? (['during_reconcile', 'before_call', 'after_commit'] as const)
+          : (['before_call', 'after_commit'] as const);
+        const point = byPoint ? points[Math.floor(random() * points.length)] : undefined;
         const w = spawn(point);
         if (byPoint) {
-          const ended = await Promise.race([w.exited, result.then(() => undefined), sleep(15_000)]);
-          if (ended && ended.signal === 'SIGKILL') {
+          // An escalated call waits for a person before any other call runs: answer while waiting.
+          const until = Date.now() + 30_000;
+          let ended: Awaited<typeof w.exited> | undefined;
+          while (!ended && !done && Date.now() < until) {
+            ended = await Promise.race([w.exited, result.then(() => undefined), sleep(1000).then(() => undefined)]);
+            if (!ended && recovery === 'escalate' && !done) await operator(h, rec);
+          }
+          const fired = ended?.signal === 'SIGKILL';
+          if (fired) {
             hit('worker', rec);
             killsInCall++;
+            reconciling = recovery === 'reconcile';
           }
+          log(
+            `lane ${laneNo}: worker kill at ${point} ${fired ? 'fired' : done ? 'not reached: run ended' : 'not reached in 30s'}`,
+          );
         } else {
           // A random moment once the worker polls, so the kill hits a worker that may be mid-call.
           const polling = Date.now() + 60_000;
@@ -289,9 +325,14 @@ export async function runClusterCampaign(opts: ClusterCampaignOptions): Promise<
             await sleep(100);
           await Promise.race([sleep(random() * 2500), w.exited, result]);
           if (w.child.exitCode === null && w.child.signalCode === null) {
+            const midCall = await startedOn(h, w.pid);
             w.child.kill('SIGKILL');
             await w.exited;
             hit('worker', rec);
+            if (midCall) {
+              randomKillsMidCall++;
+              reconciling = recovery === 'reconcile';
+            }
           }
         }
         if (recovery === 'escalate') await operator(h, rec);
@@ -326,6 +367,7 @@ export async function runClusterCampaign(opts: ClusterCampaignOptions): Promise<
   ) as ClusterCampaignResult['rows'];
   for (const k of Object.keys(injected) as FaultKind[]) rows[k].injected = injected[k];
   rows.all.injected = Object.values(injected).reduce((a, b) => a + b, 0);
+  rows.worker.killedMidCall = rows.all.killedMidCall = killsInCall + randomKillsMidCall;
   const byRecovery = Object.fromEntries(
     RECOVERIES.map((r) => [r, { runs: 0, intended: 0, landed: 0, inDoubt: 0 }]),
   ) as ClusterCampaignResult['byRecovery'];
@@ -364,6 +406,7 @@ export async function runClusterCampaign(opts: ClusterCampaignOptions): Promise<
     rows,
     byRecovery,
     killsInCall,
+    randomKillsMidCall,
     unfinished,
     resentUnderSameKey,
     escalationsResolved,
@@ -374,6 +417,7 @@ export async function runClusterCampaign(opts: ClusterCampaignOptions): Promise<
 export function formatClusterCampaign(r: ClusterCampaignResult): string {
   const cols: (keyof Row)[] = [
     'injected',
+    'killedMidCall',
     'runs',
     'completed',
     'intended',
@@ -386,7 +430,7 @@ export function formatClusterCampaign(r: ClusterCampaignResult): string {
   const header = ['fault', ...cols];
   const lines = (Object.keys(r.rows) as (keyof ClusterCampaignResult['rows'])[]).map((k) => [
     k,
-    ...cols.map((c) => String(r.rows[k][c])),
+    ...cols.map((c) => (c === 'killedMidCall' && k !== 'worker' && k !== 'all' ? '-' : String(r.rows[k][c]))),
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
   const fmt = (cells: string[]) => '| ' + cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ') + ' |';
@@ -398,6 +442,6 @@ export function formatClusterCampaign(r: ClusterCampaignResult): string {
     fmt(widths.map((w) => '-'.repeat(w))),
     ...lines.map(fmt),
     `by recovery: ${rec}`,
-    `worker kills inside a call (at a named point) ${r.killsInCall}; unfinished runs ${r.unfinished}; resent under the same key ${r.resentUnderSameKey}; escalations resolved ${r.escalationsResolved}; ${(r.durationMs / 1000).toFixed(0)}s`,
+    `worker kills mid-call ${r.rows.worker.killedMidCall} of ${r.rows.worker.injected} (at a named point ${r.killsInCall}, at a random moment ${r.randomKillsMidCall}); unfinished runs ${r.unfinished}; resent under the same key ${r.resentUnderSameKey}; escalations resolved ${r.escalationsResolved}; ${(r.durationMs / 1000).toFixed(0)}s`,
   ].join('\n');
 }
