@@ -6,17 +6,11 @@ import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import type { Manifest } from '../../catalog/manifest';
-import { KeyedLog } from '../../examples/support-desk/keyed-log';
-import { paymentsStore } from '../../examples/support-desk/payments-store';
-import { createCloseTicket } from '../../examples/support-desk/tools/close-ticket';
-import { lookupCustomer } from '../../examples/support-desk/tools/crm';
-import { createSendEmail } from '../../examples/support-desk/tools/mail';
-import { createRefund } from '../../examples/support-desk/tools/payments';
-import { readTicket } from '../../examples/support-desk/tools/tickets';
 import { startAgentRun } from '../../client';
 import { resolveEscalation } from '../../workflows/escalation';
 import { waitForPending } from '../support/escalations';
 import { exampleManifest, harness, testDir, type Harness } from '../support/env';
+import { supportDesk } from '../support/desk';
 
 export const SCREENSHOTS = path.resolve(__dirname, '..', '..', 'artifacts', 'screenshots');
 const CHROMIUM = process.env.TOOLPLANE_CHROMIUM ?? '/usr/bin/chromium';
@@ -40,13 +34,7 @@ describe('the Web UI shows what toolplane publishes', () => {
     h = await harness(`web-ui-${randomUUID()}`);
     await h.runWorker({
       manifest: askable,
-      tools: [
-        lookupCustomer,
-        readTicket,
-        createRefund(paymentsStore(dir)),
-        createSendEmail(new KeyedLog(dir, 'outbox')),
-        createCloseTicket(new KeyedLog(dir, 'closed')),
-      ],
+      tools: supportDesk(dir).tools,
     });
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu'] });
   });

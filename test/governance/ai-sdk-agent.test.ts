@@ -5,18 +5,12 @@ import path from 'node:path';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { Worker } from '@temporalio/worker';
 import { buildProgram } from '../../cli';
-import { KeyedLog } from '../../examples/support-desk/keyed-log';
-import { paymentsStore } from '../../examples/support-desk/payments-store';
-import { createCloseTicket } from '../../examples/support-desk/tools/close-ticket';
-import { lookupCustomer } from '../../examples/support-desk/tools/crm';
-import { createSendEmail } from '../../examples/support-desk/tools/mail';
-import { createRefund } from '../../examples/support-desk/tools/payments';
-import { readTicket } from '../../examples/support-desk/tools/tickets';
 import type { ScriptedTurn } from '../../examples/ai-sdk-agent/scripted-model';
 import { loadScript } from '../support/agent';
 import { aiSdkAgentBundle, aiSdkAgentInput, runAiSdkAgent, runAiSdkAgentWorker } from '../support/ai-sdk-agent';
 import { exampleManifest, harness, testDir, type Harness } from '../support/env';
 import { historyOf } from '../support/history';
+import { supportDesk } from '../support/desk';
 
 const scripts = path.resolve(__dirname, '..', '..', 'examples', 'support-desk', 'scripts');
 
@@ -24,21 +18,14 @@ describe('the AI SDK agent, governed by its tool definitions', () => {
   let h: Harness;
   let agent: Awaited<ReturnType<typeof runAiSdkAgentWorker>>;
   const dir = testDir('ai-sdk-desk');
-  const payments = paymentsStore(dir);
-  const outbox = new KeyedLog<{ idempotencyKey: string; to: string }>(dir, 'outbox');
+  const { payments, outbox, tools } = supportDesk(dir);
   const manifest = exampleManifest();
 
   beforeAll(async () => {
     h = await harness(`ai-sdk-desk-${randomUUID()}`);
     agent = await runAiSdkAgentWorker(h, {
       manifest,
-      tools: [
-        lookupCustomer,
-        readTicket,
-        createRefund(payments),
-        createSendEmail(outbox as never),
-        createCloseTicket(new KeyedLog(dir, 'closed')),
-      ],
+      tools,
     });
   });
   afterAll(async () => {

@@ -1,19 +1,13 @@
 // Protected fields forward the trusted bytes; a turn's decisions use what the model had read.
 import { randomUUID } from 'node:crypto';
 import type { Manifest, ToolDecl } from '../../catalog/manifest';
-import { KeyedLog } from '../../examples/support-desk/keyed-log';
-import { paymentsStore } from '../../examples/support-desk/payments-store';
-import { createCloseTicket } from '../../examples/support-desk/tools/close-ticket';
-import { lookupCustomer } from '../../examples/support-desk/tools/crm';
-import { createSendEmail, type Mail } from '../../examples/support-desk/tools/mail';
-import { createRefund } from '../../examples/support-desk/tools/payments';
-import { readTicket } from '../../examples/support-desk/tools/tickets';
 import { Provenance, USER_PROMPT } from '../../workflows/provenance';
 import { checkDataFlow } from '../../workflows/taint-gate';
 import { runAgent } from '../support/agent';
 import { exampleManifest, harness, testDir, type Harness } from '../support/env';
 import { historyOf, scheduledActivities } from '../support/history';
 import { LOOK_ALIKES, type LookAlike } from './lookalikes';
+import { supportDesk } from '../support/desk';
 
 const base = exampleManifest();
 const CRM_ACCOUNT = 'acct_alice_001';
@@ -29,14 +23,8 @@ const email = (n: number) => ({
 
 describe('data flow: exact values and turn snapshots', () => {
   const dir = testDir('flow');
-  const payments = paymentsStore(dir);
-  const tools = () => [
-    lookupCustomer,
-    readTicket,
-    createRefund(payments),
-    createSendEmail(new KeyedLog<Mail>(dir, 'outbox')),
-    createCloseTicket(new KeyedLog(dir, 'closed')),
-  ];
+  const { payments, tools: deskTools } = supportDesk(dir);
+  const tools = () => deskTools;
   const rigs: Harness[] = [];
   async function deployed(manifest: Manifest): Promise<Harness> {
     const h = await harness(`flow-${randomUUID()}`);

@@ -2,13 +2,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Manifest, ToolDecl } from '../../catalog/manifest';
 import { manifestDigest } from '../../catalog/digest';
-import { KeyedLog } from '../../examples/support-desk/keyed-log';
-import { paymentsStore } from '../../examples/support-desk/payments-store';
-import { createCloseTicket } from '../../examples/support-desk/tools/close-ticket';
-import { lookupCustomer } from '../../examples/support-desk/tools/crm';
-import { createSendEmail, type Mail } from '../../examples/support-desk/tools/mail';
-import { createRefund } from '../../examples/support-desk/tools/payments';
-import { readTicket } from '../../examples/support-desk/tools/tickets';
 import type { AgentRunInput, AgentRunResult } from '../../workflows/agent-run';
 import { resolveEscalation } from '../../workflows/escalation';
 import { waitForPending } from '../support/escalations';
@@ -17,6 +10,7 @@ import { Provenance } from '../../workflows/provenance';
 import { runAgent } from '../support/agent';
 import { exampleManifest, harness, testDir, type Harness } from '../support/env';
 import { historyOf, scheduledActivities } from '../support/history';
+import { supportDesk } from '../support/desk';
 
 const base = exampleManifest();
 function variant(change: (t: ToolDecl) => ToolDecl): Manifest {
@@ -31,15 +25,8 @@ const PROMPT = 'Refund alice@example.com 1.00 EUR, then 2.00 EUR, then 3.00 EUR.
 
 describe('governance rules', () => {
   const dir = testDir('rules');
-  const payments = paymentsStore(dir);
-  const outbox = new KeyedLog<Mail>(dir, 'outbox');
-  const tools = () => [
-    lookupCustomer,
-    readTicket,
-    createRefund(payments),
-    createSendEmail(outbox),
-    createCloseTicket(new KeyedLog(dir, 'closed')),
-  ];
+  const { outbox, tools: deskTools } = supportDesk(dir);
+  const tools = () => deskTools;
   const rigs: Harness[] = [];
 
   /** A worker deployed with this manifest: workers refuse runs that declare a tool otherwise. */

@@ -1,35 +1,22 @@
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
-import { KeyedLog } from '../../examples/support-desk/keyed-log';
-import { paymentsStore } from '../../examples/support-desk/payments-store';
-import { createCloseTicket } from '../../examples/support-desk/tools/close-ticket';
-import { lookupCustomer } from '../../examples/support-desk/tools/crm';
-import { createSendEmail } from '../../examples/support-desk/tools/mail';
-import { createRefund } from '../../examples/support-desk/tools/payments';
-import { readTicket } from '../../examples/support-desk/tools/tickets';
 import { loadScript, runAgent } from '../support/agent';
 import { exampleManifest, harness, testDir, type Harness } from '../support/env';
+import { supportDesk } from '../support/desk';
 
 const scripts = path.resolve(__dirname, '..', '..', 'examples', 'support-desk', 'scripts');
 
 describe('the support-desk agent', () => {
   let h: Harness;
   const dir = testDir('desk');
-  const payments = paymentsStore(dir);
-  const outbox = new KeyedLog<{ idempotencyKey: string; to: string }>(dir, 'outbox');
+  const { payments, outbox, tools } = supportDesk(dir);
   const manifest = exampleManifest();
 
   beforeAll(async () => {
     h = await harness(`desk-${randomUUID()}`);
     await h.runWorker({
       manifest,
-      tools: [
-        lookupCustomer,
-        readTicket,
-        createRefund(payments),
-        createSendEmail(outbox as never),
-        createCloseTicket(new KeyedLog(dir, 'closed')),
-      ],
+      tools,
     });
   });
   afterAll(async () => {

@@ -5,16 +5,10 @@ import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { Manifest } from '../../catalog/manifest';
 import { main } from '../../cli';
-import { KeyedLog } from '../../examples/support-desk/keyed-log';
-import { paymentsStore } from '../../examples/support-desk/payments-store';
-import { createCloseTicket } from '../../examples/support-desk/tools/close-ticket';
-import { lookupCustomer } from '../../examples/support-desk/tools/crm';
-import { createSendEmail, type Mail } from '../../examples/support-desk/tools/mail';
-import { createRefund } from '../../examples/support-desk/tools/payments';
-import { readTicket } from '../../examples/support-desk/tools/tickets';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { historyOf } from '../support/history';
 import { EXAMPLE_MANIFEST, exampleManifest, harness, testAddress, testDir, type Harness } from '../support/env';
+import { supportDesk } from '../support/desk';
 
 /** One CLI invocation: its exit code, standard output and standard error, as lines. */
 interface Invocation {
@@ -48,7 +42,7 @@ async function waitForLine(lines: string[], pattern: RegExp, timeoutMs = 60_000)
 
 describe('toolplane CLI against a server', () => {
   const dir = testDir('cli');
-  const outbox = new KeyedLog<Mail>(dir, 'outbox');
+  const { outbox, tools } = supportDesk(dir);
   const base = exampleManifest();
   // The mail tool asks a person when the gate questions a call, instead of refusing it.
   const askable: Manifest = {
@@ -100,16 +94,9 @@ describe('toolplane CLI against a server', () => {
 
   beforeAll(async () => {
     h = await harness(`cli-${randomUUID()}`);
-    const payments = paymentsStore(dir);
     await h.runWorker({
       manifest: askable,
-      tools: [
-        lookupCustomer,
-        readTicket,
-        createRefund(payments),
-        createSendEmail(outbox),
-        createCloseTicket(new KeyedLog(dir, 'closed')),
-      ],
+      tools,
     });
   });
   afterAll(() => h.close());

@@ -5,18 +5,12 @@ import { randomUUID } from 'node:crypto';
 import { Worker } from '@temporalio/worker';
 import type { ScriptTurn } from '../../activities/model/types';
 import { readJournal } from '../../client';
-import { KeyedLog } from '../../examples/support-desk/keyed-log';
-import { paymentsStore } from '../../examples/support-desk/payments-store';
-import { createCloseTicket } from '../../examples/support-desk/tools/close-ticket';
-import { lookupCustomer } from '../../examples/support-desk/tools/crm';
-import { createSendEmail } from '../../examples/support-desk/tools/mail';
-import { createRefund } from '../../examples/support-desk/tools/payments';
-import { readTicket } from '../../examples/support-desk/tools/tickets';
 import { REFUSALS } from '../../common/search-attributes';
 import type { AgentRunResult } from '../../workflows/agent-run';
 import { agentInput } from '../support/agent';
 import { exampleManifest, harness, testDir, type Harness } from '../support/env';
 import { scheduledActivities, type HistoryEvent } from '../support/history';
+import { supportDesk } from '../support/desk';
 
 const EMAILS = ['alice@example.com', 'bob@example.com', 'chen@example.com'];
 const call = (name: string, args: Record<string, unknown>) => ({ name, arguments: args });
@@ -63,20 +57,14 @@ function longScript(): { prompt: string; turns: ScriptTurn[] } {
 describe('a long agent run', () => {
   let h: Harness;
   const dir = testDir('long');
-  const payments = paymentsStore(dir);
+  const { payments, tools } = supportDesk(dir);
   const manifest = exampleManifest();
 
   beforeAll(async () => {
     h = await harness(`long-${randomUUID()}`);
     await h.runWorker({
       manifest,
-      tools: [
-        lookupCustomer,
-        readTicket,
-        createRefund(payments),
-        createSendEmail(new KeyedLog(dir, 'outbox') as never),
-        createCloseTicket(new KeyedLog(dir, 'closed')),
-      ],
+      tools,
     });
   });
   afterAll(async () => {

@@ -4,22 +4,16 @@ import { randomUUID } from 'node:crypto';
 import { WorkflowFailedError, WorkflowNotFoundError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { startAgentRun, startToolRun, RunInputInvalid, type AgentRunInput } from '../../client';
-import { KeyedLog } from '../../examples/support-desk/keyed-log';
-import { paymentsStore } from '../../examples/support-desk/payments-store';
-import { createCloseTicket } from '../../examples/support-desk/tools/close-ticket';
-import { lookupCustomer } from '../../examples/support-desk/tools/crm';
-import { createSendEmail } from '../../examples/support-desk/tools/mail';
-import { createRefund } from '../../examples/support-desk/tools/payments';
-import { readTicket } from '../../examples/support-desk/tools/tickets';
 import { agentInput } from '../support/agent';
 import { exampleManifest, harness, testDir, type Harness } from '../support/env';
 import { historyOf } from '../support/history';
+import { supportDesk } from '../support/desk';
 
 describe('a run with bad input', () => {
   let h: Harness;
   const manifest = exampleManifest();
   const dir = testDir('run-input');
-  const payments = paymentsStore(dir);
+  const { payments, tools } = supportDesk(dir);
   const good = (extra: Partial<AgentRunInput> = {}) =>
     agentInput(manifest, { prompt: 'Refund alice', turns: [{ final: 'done' }] }, extra);
 
@@ -27,13 +21,7 @@ describe('a run with bad input', () => {
     h = await harness(`run-input-${randomUUID()}`);
     await h.runWorker({
       manifest,
-      tools: [
-        lookupCustomer,
-        readTicket,
-        createRefund(payments),
-        createSendEmail(new KeyedLog(dir, 'outbox')),
-        createCloseTicket(new KeyedLog(dir, 'closed')),
-      ],
+      tools,
     });
   });
   afterAll(() => h.close());

@@ -7,16 +7,10 @@ import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '
 import { Worker } from '@temporalio/worker';
 import { loadManifest } from '../../catalog/manifest-file';
 import type { ToolRunResult } from '../../workflows/tool-run';
-import { KeyedLog } from '../../examples/support-desk/keyed-log';
-import { paymentsStore } from '../../examples/support-desk/payments-store';
-import { createCloseTicket } from '../../examples/support-desk/tools/close-ticket';
-import { lookupCustomer } from '../../examples/support-desk/tools/crm';
-import { createSendEmail } from '../../examples/support-desk/tools/mail';
-import { createRefund } from '../../examples/support-desk/tools/payments';
-import { readTicket } from '../../examples/support-desk/tools/tickets';
 import type { AgentRunInput, AgentRunResult } from '../../workflows/agent-run';
 import { exampleManifest, harness, testDir, type Harness } from '../support/env';
 import { SCENARIO_MANIFEST, scenarioTools } from '../support/scenario-tools';
+import { supportDesk } from '../support/desk';
 
 const manifest = loadManifest(SCENARIO_MANIFEST).manifest;
 
@@ -107,13 +101,7 @@ describe('OpenTelemetry spans of tool executions', () => {
     try {
       await agent.runWorker({
         manifest: exampleManifest(),
-        tools: [
-          lookupCustomer,
-          readTicket,
-          createRefund(paymentsStore(dir)),
-          createSendEmail(new KeyedLog(dir, 'outbox')),
-          createCloseTicket(new KeyedLog(dir, 'closed')),
-        ],
+        tools: supportDesk(dir).tools,
         tracing: { spanProcessor: new SimpleSpanProcessor(exporter) },
       });
       exporter.reset();

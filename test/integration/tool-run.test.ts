@@ -12,20 +12,14 @@ import { effectKey, idempotencyKey } from '../../common/effect-key';
 import { manifestDigest } from '../../catalog/digest';
 import { exampleManifest, harness, testDir, type Harness } from '../support/env';
 import { historyOf, scheduledActivities } from '../support/history';
+import { supportDesk } from '../support/desk';
 
 describe('a tool run on a real Temporal server', () => {
   let h: Harness;
   const manifest = exampleManifest();
   const grants = manifest.tools.map((t) => t.id);
   const storeDir = testDir('tool-run');
-  const payments = paymentsStore(storeDir);
-  const tools = [
-    lookupCustomer,
-    readTicket,
-    createRefund(payments),
-    createSendEmail(new KeyedLog(storeDir, 'outbox')),
-    createCloseTicket(new KeyedLog(storeDir, 'closed')),
-  ];
+  const { payments, tools } = supportDesk(storeDir);
 
   beforeAll(async () => {
     h = await harness(`tool-run-${randomUUID()}`);
