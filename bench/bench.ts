@@ -7,12 +7,12 @@
  *   and bytes per call);
  * - a hand-written agent loop vs agentRun vs @temporalio/ai-sdk with the `ai` mock model, at 10,
  *   100 and 1,000 calls per run (wall time, history bytes, bytes per call);
- * - the gate's µs per call at 10 / 1,000 / 10,000 prior results (measured first, before the server and
- *   workers exist, so nothing else in the process weighs on it);
+ * - the gate's µs per call at 10 / 1,000 / 10,000 prior results (`bench/gate.ts` in a process of its own);
  * - replay CPU per call on 1,000-call histories.
  *
  *   npm run bench -- [--rounds 3] [--workflows 4] [--calls 25] [--sizes 10,100,1000] [--no-eager] [--long]
  */
+import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -28,7 +28,7 @@ import { EAGER_ACTIVITIES, freePort, startDevServer } from '../scripts/dev-serve
 import { createWorker } from '../worker';
 import { createBenchActivities } from './activities';
 import { benchModelProvider } from './ai-sdk-model';
-import { gateBenches } from './gate';
+import { type GateFigures } from './gate';
 import { agentRunInput, chainOf, longRun } from './long';
 
 type Event = temporal.api.history.v1.IHistoryEvent;
@@ -38,6 +38,15 @@ const quiet = { trace() {}, debug() {}, info() {}, warn() {}, error: console.err
 function ms(e: Event): number {
   const t = e.eventTime!;
   return Number(t.seconds) * 1000 + Math.floor((t.nanos ?? 0) / 1e6);
+}
+
+/** `bench/gate.ts` run alone; inside this process its figures also paid for the worker's heap and threads. */
+function gateFigures(): GateFigures[] {
+  const out = execFileSync(process.execPath, [...process.execArgv, path.join(__dirname, 'gate.ts'), '--json'], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  return JSON.parse(out) as GateFigures[];
 }
 
 function percentile(xs: number[], p: number): number {
@@ -120,10 +129,6 @@ async function main(): Promise<void> {
   const perTurn = Number(o.perTurn);
   const replayCalls = Number(o.replayCalls);
   const load: number[][] = [os.loadavg()];
-
-  // First, in a process that holds no worker, histories or server yet: the figures are the gate's own cost.
-  process.stderr.write('gate micro-benchmark…\n');
-  const gate = await gateBenches();
 
   Runtime.install({ logger: new DefaultLogger('WARN') });
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'toolplane-bench-'));
@@ -245,6 +250,9 @@ async function main(): Promise<void> {
       agentRunMicrosPerCall: await replayCpu('agentRun', agentRunInput(manifest, replayCalls, perTurn), replayCalls),
     };
 
+    // In a process of its own, which holds no worker, server or fetched histories: the gate's own cost.
+    process.stderr.write('gate micro-benchmark…\n');
+    const gate = gateFigures();
     const long = o.long ? await longRun(client, taskQueue, manifest, bundle) : undefined;
     worker.shutdown();
     aiWorker.shutdown();

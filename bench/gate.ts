@@ -126,6 +126,7 @@ export async function gateBenches(): Promise<GateFigures[]> {
 if (require.main === module) {
   gateBenches()
     .then((rows) => {
+      if (process.argv.includes('--json')) return void process.stdout.write(JSON.stringify(rows));
       for (const r of rows)
         console.log(
           `${String(r.priorResults).padStart(6)} prior results: ${r.microsPerCall.toFixed(1)} µs per call (gate ${r.gateMicros.toFixed(1)}, effect key ${r.effectKeyMicros.toFixed(1)}, provenance ${r.produceMicros.toFixed(1)})`,
