@@ -146,13 +146,21 @@ async function main(): Promise<void> {
     process.stderr.write('bundling workflows…\n');
     const bundle = await bundleWorkflowCode({ workflowsPath: require.resolve('./workflows'), logger: quiet });
     const native = await NativeConnection.connect({ address: server.address });
-    // A peer's history page can pass gRPC's default 4 MB: read it whole rather than fail the bench.
-    const client = new Client({
-      connection: await Connection.connect({
+    const client = new Client({ connection: await Connection.connect({ address: server.address }) });
+    // Histories are read on a connection of their own, one per read: after the peer's 18 MB histories were read
+    // through the client that starts runs, a start was seen to wait forever (twice, on a quiet machine). A peer's
+    // history page can pass gRPC's default 4 MB: read it whole rather than fail the bench.
+    const historyOf = async (workflowId: string) => {
+      const connection = await Connection.connect({
         address: server.address,
         channelArgs: { 'grpc.max_receive_message_length': 64 * 1024 * 1024 },
-      }),
-    });
+      });
+      try {
+        return (await chainOf(new Client({ connection }), workflowId)).flat();
+      } finally {
+        await connection.close();
+      }
+    };
     const taskQueue = `bench-${randomUUID()}`;
     const aiQueue = `bench-ai-${randomUUID()}`;
     const worker = await createWorker({
@@ -177,7 +185,7 @@ async function main(): Promise<void> {
       t.seconds += Number(process.hrtime.bigint() - started) / 1e9;
       t.calls += workflows * n;
       for (const id of ids) {
-        const events = (await chainOf(client, id)).flat();
+        const events = await historyOf(id);
         t.runs++;
         t.latenciesMs.push(...callLatencies(events));
         t.callEvents += perCall(events).length;
@@ -232,7 +240,7 @@ async function main(): Promise<void> {
     process.stderr.write(`replaying ${replayCalls}-call histories…\n`);
     const replayCpu = async (type: string, args: unknown, n: number) => {
       const id = await exec(type, args)();
-      const events = (await chainOf(client, id)).flat();
+      const events = await historyOf(id);
       const samples: number[] = [];
       for (let i = 0; i < 3; i++) {
         const before = process.cpuUsage();
