@@ -18,7 +18,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { AiSdkPlugin } from '@temporalio/ai-sdk';
-import { Client, Connection } from '@temporalio/client';
+import { Client, Connection, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { Command } from 'commander';
@@ -146,7 +146,8 @@ async function main(): Promise<void> {
     process.stderr.write('bundling workflows…\n');
     const bundle = await bundleWorkflowCode({ workflowsPath: require.resolve('./workflows'), logger: quiet });
     const native = await NativeConnection.connect({ address: server.address });
-    const client = new Client({ connection: await Connection.connect({ address: server.address }) });
+    const connect = async () => new Client({ connection: await Connection.connect({ address: server.address }) });
+    let client = await connect();
     // Histories are read on a connection of their own, one per read: after the peer's 18 MB histories were read
     // through the client that starts runs, a start was seen to wait forever (twice, on a quiet machine). A peer's
     // history page can pass gRPC's default 4 MB: read it whole rather than fail the bench.
@@ -197,7 +198,22 @@ async function main(): Promise<void> {
       (type: string, args: unknown, queue = taskQueue) =>
       async () => {
         const workflowId = `bench-${type}-${randomUUID()}`;
-        await client.workflow.execute(type, { taskQueue: queue, workflowId, args: [args] });
+        // A start unanswered for 30 s is sent again on a new connection (the id makes a repeat harmless): on a
+        // quiet machine the bench was seen to wait forever on a start that never reached the server.
+        for (let attempt = 1; ; attempt++) {
+          try {
+            await client.withDeadline(Date.now() + 30_000, () =>
+              client.workflow.start(type, { taskQueue: queue, workflowId, args: [args] }),
+            );
+            break;
+          } catch (err) {
+            if (err instanceof WorkflowExecutionAlreadyStartedError) break;
+            if (attempt === 3) throw err;
+            process.stderr.write(`start of ${workflowId} failed (${(err as Error).message}); again, newly connected\n`);
+            client = await connect();
+          }
+        }
+        await client.workflow.getHandle(workflowId).result();
         return workflowId;
       };
 
