@@ -18,7 +18,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { AiSdkPlugin } from '@temporalio/ai-sdk';
-import { Client, Connection, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import { Client, Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { Command } from 'commander';
@@ -146,22 +146,14 @@ async function main(): Promise<void> {
     process.stderr.write('bundling workflows…\n');
     const bundle = await bundleWorkflowCode({ workflowsPath: require.resolve('./workflows'), logger: quiet });
     const native = await NativeConnection.connect({ address: server.address });
-    const connect = async () => new Client({ connection: await Connection.connect({ address: server.address }) });
-    let client = await connect();
-    // Histories are read on a connection of their own, one per read. A peer's history page can pass gRPC's default
-    // 4 MB: read it whole rather than fail the bench. Each run of a chain (continued as new) has its own history.
-    const chainHistories = async (workflowId: string) => {
-      const connection = await Connection.connect({
+    // A peer's history page can pass gRPC's default 4 MB: read it whole rather than fail the bench.
+    const client = new Client({
+      connection: await Connection.connect({
         address: server.address,
         channelArgs: { 'grpc.max_receive_message_length': 64 * 1024 * 1024 },
-      });
-      try {
-        return await chainOf(new Client({ connection }), workflowId);
-      } finally {
-        await connection.close();
-      }
-    };
-    const historyOf = async (workflowId: string) => (await chainHistories(workflowId)).flat();
+      }),
+    });
+    const historyOf = async (workflowId: string) => (await chainOf(client, workflowId)).flat();
     const taskQueue = `bench-${randomUUID()}`;
     const aiQueue = `bench-ai-${randomUUID()}`;
     const worker = await createWorker({
@@ -198,22 +190,7 @@ async function main(): Promise<void> {
       (type: string, args: unknown, queue = taskQueue) =>
       async () => {
         const workflowId = `bench-${type}-${randomUUID()}`;
-        // A start unanswered for 30 s is sent again on a new connection (the id makes a repeat harmless): on a
-        // quiet machine the bench was seen to wait forever on a start that never reached the server.
-        for (let attempt = 1; ; attempt++) {
-          try {
-            await client.withDeadline(Date.now() + 30_000, () =>
-              client.workflow.start(type, { taskQueue: queue, workflowId, args: [args] }),
-            );
-            break;
-          } catch (err) {
-            if (err instanceof WorkflowExecutionAlreadyStartedError) break;
-            if (attempt === 3) throw err;
-            process.stderr.write(`start of ${workflowId} failed (${(err as Error).message}); again, newly connected\n`);
-            client = await connect();
-          }
-        }
-        await client.workflow.getHandle(workflowId).result();
+        await client.workflow.execute(type, { taskQueue: queue, workflowId, args: [args] });
         return workflowId;
       };
 
@@ -258,7 +235,7 @@ async function main(): Promise<void> {
       const id = await exec(type, args)();
       // Run by run: the histories of a chain joined into one never finish replaying (the stall seen all day when
       // the 1,000-call agentRun happened to continue as new).
-      const runs = await chainHistories(id);
+      const runs = await chainOf(client, id);
       const samples: number[] = [];
       for (let i = 0; i < 3; i++) {
         const before = process.cpuUsage();
