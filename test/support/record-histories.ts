@@ -170,6 +170,13 @@ async function main(): Promise<void> {
     recordings.push({ ...r, name: `authorized-${name}` });
   }
 
+  // Runs that published their status eagerly from the first call on (patch toolplane-operator-status):
+  // recorded before publication became change-only, so a replay must take the eager path again.
+  for (const name of ['plain', 'refused', 'escalated']) {
+    const r = recordings.find((x) => x.name === name)!;
+    recordings.push({ ...r, name: `status-${name}` });
+  }
+
   fs.mkdirSync(HISTORIES_DIR, { recursive: true });
   await worker.runUntil(async () => {
     for (const r of recordings.filter((x) => only.length === 0 || only.includes(x.name))) {
