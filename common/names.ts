@@ -27,6 +27,14 @@ export const Patch = {
    * new when its history grows long, and returns a journal summary beside this run's entries.
    */
   LongRuns: 'toolplane-long-runs',
-  /** The run publishes ToolplaneRefusals / ToolplaneWaitingFor and its current details as calls are decided. */
+  /**
+   * The run publishes ToolplaneRefusals / ToolplaneWaitingFor from its first call on. Runs recorded
+   * with it still replay that way; new runs publish on change (StatusOnChange).
+   */
   OperatorStatus: 'toolplane-operator-status',
+  /**
+   * The run upserts ToolplaneRefusals / ToolplaneWaitingFor only when they change from their values
+   * at start; its marker is written at the first change, so a run with nothing to report has none.
+   */
+  StatusOnChange: 'toolplane-status-on-change',
 } as const;

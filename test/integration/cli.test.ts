@@ -185,8 +185,9 @@ describe('toolplane CLI against a server', () => {
       .map((e) => e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields?.ToolplaneWaitingFor)
       .filter((p) => p !== undefined && p !== null)
       .map((p) => defaultPayloadConverter.fromPayload<string>(p));
-    // Each upsert carries both attributes; whom the run waited for, in order, without repeats:
-    expect(waiting.filter((w, i) => w !== waiting[i - 1])).toEqual(['none', 'approval', 'none']);
+    // Each upsert carries both attributes; whom the run waited for, in order, without repeats. The run
+    // started waiting for nobody, which is not upserted again:
+    expect(waiting.filter((w, i) => w !== waiting[i - 1])).toEqual(['approval', 'none']);
     const shown = toolplane('show', workflowId!, ...address());
     expect(await shown.code).toBe(0);
     expect(shown.out.join('\n')).toMatch(

@@ -13,6 +13,10 @@ import { manifestDigest } from '../../catalog/digest';
 import { exampleManifest, harness, testDir, type Harness } from '../support/env';
 import { historyOf, scheduledActivities } from '../support/history';
 import { supportDesk } from '../support/desk';
+import { defaultPayloadConverter } from '@temporalio/common';
+import { startToolRun } from '../../client';
+import { Patch } from '../../common/names';
+import { REFUSALS } from '../../common/search-attributes';
 
 describe('a tool run on a real Temporal server', () => {
   let h: Harness;
@@ -103,6 +107,42 @@ describe('a tool run on a real Temporal server', () => {
     expect(result.journal[1]!.reason).toContain('ungranted');
     expect(result.journal[2]!.reason).toContain('/email');
     expect(scheduledActivities(await historyOf(h.client, workflowId))).toEqual([]);
+  });
+
+  it('publishes its status only when there is something to report: a quiet run spends no events on it', async () => {
+    const worker = await h.startWorker({ manifest, tools });
+    const statusEvents = async (calls: { toolId: string; args: Record<string, unknown> }[]) => {
+      const workflowId = `tool-run-status-${randomUUID()}`;
+      const handle = await startToolRun(
+        h.client,
+        { principal: 'agent:test', calls, continueOnError: true },
+        { taskQueue: h.taskQueue, workflowId },
+      );
+      await handle.result();
+      const events = await historyOf(h.client, workflowId);
+      return {
+        upserts: events.flatMap((e) => {
+          const fields = e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields ?? {};
+          const refusals = fields.ToolplaneRefusals;
+          return refusals ? [defaultPayloadConverter.fromPayload<number>(refusals)] : [];
+        }),
+        patches: events.flatMap((e) => {
+          const data = e.markerRecordedEventAttributes?.details?.['patch-data']?.payloads?.[0];
+          return data ? [defaultPayloadConverter.fromPayload<{ id: string }>(data).id] : [];
+        }),
+        refusals: (await handle.describe()).typedSearchAttributes.get(REFUSALS),
+      };
+    };
+    const lookup = { toolId: 'tool://crm/lookup_customer', args: { email: 'alice@example.com' } };
+    const wire = { toolId: 'tool://payments/wire_everything', args: {} };
+    const [quiet, refused] = await worker.runUntil(async () => [
+      await statusEvents([lookup, lookup]),
+      await statusEvents([lookup, wire, lookup]),
+    ]);
+
+    // The client started it with no refusals, waiting for nobody; nothing changed, so nothing was upserted.
+    expect(quiet).toEqual({ upserts: [], patches: [Patch.WorkerAuthority], refusals: 0 });
+    expect(refused).toEqual({ upserts: [1], patches: [Patch.WorkerAuthority, Patch.StatusOnChange], refusals: 1 });
   });
 
   it('the example tools match the example manifest', () => {

@@ -177,6 +177,12 @@ async function main(): Promise<void> {
     recordings.push({ ...r, name: `status-${name}` });
   }
 
+  // Runs that publish their status only when it changes (patch toolplane-status-on-change).
+  for (const name of ['plain', 'refused', 'escalated']) {
+    const r = recordings.find((x) => x.name === name)!;
+    recordings.push({ ...r, name: `on-change-${name}` });
+  }
+
   fs.mkdirSync(HISTORIES_DIR, { recursive: true });
   await worker.runUntil(async () => {
     for (const r of recordings.filter((x) => only.length === 0 || only.includes(x.name))) {
