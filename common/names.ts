@@ -23,6 +23,12 @@ export const Patch = {
   /** The run asks the worker what it may do before anything else. */
   WorkerAuthority: 'toolplane-worker-authority',
   /**
+   * The worker answers what the run may hold in a local activity, on the worker running the
+   * workflow task: no round trip through the server before the first call. It implies
+   * WorkerAuthority and LongRuns, whose markers a new run no longer writes.
+   */
+  LocalAuthority: 'toolplane-local-authority',
+  /**
    * Model turns send the conversation by reference and the tools by digest; the run continues as
    * new when its history grows long, and returns a journal summary beside this run's entries.
    */

@@ -132,8 +132,10 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
       'RunRefused',
     );
   const policy = input.policy ?? ALLOW_ALL;
-  const decided = patched(Patch.WorkerAuthority);
-  const longRuns = decided && patched(Patch.LongRuns);
+  // Nested patches: a new run writes the newest marker only, and each older one still replays its path.
+  const authorizedHere = patched(Patch.LocalAuthority);
+  const decided = authorizedHere || patched(Patch.WorkerAuthority);
+  const longRuns = authorizedHere || (decided && patched(Patch.LongRuns));
   // Once the worker holds the script, turns (and a continued run's input) no longer repeat it; the
   // worker's authority needs only the endpoint's name.
   const { script: _script, ...modelByRef } = input.model;

@@ -1,16 +1,21 @@
 // Workflow-safe: the one door through which workflow code reaches a tool. A call passes, in order:
 // prepare → gate → approval → lease → perform (see workflows/call/).
 import {
+  type ActivityOptions,
   ActivityFailure,
+  type LocalActivityOptions,
   ApplicationFailure,
   condition,
+  patched,
   proxyActivities,
+  proxyLocalActivities,
   setHandler,
   upsertMemo,
 } from '@temporalio/workflow';
 import type { AuthorizeActivities, AuthorizeRequest } from '../activities/authorize';
 import type { CitedOrigin } from '../activities/tool-activities';
 import { CatalogErrorCode } from '../catalog/errors';
+import { Patch } from '../common/names';
 import { ALLOW_ALL, type Policy } from '../catalog/policy';
 import { ToolCatalog, type OfferedTool } from '../catalog/tool-catalog';
 import { awaitApproval } from './call/approval';
@@ -80,10 +85,13 @@ export interface OpenRequest extends AuthorizeRequest {
   policy?: Policy;
 }
 
-const { authorizeRun } = proxyActivities<AuthorizeActivities>({
+const authorizeOptions: LocalActivityOptions & ActivityOptions = {
   startToCloseTimeout: '30s',
   retry: { maximumAttempts: 5, nonRetryableErrorTypes: [CatalogErrorCode.RunRefused, CatalogErrorCode.ModelRefused] },
-});
+};
+/** Before toolplane-local-authority: the worker answered in an activity of its own, one round trip more. */
+const { authorizeRun } = proxyActivities<AuthorizeActivities>(authorizeOptions);
+const { authorizeRun: authorizeHere } = proxyLocalActivities<AuthorizeActivities>(authorizeOptions);
 
 export class StepCtx {
   private position = 0;
@@ -105,10 +113,10 @@ export class StepCtx {
     setHandler(pendingEscalations, () => []);
     let authority;
     try {
-      authority = await authorizeRun.executeWithOptions(
-        { activityId: 'authorize', summary: `authorize ${request.principal}` },
-        [ask],
-      );
+      const summary = `authorize ${request.principal}`;
+      authority = patched(Patch.LocalAuthority)
+        ? await authorizeHere.executeWithOptions({ summary }, [ask])
+        : await authorizeRun.executeWithOptions({ activityId: 'authorize', summary }, [ask]);
     } catch (err) {
       const cause = err instanceof ActivityFailure ? err.cause : undefined;
       if (cause instanceof ApplicationFailure && cause.nonRetryable)

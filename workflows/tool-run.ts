@@ -35,21 +35,22 @@ export interface ToolRunResult {
 
 export async function toolRun(input: ToolRunInput): Promise<ToolRunResult> {
   refuseMalformedInput('toolRun', input);
-  const step = patched(Patch.WorkerAuthority)
-    ? await StepCtx.open({
-        principal: input.principal,
-        grants: input.grants,
-        capabilities: input.capabilities,
-        manifestDigest: input.manifestDigest,
-        ungoverned: true,
-      })
-    : new StepCtx({
-        catalog: ToolCatalog.fromManifest(input.manifest!, input.grants ?? []),
-        principal: input.principal,
-        grants: input.grants ?? [],
-        policy: ALLOW_ALL,
-        capabilities: input.capabilities,
-      });
+  const step =
+    patched(Patch.LocalAuthority) || patched(Patch.WorkerAuthority)
+      ? await StepCtx.open({
+          principal: input.principal,
+          grants: input.grants,
+          capabilities: input.capabilities,
+          manifestDigest: input.manifestDigest,
+          ungoverned: true,
+        })
+      : new StepCtx({
+          catalog: ToolCatalog.fromManifest(input.manifest!, input.grants ?? []),
+          principal: input.principal,
+          grants: input.grants ?? [],
+          policy: ALLOW_ALL,
+          capabilities: input.capabilities,
+        });
 
   const outputs: unknown[] = [];
   let status: ToolRunResult['status'] = 'completed';

@@ -15,7 +15,7 @@ import { historyOf, scheduledActivities } from '../support/history';
 import { supportDesk } from '../support/desk';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { startToolRun } from '../../client';
-import { Patch } from '../../common/names';
+import { ActivityName, Patch } from '../../common/names';
 import { REFUSALS } from '../../common/search-attributes';
 
 describe('a tool run on a real Temporal server', () => {
@@ -131,6 +131,9 @@ describe('a tool run on a real Temporal server', () => {
           return data ? [defaultPayloadConverter.fromPayload<{ id: string }>(data).id] : [];
         }),
         refusals: (await handle.describe()).typedSearchAttributes.get(REFUSALS),
+        activities: events.flatMap((e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? []),
+        localActivities: events.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity')
+          .length,
       };
     };
     const lookup = { toolId: 'tool://crm/lookup_customer', args: { email: 'alice@example.com' } };
@@ -141,8 +144,15 @@ describe('a tool run on a real Temporal server', () => {
     ]);
 
     // The client started it with no refusals, waiting for nobody; nothing changed, so nothing was upserted.
-    expect(quiet).toEqual({ upserts: [], patches: [Patch.WorkerAuthority], refusals: 0 });
-    expect(refused).toEqual({ upserts: [1], patches: [Patch.WorkerAuthority, Patch.StatusOnChange], refusals: 1 });
+    // The worker's answer (what the run may hold) is a local activity: no activity of its own.
+    expect(quiet).toEqual({
+      upserts: [],
+      patches: [Patch.LocalAuthority],
+      refusals: 0,
+      activities: [ActivityName.Perform, ActivityName.Perform],
+      localActivities: 1,
+    });
+    expect(refused).toMatchObject({ upserts: [1], patches: [Patch.LocalAuthority, Patch.StatusOnChange], refusals: 1 });
   });
 
   it('the example tools match the example manifest', () => {

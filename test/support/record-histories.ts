@@ -183,6 +183,12 @@ async function main(): Promise<void> {
     recordings.push({ ...r, name: `on-change-${name}` });
   }
 
+  // Runs the worker authorized in a local activity (patch toolplane-local-authority).
+  for (const name of ['plain', 'agent-refund', 'agent-injected-ticket', 'long-run-continued']) {
+    const r = recordings.find((x) => x.name === name)!;
+    recordings.push({ ...r, name: `local-${name}` });
+  }
+
   fs.mkdirSync(HISTORIES_DIR, { recursive: true });
   await worker.runUntil(async () => {
     for (const r of recordings.filter((x) => only.length === 0 || only.includes(x.name))) {
