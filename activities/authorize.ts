@@ -58,7 +58,10 @@ export function createAuthorizeActivities(deps: AuthorizeDeps) {
         const authority = authorize(deps.manifest, digest, req);
         return {
           ...authority,
-          ...(model ? { model } : {}),
+          // Which endpoint and model answer, for the record; a script the worker plays stays on the worker.
+          ...(model
+            ? { model: model.decl.provider === 'scripted' ? { ...model, decl: { provider: 'scripted' } } : model }
+            : {}),
           tools: deps.manifest.tools.filter((t) => authority.grants.includes(t.id)),
           declared: deps.manifest.tools.map((t) => t.id),
         };

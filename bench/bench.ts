@@ -29,7 +29,7 @@ import { createWorker } from '../worker';
 import { createBenchActivities } from './activities';
 import { benchModelProvider } from './ai-sdk-model';
 import { type GateFigures } from './gate';
-import { agentRunInput, chainOf, longRun } from './long';
+import { agentRunInput, benchManifest, chainOf, longRun } from './long';
 
 type Event = temporal.api.history.v1.IHistoryEvent;
 
@@ -140,7 +140,10 @@ async function main(): Promise<void> {
     log: () => {},
     dynamicConfig: o.eager ? EAGER_ACTIVITIES : {},
   });
-  const manifest = loadManifest(path.resolve(__dirname, '..', 'examples', 'support-desk', 'manifest.yaml')).manifest;
+  const manifest = benchManifest(
+    loadManifest(path.resolve(__dirname, '..', 'examples', 'support-desk', 'manifest.yaml')).manifest,
+    [...new Set([10, ...sizes, replayCalls, ...(o.long ? [10_000] : [])])].map((n) => [n, perTurn]),
+  );
   const decl = manifest.tools.find((t) => t.id === 'tool://crm/lookup_customer')!;
   try {
     process.stderr.write('bundling workflows…\n');
@@ -256,7 +259,7 @@ async function main(): Promise<void> {
     // In a process of its own, which holds no worker, server or fetched histories: the gate's own cost.
     process.stderr.write('gate micro-benchmark…\n');
     const gate = gateFigures();
-    const long = o.long ? await longRun(client, taskQueue, manifest, bundle) : undefined;
+    const long = o.long ? await longRun(client, taskQueue, manifest, bundle, 10_000, perTurn) : undefined;
     worker.shutdown();
     aiWorker.shutdown();
     await Promise.allSettled(running);

@@ -45,13 +45,29 @@ export function lookups(calls: number, perTurn: number): ScriptTurn[] {
   return turns;
 }
 
+/** The scripted endpoint the bench worker declares for a run of `calls` lookups. */
+export const lookupsEndpoint = (calls: number, perTurn: number) => `lookups-${calls}-${perTurn}`;
+
+/**
+ * The bench worker's manifest: the example's, plus a scripted endpoint per run size. The worker
+ * plays the model, as the hand loop's and `@temporalio/ai-sdk`'s model activities do, so no side's
+ * history carries the script.
+ */
+export function benchManifest(manifest: Manifest, runs: [calls: number, perTurn: number][]): Manifest {
+  const played = runs.map(([calls, perTurn]) => [
+    lookupsEndpoint(calls, perTurn),
+    { provider: 'scripted' as const, script: lookups(calls, perTurn) },
+  ]);
+  return { ...manifest, models: { ...manifest.models, ...Object.fromEntries(played) } };
+}
+
 export function agentRunInput(manifest: Manifest, calls: number, perTurn: number): AgentRunInput {
   return {
     prompt: 'Look up each of our customers in the CRM, again and again.',
     principal: 'agent:bench',
     grants: ['tool://crm/lookup_customer'],
     manifestDigest: manifestDigest(manifest),
-    model: { endpoint: 'scripted', script: lookups(calls, perTurn) },
+    model: { endpoint: lookupsEndpoint(calls, perTurn) },
   };
 }
 

@@ -3,6 +3,7 @@
 import { z } from 'zod';
 import { CatalogError, CatalogErrorCode } from './errors';
 import { KNOWN_CAPABILITIES } from './capabilities';
+import { ScriptTurnShape } from './script';
 
 const toolGrant = z.union([z.literal('*'), z.array(z.string().min(1))]);
 
@@ -53,8 +54,10 @@ export const ModelEndpointDecl = z.discriminatedUnion('provider', [
     models: servedModels,
   }),
   z.strictObject({
-    /** Plays the run's own script: contacts nothing and reads no secret. */
+    /** Plays a script: contacts nothing and reads no secret. */
     provider: z.literal('scripted'),
+    /** The turns the worker plays; a run naming this endpoint may not send its own. Absent: the run's script. */
+    script: z.array(ScriptTurnShape).optional(),
   }),
 ]);
 export type ModelEndpointDecl = z.infer<typeof ModelEndpointDecl>;
@@ -210,7 +213,15 @@ export function resolveModel(models: ModelsDecl | undefined, request: ModelReque
       { endpoint: request.endpoint },
     );
   }
-  if (decl.provider === 'scripted') return { endpoint: request.endpoint, decl, model: request.name ?? 'scripted' };
+  if (decl.provider === 'scripted') {
+    if (decl.script && request.script) {
+      throw new ModelRefused(
+        `model endpoint "${request.endpoint}" plays the script this worker declares; a run may not send its own`,
+        { endpoint: request.endpoint },
+      );
+    }
+    return { endpoint: request.endpoint, decl, model: request.name ?? 'scripted' };
+  }
   const model = request.model ?? decl.models[0]!;
   if (!decl.models.includes(model)) {
     throw new ModelRefused(

@@ -1,6 +1,12 @@
 // Workflow-safe: the manifest's shape, parsed with zod. Strict: an unknown key is an error.
 import { z } from 'zod';
 import { ModelsDecl, PrincipalsDecl } from './authority';
+import { SENSITIVITY_LEVELS } from './sensitivity';
+
+// Workflow code imports these from their own modules, which build no schema when a run starts.
+export { SENSITIVITY_LEVELS, sensitivityRank, type Sensitivity } from './sensitivity';
+export { durationMs } from './duration';
+export { nameOf, serverOf } from './tool-id';
 
 export const Safety = { ReadOnly: 'read_only', Idempotent: 'idempotent', Mutating: 'mutating' } as const;
 export type Safety = (typeof Safety)[keyof typeof Safety];
@@ -9,12 +15,6 @@ export const SAFETY_ORDER: readonly Safety[] = ['read_only', 'idempotent', 'muta
 
 export const Recovery = { Retry: 'retry', Reconcile: 'reconcile', Fail: 'fail', Escalate: 'escalate' } as const;
 export type Recovery = (typeof Recovery)[keyof typeof Recovery];
-
-export const SENSITIVITY_LEVELS = ['public', 'internal', 'confidential', 'secret'] as const;
-export type Sensitivity = (typeof SENSITIVITY_LEVELS)[number];
-export function sensitivityRank(s: Sensitivity): number {
-  return SENSITIVITY_LEVELS.indexOf(s);
-}
 
 const duration = z
   .union([
@@ -216,21 +216,3 @@ export const Manifest = z.strictObject({
 });
 export type Manifest = z.infer<typeof Manifest>;
 export type ManifestInput = z.input<typeof Manifest>;
-
-export function serverOf(id: string): string {
-  return id.startsWith('ext:') ? id.split(':')[1]! : id.slice('tool://'.length).split('/')[0]!;
-}
-
-export function nameOf(id: string): string {
-  return id.startsWith('ext:') ? id.split(':').slice(2).join(':') : id.slice('tool://'.length).split('/')[1]!;
-}
-
-/** Temporal accepts "30s"-style strings and milliseconds. */
-export function durationMs(d: string | number): number {
-  if (typeof d === 'number') return d;
-  const m = /^(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)$/.exec(d);
-  if (!m) throw new Error(`not a duration: ${d}`);
-  const n = Number(m[1]);
-  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[m[2] as 'ms'];
-  return n * unit;
-}

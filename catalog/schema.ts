@@ -2,8 +2,13 @@
 import Ajv, { type ValidateFunction } from 'ajv';
 import type { ArgumentProblem } from './errors';
 
-const ajv = new Ajv({ allErrors: true, strict: false, validateFormats: false });
+// A workflow run evaluates this module afresh, so it must be cheap to start: the schemas it compiles
+// were checked against JSON Schema's meta-schema when the worker loaded its manifest (schemaProblems),
+// and compiling that meta-schema again in every run cost milliseconds before its first call.
+const ajv = new Ajv({ allErrors: true, strict: false, validateFormats: false, validateSchema: false });
 const compiled = new Map<string, ValidateFunction>();
+/** Checks a schema against the meta-schema too; only where a manifest is loaded, never in a run. */
+let checking: Ajv | undefined;
 
 export function compileSchema(schema: Record<string, unknown>, cacheKey: string): ValidateFunction {
   let fn = compiled.get(cacheKey);
@@ -17,7 +22,7 @@ export function compileSchema(schema: Record<string, unknown>, cacheKey: string)
 /** The schema's own problems, or none. */
 export function schemaProblems(schema: Record<string, unknown>): string[] {
   try {
-    ajv.compile(schema);
+    (checking ??= new Ajv({ allErrors: true, strict: false, validateFormats: false })).compile(schema);
     return [];
   } catch (err) {
     return [(err as Error).message];

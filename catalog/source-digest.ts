@@ -1,7 +1,8 @@
 // Workflow-safe: the digest of a tool's definition as its source describes it, so a server's
 // listing can be compared with the manifest's declaration (a changed definition is a "rug pull").
 import { digestOf } from './digest';
-import { nameOf, type ToolDecl } from './manifest';
+import type { ToolDecl } from './manifest';
+import { nameOf } from './tool-id';
 
 export interface SourceDefinition {
   name: string;

@@ -5,7 +5,8 @@
 import { z } from 'zod';
 import { RunInputInvalid, type RunInputProblem } from '../catalog/errors';
 import type { Manifest } from '../catalog/manifest';
-import { SENSITIVITY_LEVELS } from '../catalog/manifest';
+import { SENSITIVITY_LEVELS } from '../catalog/sensitivity';
+import { ScriptTurnShape } from '../catalog/script';
 
 /** The failure type of a run whose input was malformed (the error's `code` on the client side). */
 export const RUN_INPUT_INVALID = 'RunInputInvalid';
@@ -13,83 +14,83 @@ export const RUN_INPUT_INVALID = 'RunInputInvalid';
 const TOOL_ID = /^(tool:\/\/[a-z0-9][a-z0-9_.-]*\/[A-Za-z0-9_.-]+|ext:[a-z0-9][a-z0-9_.-]*:[A-Za-z0-9_.-]+)$/;
 const DURATION = /^\d+(\.\d+)?\s*(ms|s|m|h|d)$/;
 
-const nonEmpty = z.string().min(1, 'must not be empty');
-const toolId = z.string().regex(TOOL_ID, 'must be a tool identity "tool://server/name" or "ext:<plugin>:<name>"');
-const count = z.number({ error: 'must be a number' }).int('must be a whole number').nonnegative('must not be negative');
-const positive = z.number({ error: 'must be a number' }).int('must be a whole number').positive('must be at least 1');
-const duration = z.union(
-  [
-    z.number().positive('must be a positive number of milliseconds'),
-    z
-      .string()
-      .regex(DURATION, 'must be a duration such as "90s", "10m" or "1h"')
-      .refine((d) => parseFloat(d) > 0, 'must be longer than zero'),
-  ],
-  { error: 'must be a duration such as "90s", "10m" or "1h" (or milliseconds)' },
-);
+// Built on first use, not when the module loads: every workflow run loads this module afresh, and a run
+// that only calls tools from its own workflow (StepCtx) never checks a toolplane run's input.
+let built: { agent: z.ZodType; tool: z.ZodType } | undefined;
+function shapes(): { agent: z.ZodType; tool: z.ZodType } {
+  if (built) return built;
+  const nonEmpty = z.string().min(1, 'must not be empty');
+  const toolId = z.string().regex(TOOL_ID, 'must be a tool identity "tool://server/name" or "ext:<plugin>:<name>"');
+  const count = z
+    .number({ error: 'must be a number' })
+    .int('must be a whole number')
+    .nonnegative('must not be negative');
+  const positive = z.number({ error: 'must be a number' }).int('must be a whole number').positive('must be at least 1');
+  const duration = z.union(
+    [
+      z.number().positive('must be a positive number of milliseconds'),
+      z
+        .string()
+        .regex(DURATION, 'must be a duration such as "90s", "10m" or "1h"')
+        .refine((d) => parseFloat(d) > 0, 'must be longer than zero'),
+    ],
+    { error: 'must be a duration such as "90s", "10m" or "1h" (or milliseconds)' },
+  );
 
-/** A scripted model's turn: tool calls with literal arguments, or a final answer. */
-export const ScriptTurnShape = z.union(
-  [
-    z.looseObject({
-      tool_calls: z.array(z.looseObject({ name: nonEmpty, arguments: z.unknown(), id: z.string().optional() })),
-    }),
-    z.looseObject({ final: z.string() }),
-  ],
-  { error: 'each turn must be { "tool_calls": [{ "name", "arguments" }] } or { "final": "<answer>" }' },
-);
+  const model = z
+    .looseObject({
+      endpoint: nonEmpty.optional(),
+      /** Runs started before the worker decided named a provider; they still replay. */
+      provider: z.string().optional(),
+      model: z.string().optional(),
+      temperature: z.number().optional(),
+      script: z.array(ScriptTurnShape).optional(),
+      name: z.string().optional(),
+    })
+    .refine((m) => m.endpoint !== undefined || m.provider !== undefined, {
+      message: 'must name a model endpoint the worker declares: { "endpoint": "<name>" }',
+      path: ['endpoint'],
+    });
 
-const model = z
-  .looseObject({
-    endpoint: nonEmpty.optional(),
-    /** Runs started before the worker decided named a provider; they still replay. */
-    provider: z.string().optional(),
-    model: z.string().optional(),
-    temperature: z.number().optional(),
-    script: z.array(ScriptTurnShape).optional(),
-    name: z.string().optional(),
-  })
-  .refine((m) => m.endpoint !== undefined || m.provider !== undefined, {
-    message: 'must name a model endpoint the worker declares: { "endpoint": "<name>" }',
-    path: ['endpoint'],
+  const limits = z.looseObject({
+    maxTurns: positive.optional(),
+    maxToolCalls: count.optional(),
+    maxTokens: count.optional(),
+    maxCostMicros: count.optional(),
+    deadline: duration.optional(),
+    maxDelegationDepth: count.optional(),
+    maxSpendMinorPerPayee: z
+      .record(z.string(), z.union([count, z.string().regex(/^\d+$/, 'must be whole minor units')]))
+      .optional(),
+    maxEgressBytesPerDestination: count.optional(),
   });
 
-const limits = z.looseObject({
-  maxTurns: positive.optional(),
-  maxToolCalls: count.optional(),
-  maxTokens: count.optional(),
-  maxCostMicros: count.optional(),
-  deadline: duration.optional(),
-  maxDelegationDepth: count.optional(),
-  maxSpendMinorPerPayee: z
-    .record(z.string(), z.union([count, z.string().regex(/^\d+$/, 'must be whole minor units')]))
-    .optional(),
-  maxEgressBytesPerDestination: count.optional(),
-});
+  const asked = {
+    principal: nonEmpty,
+    grants: z.array(toolId).optional(),
+    capabilities: z.array(nonEmpty).optional(),
+    manifestDigest: z.string().optional(),
+    delegationDepth: count.optional(),
+  };
 
-const asked = {
-  principal: nonEmpty,
-  grants: z.array(toolId).optional(),
-  capabilities: z.array(nonEmpty).optional(),
-  manifestDigest: z.string().optional(),
-  delegationDepth: count.optional(),
-};
+  const agent = z.looseObject({
+    ...asked,
+    prompt: nonEmpty,
+    model,
+    limits: limits.optional(),
+    systemPrompt: z.string().optional(),
+    promptSensitivity: z.enum(SENSITIVITY_LEVELS).optional(),
+    continueAsNewAfterEvents: positive.optional(),
+  });
 
-export const AgentRunInputShape = z.looseObject({
-  ...asked,
-  prompt: nonEmpty,
-  model,
-  limits: limits.optional(),
-  systemPrompt: z.string().optional(),
-  promptSensitivity: z.enum(SENSITIVITY_LEVELS).optional(),
-  continueAsNewAfterEvents: positive.optional(),
-});
-
-export const ToolRunInputShape = z.looseObject({
-  ...asked,
-  calls: z.array(z.looseObject({ toolId, args: z.unknown() })),
-  continueOnError: z.boolean().optional(),
-});
+  const tool = z.looseObject({
+    ...asked,
+    calls: z.array(z.looseObject({ toolId, args: z.unknown() })),
+    continueOnError: z.boolean().optional(),
+  });
+  built = { agent, tool };
+  return built;
+}
 
 function problemsOf(shape: z.ZodType, input: unknown): RunInputProblem[] {
   const parsed = shape.safeParse(input);
@@ -114,12 +115,12 @@ function undeclared(manifest: Manifest, input: { grants?: unknown; calls?: unkno
 
 /** Problems with an agent run's input; with the manifest, also grants it does not declare. */
 export function agentRunInputProblems(input: unknown, manifest?: Manifest): RunInputProblem[] {
-  const problems = problemsOf(AgentRunInputShape, input);
+  const problems = problemsOf(shapes().agent, input);
   return manifest && typeof input === 'object' && input ? [...problems, ...undeclared(manifest, input)] : problems;
 }
 
 export function toolRunInputProblems(input: unknown, manifest?: Manifest): RunInputProblem[] {
-  const problems = problemsOf(ToolRunInputShape, input);
+  const problems = problemsOf(shapes().tool, input);
   return manifest && typeof input === 'object' && input ? [...problems, ...undeclared(manifest, input)] : problems;
 }
 

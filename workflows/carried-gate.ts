@@ -2,7 +2,8 @@
 // outside-world data (untrusted), admitted into a mutating tool only by a field rule covering the
 // argument that references it, and no more sensitive than the tool accepts unless redacted.
 import { getAt, pointerCovers, setAt } from '../catalog/json-pointer';
-import { sensitivityRank, type ToolDecl } from '../catalog/manifest';
+import type { ToolDecl } from '../catalog/manifest';
+import { sensitivityRank } from '../catalog/sensitivity';
 import type { CarriedContent } from '../activities/tool';
 
 export type CarriedVerdict =

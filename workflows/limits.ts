@@ -1,5 +1,6 @@
 // Workflow-safe: a run's budgets. Exceeding one refuses the next effect with a typed reason.
-import { durationMs, type ToolDecl } from '../catalog/manifest';
+import { durationMs } from '../catalog/duration';
+import type { ToolDecl } from '../catalog/manifest';
 import type { Payment } from '../catalog/spend';
 import { outboundBytes, type Outbound } from './outbound';
 import { chargeSpend, checkSpend, type SpentMinor } from './spend-limit';

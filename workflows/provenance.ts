@@ -1,7 +1,7 @@
 // Workflow-safe: where every value in a run came from. Values are matched by equality after
 // normalisation, so a model that retypes a value does not shed its origin.
 import { foldText } from '../catalog/fold';
-import { SENSITIVITY_LEVELS, type Sensitivity } from '../catalog/manifest';
+import { SENSITIVITY_LEVELS, type Sensitivity } from '../catalog/sensitivity';
 
 export const USER_PROMPT = 'user://prompt';
 

@@ -11,7 +11,8 @@ import {
   type RetryPolicy,
 } from '@temporalio/workflow';
 import { FailureType } from '../catalog/failure-types';
-import { durationMs, type ToolDecl } from '../catalog/manifest';
+import { durationMs } from '../catalog/duration';
+import type { ToolDecl } from '../catalog/manifest';
 import type { PerformRequest, PerformResult, ReconcileRequest, ToolActivities } from '../activities/tool-activities';
 import { performActivityId, reconcileActivityId } from '../common/effect-key';
 import { storedHandle } from '../common/stored-output';

@@ -3,7 +3,7 @@
 // beneath it. Spans are no commands; the interceptor's sink exports them only outside replay.
 import { SpanStatusCode, trace } from '@opentelemetry/api';
 import { workflowInfo } from '@temporalio/workflow';
-import { nameOf } from '../catalog/manifest';
+import { nameOf } from '../catalog/tool-id';
 import type { JournalEntry } from './journal';
 
 export const AGENT_NAME = 'toolplane';

@@ -1,7 +1,8 @@
 // Workflow-safe: what data may flow into which tool. Decided before the call is scheduled,
 // identically on replay. Anything unexpected refuses (fail closed).
 import { pointerCovers, setAt } from '../catalog/json-pointer';
-import { sensitivityRank, type ProtectedFieldDecl, type ToolDecl } from '../catalog/manifest';
+import type { ProtectedFieldDecl, ToolDecl } from '../catalog/manifest';
+import { sensitivityRank } from '../catalog/sensitivity';
 import { leaves, type Label, type ProvenanceView, type Sighting } from './provenance';
 
 /** A look-alike the model wrote, replaced by the exact value the trusted source produced. */

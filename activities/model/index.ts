@@ -123,7 +123,8 @@ export function createModelActivities(deps: ModelActivityDeps = {}) {
         },
         async (span) => {
           try {
-            const script = (turn.model.script ?? ref?.context.script ?? []) as ScriptTurn[];
+            const declared = decl.provider === 'scripted' ? decl.script : undefined;
+            const script = (declared ?? turn.model.script ?? ref?.context.script ?? []) as ScriptTurn[];
             const result =
               decl.provider === 'scripted'
                 ? ref

@@ -127,4 +127,15 @@ describe('authority', () => {
     expect(() => resolveModel(models, smuggled)).toThrow(ToolplaneError);
     expect(() => resolveModel(undefined, { endpoint: 'scripted' })).not.toThrow();
   });
+
+  it('an endpoint whose script the worker declares refuses a run that sends its own', () => {
+    const models = { played: { provider: 'scripted' as const, script: [{ final: 'done' }] } };
+    expect(resolveModel(models, { endpoint: 'played' })).toMatchObject({ decl: { script: [{ final: 'done' }] } });
+    expect(() => resolveModel(models, { endpoint: 'played', script: [{ final: 'mine' }] })).toThrow(
+      /"played" plays the script this worker declares; a run may not send its own/,
+    );
+    expect(() =>
+      resolveModel({ scripted: { provider: 'scripted' } }, { endpoint: 'scripted', script: [] }),
+    ).not.toThrow();
+  });
 });

@@ -56,6 +56,13 @@ describe('model providers', () => {
         models: ['gpt-test'],
       },
       scripted: { provider: 'scripted' as const },
+      played: {
+        provider: 'scripted' as const,
+        script: [
+          { tool_calls: [{ name: 'crm__lookup_customer', arguments: { email: 'bob@example.com' } }] },
+          { final: 'Bob is a customer.' },
+        ],
+      },
     };
     await h.runWorker({ manifest: { ...exampleManifest(), models }, tools: createTools() });
   });
@@ -150,6 +157,24 @@ describe('model providers', () => {
     } finally {
       await attacker.close();
     }
+  });
+
+  it('plays the script the worker declares for an endpoint; the script never enters history', async () => {
+    const workflowId = `played-${randomUUID()}`;
+    const result = await h.client.workflow.execute('agentRun', {
+      taskQueue: h.taskQueue,
+      workflowId,
+      args: [{ prompt: 'Who is Bob?', principal: 'agent:test', model: { endpoint: 'played' } }],
+    });
+    const r = result as AgentRunResult;
+    expect(r.answer).toBe('Bob is a customer.');
+    expect(r.journal.map((e) => [e.toolId, e.outcome])).toEqual([['tool://crm/lookup_customer', 'ok']]);
+    // The model's turns are the worker's: the run's input and its turns carry the endpoint's name only.
+    const turns = (await historyOf(h.client, workflowId)).filter(
+      (e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'modelTurn',
+    );
+    expect(turns.length).toBeGreaterThan(0);
+    expect(payloadText(turns)).not.toContain('Bob is a customer.');
   });
 
   it('does not record a model call id over 256 bytes on the span', async () => {

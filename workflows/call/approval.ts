@@ -1,6 +1,6 @@
 // Workflow-safe, step 3 of a call: where the gate asks for a person, the call waits for an
 // `approve` or `deny` through the resolveEscalation update, with a deadline.
-import { durationMs } from '../../catalog/manifest';
+import { durationMs } from '../../catalog/duration';
 import type { ToolCall } from '../../catalog/tool-call';
 import { effectKey } from '../../common/effect-key';
 import type { JournalEntry } from '../journal';

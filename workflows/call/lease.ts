@@ -1,7 +1,7 @@
 // Workflow-safe, step 4 of a call: an extension tool needs the run's extension-runtime lease. The
 // extension starts only for a call that passed every gate, in a run the worker granted the lease.
 import { EXTENSION_RUNTIME } from '../../catalog/capabilities';
-import { serverOf } from '../../catalog/manifest';
+import { serverOf } from '../../catalog/tool-id';
 import type { JournalEntry } from '../journal';
 import { StepErrorCode } from '../step-error';
 import { refuse } from './refuse';
