@@ -1,18 +1,19 @@
 /**
  * Where replay CPU goes: the Temporal SDK captures a stack trace (mapped through the bundle's source
  * map) for every promise created inside the workflow sandbox. This records a plain and a callTool
- * run of the same calls, then replays each with that capture on (counting the sandbox's promises)
- * and off, alternating, in one process.
+ * run of the same calls, then replays both in child processes, alternating, with that capture on
+ * (counting the sandbox's promises) and off. The SDK installs its hook once per process.
  *
  *   npx tsx bench/replay-promises.ts [--calls 300] [--rounds 5]
  */
+import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import v8 from 'node:v8';
 import { Client, Connection } from '@temporalio/client';
-import type { temporal } from '@temporalio/proto';
+import { historyFromJSON, historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { Command } from 'commander';
 import { loadManifest } from '../catalog/manifest-file';
@@ -23,7 +24,7 @@ import { createBenchActivities } from './activities';
 
 type PromiseHooks = Parameters<typeof v8.promiseHooks.createHook>[0];
 
-/** Whether the next replay worker gets the SDK's promise hook, and how many sandbox promises it saw. */
+/** A child replays with the SDK's promise hook (`--capture on`) or without; it counts the sandbox's promises. */
 const capture = { on: true, sandboxPromises: 0 };
 const createHook = v8.promiseHooks.createHook.bind(v8.promiseHooks);
 v8.promiseHooks.createHook = (hooks: PromiseHooks) => {
@@ -39,6 +40,36 @@ v8.promiseHooks.createHook = (hooks: PromiseHooks) => {
   });
 };
 
+const SIDES = ['plainCalls', 'toolplaneCalls'] as const;
+type Side = (typeof SIDES)[number];
+interface Replayed {
+  micros: Record<Side, number>;
+  promises: Record<Side, number>;
+}
+
+/** In a child: replays each history once to warm up, then once measured; µs of CPU and sandbox promises per call. */
+async function replayChild(dir: string, calls: number): Promise<Replayed> {
+  const bundle = { code: fs.readFileSync(path.join(dir, 'bundle.js'), 'utf8') };
+  const histories = SIDES.map((side) =>
+    historyFromJSON(JSON.parse(fs.readFileSync(path.join(dir, `${side}.json`), 'utf8'))),
+  );
+  const out: Replayed = {
+    micros: { plainCalls: 0, toolplaneCalls: 0 },
+    promises: { plainCalls: 0, toolplaneCalls: 0 },
+  };
+  for (const [i, side] of SIDES.entries())
+    await Worker.runReplayHistory({ workflowBundle: bundle }, histories[i]!, `${side}-warm-up`);
+  for (const [i, side] of SIDES.entries()) {
+    capture.sandboxPromises = 0;
+    const before = process.cpuUsage();
+    await Worker.runReplayHistory({ workflowBundle: bundle }, histories[i]!, `${side}-replay`);
+    const used = process.cpuUsage(before);
+    out.micros[side] = (used.user + used.system) / calls;
+    out.promises[side] = capture.sandboxPromises / calls;
+  }
+  return out;
+}
+
 const quiet = { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} };
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
@@ -46,9 +77,17 @@ async function main(): Promise<void> {
   const o = new Command()
     .option('--calls <n>', 'calls per recorded run', '300')
     .option('--rounds <n>', 'replays per side and setting', '5')
+    .option('--replay <dir>', '(internal) replay the histories in this directory')
+    .option('--capture <on|off>', '(internal) the SDK promise hook in this child', 'on')
     .parse(process.argv)
-    .opts<{ calls: string; rounds: string }>();
+    .opts<{ calls: string; rounds: string; replay?: string; capture: string }>();
   const calls = Number(o.calls);
+  if (o.replay) {
+    capture.on = o.capture === 'on';
+    Runtime.install({ logger: new DefaultLogger('WARN') });
+    process.stdout.write(JSON.stringify(await replayChild(o.replay, calls)) + '\n');
+    return;
+  }
   Runtime.install({ logger: new DefaultLogger('WARN') });
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'toolplane-bench-'));
   process.env.TOOLPLANE_BLOB_DIR = path.join(dir, 'blobs');
@@ -74,43 +113,37 @@ async function main(): Promise<void> {
       workflowBundle: bundle,
       activities: createBenchActivities(),
     });
-    const sides = ['plainCalls', 'toolplaneCalls'];
-    const histories: temporal.api.history.v1.IHistory[] = [];
     await worker.runUntil(async () => {
-      for (const type of sides) {
-        const workflowId = `${type}-${randomUUID()}`;
-        await client.workflow.execute(type, { taskQueue, workflowId, args: [{ calls, decl }] });
-        histories.push(await client.workflow.getHandle(workflowId).fetchHistory());
+      for (const side of SIDES) {
+        const workflowId = `${side}-${randomUUID()}`;
+        await client.workflow.execute(side, { taskQueue, workflowId, args: [{ calls, decl }] });
+        const history = await client.workflow.getHandle(workflowId).fetchHistory();
+        fs.writeFileSync(path.join(dir, `${side}.json`), historyToJSON(history));
       }
     });
+    fs.writeFileSync(path.join(dir, 'bundle.js'), bundle.code);
     await native.close();
     await client.connection.close();
 
-    const micros: Record<string, number[]> = {};
-    const promises: Record<string, number> = {};
+    const runs: Record<'on' | 'off', Replayed[]> = { on: [], off: [] };
     for (let r = 0; r < Number(o.rounds); r++) {
-      for (const on of [true, false]) {
-        for (const [i, type] of sides.entries()) {
-          capture.on = on;
-          capture.sandboxPromises = 0;
-          const before = process.cpuUsage();
-          await Worker.runReplayHistory({ workflowBundle: bundle }, histories[i]!, `${type}-replay`);
-          const used = process.cpuUsage(before);
-          (micros[`${type} ${on}`] ??= []).push((used.user + used.system) / calls);
-          if (on) promises[type] = capture.sandboxPromises / calls;
-        }
+      for (const setting of ['on', 'off'] as const) {
+        const args = [...process.execArgv, __filename, '--replay', dir, '--calls', String(calls), '--capture', setting];
+        const out = execFileSync(process.execPath, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+        runs[setting].push(JSON.parse(out.trim().split('\n').at(-1)!) as Replayed);
       }
     }
-    const at = (type: string, on: boolean) => median(micros[`${type} ${on}`]!);
-    console.log(`replay CPU per call over ${calls}-call histories (median of ${o.rounds}):`);
-    for (const on of [true, false]) {
+    const at = (setting: 'on' | 'off', side: Side) => median(runs[setting].map((x) => x.micros[side]));
+    console.log(`replay CPU per call over ${calls}-call histories (median of ${o.rounds}, a child process each):`);
+    for (const setting of ['on', 'off'] as const) {
+      const [plain, tool] = [at(setting, 'plainCalls'), at(setting, 'toolplaneCalls')];
       console.log(
-        `  stack capture ${on ? 'on ' : 'off'}: plain ${at('plainCalls', on).toFixed(0)} µs, callTool ` +
-          `${at('toolplaneCalls', on).toFixed(0)} µs, ratio ${(at('toolplaneCalls', on) / at('plainCalls', on)).toFixed(3)}`,
+        `  stack capture ${setting.padEnd(3)}: plain ${plain.toFixed(0)} µs, callTool ${tool.toFixed(0)} µs, ratio ${(tool / plain).toFixed(3)}`,
       );
     }
+    const promises = runs.on[0]!.promises;
     console.log(
-      `  sandbox promises per call: plain ${promises.plainCalls!.toFixed(1)}, callTool ${promises.toolplaneCalls!.toFixed(1)}`,
+      `  sandbox promises per call: plain ${promises.plainCalls.toFixed(1)}, callTool ${promises.toolplaneCalls.toFixed(1)}`,
     );
   } finally {
     await server.stop();
