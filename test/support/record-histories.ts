@@ -164,30 +164,17 @@ async function main(): Promise<void> {
     agent: { ...injected.agent!, continueAsNewAfterEvents: 20 },
   });
 
-  // Runs after the worker decided (patch toolplane-worker-authority): the worker's answer is in history.
-  for (const name of ['plain', 'agent-refund', 'agent-injected-ticket']) {
-    const r = recordings.find((x) => x.name === name)!;
-    recordings.push({ ...r, name: `authorized-${name}` });
-  }
-
-  // Runs that published their status eagerly from the first call on (patch toolplane-operator-status):
-  // recorded before publication became change-only, so a replay must take the eager path again.
-  for (const name of ['plain', 'refused', 'escalated']) {
-    const r = recordings.find((x) => x.name === name)!;
-    recordings.push({ ...r, name: `status-${name}` });
-  }
-
-  // Runs that publish their status only when it changes (patch toolplane-status-on-change).
-  for (const name of ['plain', 'refused', 'escalated']) {
-    const r = recordings.find((x) => x.name === name)!;
-    recordings.push({ ...r, name: `on-change-${name}` });
-  }
-
-  // Runs the worker authorized in a local activity (patch toolplane-local-authority).
-  for (const name of ['plain', 'agent-refund', 'agent-injected-ticket', 'long-run-continued']) {
-    const r = recordings.find((x) => x.name === name)!;
-    recordings.push({ ...r, name: `local-${name}` });
-  }
+  // The same runs again under a name that pins a patch's path, recorded by the code that took it:
+  // authorized-* (toolplane-worker-authority: the worker's answer is in history), on-change-*
+  // (toolplane-status-on-change), local-* (toolplane-local-authority). status-*.json
+  // (toolplane-operator-status) came from the code before status-on-change and cannot be recorded again.
+  const pin = (prefix: string, names: string[]) => {
+    for (const name of names)
+      recordings.push({ ...recordings.find((x) => x.name === name)!, name: `${prefix}-${name}` });
+  };
+  pin('authorized', ['plain', 'agent-refund', 'agent-injected-ticket']);
+  pin('on-change', ['plain', 'refused', 'escalated']);
+  pin('local', ['plain', 'agent-refund', 'agent-injected-ticket', 'long-run-continued']);
 
   fs.mkdirSync(HISTORIES_DIR, { recursive: true });
   await worker.runUntil(async () => {
