@@ -6,6 +6,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
+import { Connection } from '@temporalio/client';
+import { registerSearchAttributes } from './cluster/namespace';
 import { findTemporalCli } from './temporal-cli';
 import { SEARCH_ATTRIBUTES } from '../common/search-attributes';
 import { probe, runUrl, TemporalUnreachable } from '../inspect/connection';
@@ -61,6 +63,8 @@ export async function startDevServer(opts: DevServerOptions = {}): Promise<Tempo
   const namespace = opts.namespace ?? 'default';
   const dbFile = opts.dbFile ?? path.join(defaultDataDir(), 'temporal.sqlite');
   fs.mkdirSync(path.dirname(dbFile), { recursive: true });
+  // The CLI's --search-attribute flags register attributes only in a new database.
+  const reopened = fs.existsSync(dbFile);
   const logFile = opts.logFile ?? path.join(path.dirname(dbFile), `temporal-${port}.log`);
   const cli = await findTemporalCli(log);
 
@@ -105,6 +109,18 @@ export async function startDevServer(opts: DevServerOptions = {}): Promise<Tempo
         throw err;
       }
       await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+  if (reopened) {
+    // A database from an older toolplane lacks the attributes added since; register them as a cluster does.
+    const connection = await Connection.connect({ address, connectTimeout: 5000 });
+    try {
+      await registerSearchAttributes(connection, namespace, Date.now() + 60_000);
+    } catch (err) {
+      child.kill('SIGKILL');
+      throw err;
+    } finally {
+      await connection.close();
     }
   }
   log(`dev server ready at ${address}, Web UI http://localhost:${uiPort} (db ${dbFile})`);

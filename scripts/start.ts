@@ -26,11 +26,15 @@ const quietLog = (line: string) => {
   if (process.env.TOOLPLANE_VERBOSE) console.error(line);
 };
 
+/** Stops the dev server this script started, so a failed demo leaves none behind. */
+let stopServer: (() => Promise<void>) | undefined;
+
 async function main(): Promise<void> {
   Runtime.install({ logger: new DefaultLogger((process.env.TOOLPLANE_LOG_LEVEL as 'ERROR' | undefined) ?? 'ERROR') });
   const once = process.argv.includes('--once') || !!process.env.CI || !process.stdout.isTTY;
   // A dev server we start runs with eager activity execution: one round trip less per call.
   const server = await connectOrStart({ dynamicConfig: EAGER_ACTIVITIES });
+  stopServer = () => server.stop();
   let stopping = false;
   const stop = async (code: number) => {
     if (stopping) return;
@@ -105,7 +109,8 @@ async function main(): Promise<void> {
   console.log('\nThe dev server keeps running so the Web UI can show the runs. Ctrl-C to stop it.');
 }
 
-main().catch((err) => {
+main().catch(async (err) => {
   console.error(err instanceof Error ? err.message : err);
+  await stopServer?.();
   process.exit(1);
 });

@@ -72,46 +72,7 @@ export async function setupNamespace(opts: {
       await connection.workflowService.describeNamespace({ namespace });
     });
 
-    const wanted = SEARCH_ATTRIBUTES.map((a) => ({
-      name: a.name,
-      cliType: a.cliType,
-      type: indexedValueType(a.cliType),
-    }));
-    const registered = await until('listing search attributes', 'search-attributes', deadline, async () => {
-      const listed = await connection.operatorService.listSearchAttributes({ namespace });
-      return listed.customAttributes ?? {};
-    });
-    const missing = wanted.filter((a) => registered[a.name] === undefined);
-    if (missing.length > 0)
-      await until('registering search attributes', 'search-attributes', deadline, async () => {
-        try {
-          await connection.operatorService.addSearchAttributes({
-            namespace,
-            searchAttributes: Object.fromEntries(missing.map((a) => [a.name, a.type])),
-          });
-        } catch (err) {
-          if (grpcCode(err) !== GRPC_ALREADY_EXISTS) throw err;
-        }
-      });
-
-    // The check: every attribute present with its type, as the frontend reports it now.
-    const problems = await until('reading search attributes back', 'search-attributes', deadline, async () => {
-      const now = (await connection.operatorService.listSearchAttributes({ namespace })).customAttributes ?? {};
-      const wrong = wanted
-        .filter((a) => now[a.name] !== a.type)
-        .map((a) =>
-          now[a.name] === undefined
-            ? `${a.name} is not registered`
-            : `${a.name} is registered as ${IndexedValueType[now[a.name]!]}, not ${a.cliType}`,
-        );
-      if (wrong.some((w) => w.endsWith('is not registered'))) throw new Error(wrong.join('; '));
-      return wrong;
-    }).catch((err: unknown) => [(err as Error).message]);
-    if (problems.length > 0)
-      throw new ClusterFailed(
-        'search-attributes',
-        `namespace ${namespace}: ${problems.join('; ')}. Register them with: ${SEARCH_ATTRIBUTE_COMMAND(namespace)}`,
-      );
+    await registerSearchAttributes(connection, namespace, deadline);
 
     // Ready means a workflow can be started: history has the namespace too, not only the frontend.
     await until('starting a probe workflow', 'namespace', deadline, async () => {
@@ -125,4 +86,55 @@ export async function setupNamespace(opts: {
   } finally {
     await connection.close();
   }
+}
+
+/**
+ * Registers the search attributes the namespace lacks and reads them all back: a missing or
+ * mistyped one is an error naming it and the command that registers it.
+ */
+export async function registerSearchAttributes(
+  connection: Connection,
+  namespace: string,
+  deadline: number,
+): Promise<void> {
+  const wanted = SEARCH_ATTRIBUTES.map((a) => ({
+    name: a.name,
+    cliType: a.cliType,
+    type: indexedValueType(a.cliType),
+  }));
+  const registered = await until('listing search attributes', 'search-attributes', deadline, async () => {
+    const listed = await connection.operatorService.listSearchAttributes({ namespace });
+    return listed.customAttributes ?? {};
+  });
+  const missing = wanted.filter((a) => registered[a.name] === undefined);
+  if (missing.length > 0)
+    await until('registering search attributes', 'search-attributes', deadline, async () => {
+      try {
+        await connection.operatorService.addSearchAttributes({
+          namespace,
+          searchAttributes: Object.fromEntries(missing.map((a) => [a.name, a.type])),
+        });
+      } catch (err) {
+        if (grpcCode(err) !== GRPC_ALREADY_EXISTS) throw err;
+      }
+    });
+
+  // The check: every attribute present with its type, as the frontend reports it now.
+  const problems = await until('reading search attributes back', 'search-attributes', deadline, async () => {
+    const now = (await connection.operatorService.listSearchAttributes({ namespace })).customAttributes ?? {};
+    const wrong = wanted
+      .filter((a) => now[a.name] !== a.type)
+      .map((a) =>
+        now[a.name] === undefined
+          ? `${a.name} is not registered`
+          : `${a.name} is registered as ${IndexedValueType[now[a.name]!]}, not ${a.cliType}`,
+      );
+    if (wrong.some((w) => w.endsWith('is not registered'))) throw new Error(wrong.join('; '));
+    return wrong;
+  }).catch((err: unknown) => [(err as Error).message]);
+  if (problems.length > 0)
+    throw new ClusterFailed(
+      'search-attributes',
+      `namespace ${namespace}: ${problems.join('; ')}. Register them with: ${SEARCH_ATTRIBUTE_COMMAND(namespace)}`,
+    );
 }
