@@ -22,7 +22,17 @@ describe('the dev server on a database from an older toolplane', () => {
       { stdio: 'ignore' },
     );
     const exited = new Promise((r) => bare.once('exit', r));
-    await waitFor('the bare dev server to answer', 60_000, () => probe(`127.0.0.1:${port}`, 1000).then(() => true));
+    // Stopped only once it has written its namespace: a server killed while it sets up leaves a database no server opens.
+    await waitFor('the bare dev server to serve its namespace', 60_000, async () => {
+      await probe(`127.0.0.1:${port}`, 1000);
+      const c = await Connection.connect({ address: `127.0.0.1:${port}` });
+      try {
+        await c.workflowService.describeNamespace({ namespace: 'default' });
+        return true;
+      } finally {
+        await c.close();
+      }
+    });
     bare.kill('SIGTERM');
     await exited;
 
