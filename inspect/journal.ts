@@ -37,6 +37,10 @@ function decode<T>(p: temporal.api.common.v1.IPayload | null | undefined): T | u
 export function effectsFromHistory(events: Event[], journal: JournalEntry[] = []): EffectView[] {
   const byKey = new Map<string, EffectView>();
   const byScheduledId = new Map<string, { view: EffectView; kind: 'perform' | 'reconcile'; index: number }>();
+  /** Decisions sent through resolveEscalation, by update id, until the run answers them. */
+  const answers = new Map<string, { effectKey: string; decision: string; by?: string }>();
+  /** Decisions the run took, in order; an approval comes before its call is scheduled. */
+  const taken: { effectKey: string; decision: string; by?: string }[] = [];
   const ordered: EffectView[] = [];
 
   for (const e of events) {
@@ -103,10 +107,17 @@ export function effectsFromHistory(events: Event[], journal: JournalEntry[] = []
       const decision = decode<{ effectKey: string; decision: string; by?: string }>(
         update.acceptedRequest.input.args?.payloads?.[0],
       );
-      const view = decision && byKey.get(decision.effectKey);
-      if (view) view.personDecisions.push(`${decision.decision}${decision.by ? ` by ${decision.by}` : ''}`);
+      const updateId = update.acceptedRequest.meta?.updateId;
+      if (decision && updateId) answers.set(updateId, decision);
+      continue;
     }
+    // A decision counts once the run took it; one it refused (no call waits, another question) is only tried.
+    const answered = e.workflowExecutionUpdateCompletedEventAttributes;
+    const decision = answered?.meta?.updateId ? answers.get(answered.meta.updateId) : undefined;
+    if (decision && answered?.outcome?.success) taken.push(decision);
   }
+
+  for (const d of taken) byKey.get(d.effectKey)?.personDecisions.push(`${d.decision}${d.by ? ` by ${d.by}` : ''}`);
 
   // The run's own journal adds what no activity shows: refusals, rules and the final outcome.
   for (const j of journal) {

@@ -25,5 +25,8 @@ export interface PendingEscalation {
   kind: 'in_doubt' | 'approval';
 }
 
+/** The failure type of a decision the run refuses: no call waits under its key, or it answers another question. */
+export const DECISION_REJECTED = 'DecisionRejected';
+
 export const resolveEscalation = defineUpdate<{ accepted: true }, [EscalationDecision]>('resolveEscalation');
 export const pendingEscalations = defineQuery<PendingEscalation[]>('pendingEscalations');

@@ -24,6 +24,7 @@ import { takeLease } from './call/lease';
 import { performCall, type Delegate } from './call/perform';
 import { prepareCall } from './call/prepare';
 import {
+  DECISION_REJECTED,
   DECISIONS,
   pendingEscalations,
   resolveEscalation,
@@ -141,25 +142,25 @@ export class StepCtx {
   constructor(readonly scope: RunScope) {
     setHandler(journalQuery, () => this.ordered());
     setHandler(pendingEscalations, () => [...this.pending.values()].filter((p) => !p.decision).map((p) => p.info));
-    setHandler(
-      resolveEscalation,
-      (decision) => {
-        this.pending.get(decision.effectKey)!.decision = decision;
-        return { accepted: true as const };
-      },
-      {
-        validator: (decision) => {
-          const p = this.pending.get(decision.effectKey);
-          if (!p || p.decision)
-            throw new Error(`no call is waiting for a decision under effect key ${decision.effectKey}`);
-          if (!DECISIONS[p.info.kind].includes(decision.decision)) {
-            throw new Error(
-              `"${String(decision.decision)}" does not answer a ${p.info.kind} question; expected ${DECISIONS[p.info.kind].join(', ')}`,
-            );
-          }
-        },
-      },
-    );
+    // Rejected in the handler, never in a validator: a validator's rejection leaves a speculative
+    // workflow task the server drops, and an SDK flag the OpenTelemetry interceptors first set there
+    // is then missing from history, so the run fails every task after a restart (sdk-typescript#2023).
+    // An accepted update that fails is in history: the audit keeps the rejected attempt too.
+    setHandler(resolveEscalation, (decision) => {
+      const p = this.pending.get(decision.effectKey);
+      if (!p || p.decision)
+        throw ApplicationFailure.nonRetryable(
+          `no call is waiting for a decision under effect key ${decision.effectKey}`,
+          DECISION_REJECTED,
+        );
+      if (!DECISIONS[p.info.kind].includes(decision.decision))
+        throw ApplicationFailure.nonRetryable(
+          `"${String(decision.decision)}" does not answer a ${p.info.kind} question; expected ${DECISIONS[p.info.kind].join(', ')}`,
+          DECISION_REJECTED,
+        );
+      p.decision = decision;
+      return { accepted: true as const };
+    });
   }
 
   get catalog(): ToolCatalog {

@@ -121,7 +121,12 @@ describe('recovery, as each tool declares it', () => {
     expect(result.journal[0]).toMatchObject({ recovery: 'escalated_retry', outcome: 'ok', attempts: 2 });
     expect(landedFor(args)).toHaveLength(2);
     const events = await historyOf(h.client, handle.workflowId);
-    expect(events.filter((e) => e.workflowExecutionUpdateAcceptedEventAttributes)).toHaveLength(1);
+    // The refused answer is in history too (the audit keeps it), but only the person's decision succeeded.
+    const answers = events.flatMap((e) => e.workflowExecutionUpdateCompletedEventAttributes?.outcome ?? []);
+    expect(answers.map((o) => (o.success ? 'taken' : o.failure?.applicationFailureInfo?.type))).toEqual([
+      'DecisionRejected',
+      'taken',
+    ]);
   });
 
   it('escalate: when nobody decides before the deadline, the step ends InDoubt and nothing is resent', async () => {
