@@ -32,8 +32,6 @@ export interface AuthorizeResult extends RunAuthority {
   declared: string[];
   /** The endpoint the run's model turns go to, as the worker declares it (a key variable's name, never its value). */
   model?: ResolvedModel;
-  /** @deprecated Runs authorized before the answer was trimmed received the whole manifest; read only on replay. */
-  manifest?: Manifest;
 }
 
 export interface AuthorizeDeps {

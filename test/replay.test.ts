@@ -1,11 +1,12 @@
-// Committed histories of representative runs replay with the current workflow code. A change
-// that breaks a running history fails here; guard it with patched() and record anew.
+// Committed histories of representative runs (history format v1) replay with the current workflow
+// code. A change that alters their commands fails here: guard it with patched() (docs/versioning.md)
+// and record the new path beside them; never re-record these to make a change pass.
 import { workflowSpanSinks } from '../activities/telemetry';
 import fs from 'node:fs';
 import path from 'node:path';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { Worker } from '@temporalio/worker';
-import { manifestDigest } from '../catalog/digest';
+import type { AuthorizeResult } from '../activities/authorize';
 import { effectsFromHistory, journalFromCompletion } from '../inspect/journal';
 import type { AgentRunInput, AgentRunResult } from '../workflows/agent-run';
 
@@ -28,6 +29,9 @@ describe('replaying committed histories', () => {
         'agent-refund.json',
         'agent-injected-ticket.json',
         'agent-approval.json',
+        'agent-approved.json',
+        'long-run-first.json',
+        'long-run-continued.json',
       ]),
     );
   });
@@ -59,15 +63,15 @@ describe('replaying committed histories', () => {
 
   it('detects a governed decision that would come out differently on replay', async () => {
     const history = load('agent-injected-ticket.json');
-    const started = history.events![0]!.workflowExecutionStartedEventAttributes!;
-    const input = JSON.parse(Buffer.from(started.input!.payloads![0]!.data!).toString()) as AgentRunInput;
-    // The same run under a manifest whose refund has no field rules and claims to be read-only:
-    // the attacker's refund would now be scheduled, which the history says it was not.
-    input.manifest!.tools = input.manifest!.tools.map((t) =>
+    // The same run, had the worker answered with a refund that has no field rules and claims to be
+    // read-only: the attacker's refund would now be scheduled, which the history says it was not.
+    const marker = history.events!.find((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity')!;
+    const data = marker.markerRecordedEventAttributes!.details!.result!.payloads![0]!;
+    const answer = JSON.parse(Buffer.from(data.data!).toString()) as AuthorizeResult;
+    answer.tools = answer.tools.map((t) =>
       t.id === 'tool://payments/refund' ? { ...t, protected_fields: [], safety: 'read_only' as const } : t,
     );
-    input.manifestDigest = manifestDigest(input.manifest!);
-    started.input!.payloads![0]!.data = Buffer.from(JSON.stringify(input));
+    data.data = Buffer.from(JSON.stringify(answer));
     await expect(
       Worker.runReplayHistory(
         { workflowBundle: { codePath: process.env.TOOLPLANE_TEST_BUNDLE! }, sinks: workflowSpanSinks() },
@@ -84,39 +88,44 @@ describe('replaying committed histories', () => {
       'protected_field:/account_id',
       'protected_field:/to',
     ]);
-    const turns = events.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'modelTurn');
-    const last = JSON.parse(
-      Buffer.from(turns.at(-1)!.activityTaskScheduledEventAttributes!.input!.payloads![0]!.data!).toString(),
-    );
-    const told = last.messages.filter(
-      (m: { role: string; content: string }) => m.role === 'tool' && m.content.includes('"Refused"'),
-    );
-    expect(told.map((m: { content: string }) => JSON.parse(m.content).rule)).toEqual([
-      'protected_field:/account_id',
-      'protected_field:/to',
-    ]);
+    // Each turn sends what the model has not read yet (the rest is the worker's transcript).
+    const told = events
+      .filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'modelTurn')
+      .flatMap(
+        (e) =>
+          JSON.parse(Buffer.from(e.activityTaskScheduledEventAttributes!.input!.payloads![0]!.data!).toString())
+            .messages as { role: string; content: string }[],
+      )
+      .filter((m) => m.role === 'tool' && m.content.includes('"Refused"'));
+    expect(told.map((m) => JSON.parse(m.content).rule)).toEqual(['protected_field:/account_id', 'protected_field:/to']);
     const approval = journalFromCompletion(load('agent-approval.json').events!)!;
     expect(approval[1]).toMatchObject({ decision: 'denied', rule: 'protected_field:/to' });
   });
 
-  it('replays runs from before and after the worker decided: the newer ones hold its answer', () => {
-    for (const name of ['agent-injected-ticket', 'authorized-agent-injected-ticket']) {
-      const journal = journalFromCompletion(load(`${name}.json`).events!)!;
-      expect(journal.filter((e) => e.decision === 'refused').map((e) => e.rule)).toEqual([
-        'protected_field:/account_id',
-        'protected_field:/to',
-      ]);
+  it('history format v1: no patch markers; the worker answers first, in a local activity', () => {
+    for (const f of files) {
+      const events = load(f).events!;
+      const markers = events.flatMap((e) => e.markerRecordedEventAttributes?.markerName ?? []);
+      expect({ f, markers: markers.filter((m) => m !== 'core_local_activity') }).toEqual({ f, markers: [] });
+      if (!events[0]!.workflowExecutionStartedEventAttributes!.continuedExecutionRunId)
+        expect({ f, first: markers[0] }).toEqual({ f, first: 'core_local_activity' });
+      expect(events.some((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'authorizeRun')).toBe(
+        false,
+      );
     }
-    const authorized = load('authorized-agent-injected-ticket.json').events!;
-    expect(authorized.find((e) => e.markerRecordedEventAttributes)).toBeDefined();
-    expect(
-      authorized.find((e) => e.activityTaskScheduledEventAttributes)!.activityTaskScheduledEventAttributes!
-        .activityType!.name,
-    ).toBe('authorizeRun');
-    const legacy = load('agent-injected-ticket.json').events!;
-    expect(legacy.some((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'authorizeRun')).toBe(
-      false,
+  });
+
+  it('keeps a refused answer in history, and only the decision the run took counts', () => {
+    const events = load('agent-approved.json').events!;
+    const outcomes = events.flatMap((e) => e.workflowExecutionUpdateCompletedEventAttributes?.outcome ?? []);
+    expect(outcomes.map((o) => (o.success ? 'taken' : o.failure?.applicationFailureInfo?.type))).toEqual([
+      'DecisionRejected',
+      'taken',
+    ]);
+    const mail = effectsFromHistory(events, journalFromCompletion(events)).find(
+      (v) => v.toolId === 'tool://mail/send_email',
     );
+    expect(mail).toMatchObject({ decision: 'approved', personDecisions: ['approve by supervisor'], outcome: 'ok' });
   });
 
   it('replays a run that continued as new, from either side of the hand-over', () => {

@@ -3,17 +3,15 @@ import {
   ApplicationFailure,
   continueAsNew,
   executeChild,
-  patched,
   proxyActivities,
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { ModelRequest } from '../catalog/authority';
-import { manifestDigest } from '../catalog/digest';
-import type { Manifest, Sensitivity } from '../catalog/manifest';
+import type { Sensitivity } from '../catalog/manifest';
 import { ALLOW_ALL, type Policy } from '../catalog/policy';
-import { offeredDigest, ToolCatalog, type OfferedTool } from '../catalog/tool-catalog';
-import { Patch, WorkflowName } from '../common/names';
+import { offeredDigest, type OfferedTool } from '../catalog/tool-catalog';
+import { WorkflowName } from '../common/names';
 import { TOOLS_CALLED } from '../common/search-attributes';
 import { isStoredHandle, storedOf } from '../common/stored-output';
 import type { ModelActivities } from '../activities/model';
@@ -31,7 +29,6 @@ import { nameRunSpan } from './run-span';
 import { StepCtx, type StepState } from './step-ctx';
 import { produceToolOutput } from './tool-output-labels';
 import { StepError } from './step-error';
-import type { ToolRunResult } from './tool-run';
 
 export interface AgentRunInput {
   prompt: string;
@@ -50,8 +47,6 @@ export interface AgentRunInput {
   delegationDepth?: number;
   /** Capabilities the run asks for, such as `extension-runtime`; the worker decides. */
   capabilities?: string[];
-  /** @deprecated Ignored: the worker's manifest governs. Read only when replaying runs started before the worker decided. */
-  manifest?: Manifest;
   /**
    * Continue as new once this run's history holds this many events (default: when Temporal
    * suggests it). The chain is one run: positions, budgets, labels and the conversation go on.
@@ -102,26 +97,6 @@ const { modelTurn } = proxyActivities<ModelActivities>({
   },
 });
 
-/** Runs started before the worker decided carried their manifest and were trusted with it. */
-function legacyStep(input: AgentRunInput, policy: Policy): StepCtx {
-  const manifest = input.manifest!;
-  const digest = manifestDigest(manifest);
-  if (digest !== input.manifestDigest) {
-    throw ApplicationFailure.nonRetryable(
-      `the manifest's digest is ${digest}, not the pinned ${input.manifestDigest}`,
-      'ManifestDigestMismatch',
-    );
-  }
-  const grants = input.grants ?? [];
-  return new StepCtx({
-    catalog: ToolCatalog.fromManifest(manifest, grants),
-    principal: input.principal,
-    grants,
-    policy,
-    capabilities: input.capabilities,
-  });
-}
-
 export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
   nameRunSpan(input.principal);
   refuseMalformedInput('agentRun', input);
@@ -132,23 +107,16 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
       'RunRefused',
     );
   const policy = input.policy ?? ALLOW_ALL;
-  // Nested patches: a new run writes the newest marker only, and each older one still replays its path.
-  const authorizedHere = patched(Patch.LocalAuthority);
-  const decided = authorizedHere || patched(Patch.WorkerAuthority);
-  const longRuns = authorizedHere || (decided && patched(Patch.LongRuns));
-  // Once the worker holds the script, turns (and a continued run's input) no longer repeat it; the
-  // worker's authority needs only the endpoint's name.
+  // The worker holds the script: turns (and a continued run's input) name only the endpoint.
   const { script: _script, ...modelByRef } = input.model;
-  const step = decided
-    ? await StepCtx.open({
-        principal: input.principal,
-        grants: carry ? carry.authority.grants : input.grants,
-        capabilities: carry ? carry.authority.capabilities : input.capabilities,
-        manifestDigest: carry ? carry.authority.manifestDigest : input.manifestDigest,
-        model: longRuns ? modelByRef : input.model,
-        policy,
-      })
-    : legacyStep(input, policy);
+  const step = await StepCtx.open({
+    principal: input.principal,
+    grants: carry ? carry.authority.grants : input.grants,
+    capabilities: carry ? carry.authority.capabilities : input.capabilities,
+    manifestDigest: carry ? carry.authority.manifestDigest : input.manifestDigest,
+    model: modelByRef,
+    policy,
+  });
   const catalog = step.catalog;
   const offered = catalog.offered(policy);
   const startedAt = carry?.startedAt ?? Date.now();
@@ -168,12 +136,10 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
     ...(input.systemPrompt ? [{ role: 'system' as const, content: input.systemPrompt }] : []),
     { role: 'user', content: input.prompt },
   ];
-  /** Before LongRuns: the whole conversation, sent every turn. */
-  const messages: ChatMessage[] = longRuns ? [] : opening;
-  /** With LongRuns: the conversation by reference, and what the model has not read yet. */
+  /** The conversation by reference, and what the model has not read yet. */
   let transcript = carry?.transcript;
   let unread: ChatMessage[] = carry ? carry.messages : opening;
-  const toolsDigest = longRuns ? offeredDigest(offered) : undefined;
+  const toolsDigest = offeredDigest(offered);
   const called = new Set<string>(carry?.called);
   const finish = (r: Omit<AgentRunResult, 'journal' | 'usage'>): AgentRunResult => {
     step.releaseLeases();
@@ -182,7 +148,7 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
     return {
       ...r,
       journal,
-      ...(longRuns ? { summary: summarize(journal, carry?.summary) } : {}),
+      summary: summarize(journal, carry?.summary),
       usage: budget.usage,
     };
   };
@@ -190,7 +156,6 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
   const takeTurn = async (): Promise<ModelTurnResult> => {
     // Numbered from 1 in the Web UI: `model turn 3`.
     const summary = { summary: `model turn ${budget.usage.turns + 1}` };
-    if (!longRuns) return modelTurn.executeWithOptions(summary, [{ model: input.model, messages, tools: offered }]);
     const turn = await modelTurn.executeWithOptions(summary, [
       {
         model: transcript ? modelByRef : input.model,
@@ -245,24 +210,6 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
   const delegate = async (toolId: string, args: Record<string, unknown>, position: number): Promise<unknown> => {
     // A subagent: its own workflow and lane, one delegation level deeper; the gates already ran here.
     const workflowId = `${workflowInfo().workflowId}/delegated-${position}`;
-    if (!decided) {
-      const child: ToolRunResult = await executeChild(WorkflowName.ToolRun, {
-        workflowId,
-        args: [
-          {
-            manifest: input.manifest,
-            grants: [toolId],
-            principal: input.principal,
-            calls: [{ toolId, args }],
-            capabilities: input.capabilities,
-            delegationDepth: (input.delegationDepth ?? 0) + 1,
-          },
-        ],
-      });
-      const out = child.outputs[0] as { error?: { message: string } } | undefined;
-      if (child.status !== 'completed') throw new Error(out?.error?.message ?? 'the delegated call failed');
-      return out;
-    }
     const childInput: DelegatedCallInput = {
       principal: input.principal,
       toolId,
@@ -330,7 +277,6 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
     if (!turnLimit.ok) return finish({ status: 'limit', rule: turnLimit.rule, reason: turnLimit.reason });
     const turn = await takeTurn();
     budget.chargeTurn(turn.usage);
-    if (!longRuns) messages.push(turn.message);
     const calls = turn.message.toolCalls ?? [];
     if (calls.length === 0) return finish({ status: 'completed', answer: turn.message.content });
 
@@ -363,15 +309,7 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
         };
       }),
     );
-    if (longRuns) {
-      unread = results;
-      if (historyIsLong()) await continueChain();
-      continue;
-    }
-    messages.push(...results);
-    if (workflowInfo().continueAsNewSuggested) {
-      // A run this long should be split; until then it ends cleanly rather than hitting the history limit.
-      return finish({ status: 'limit', rule: 'limit:history', reason: 'the history is near its size limit' });
-    }
+    unread = results;
+    if (historyIsLong()) await continueChain();
   }
 }

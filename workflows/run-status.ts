@@ -1,8 +1,7 @@
 // Workflow-safe: what an operator sees of a run without opening it: the ToolplaneRefusals and
 // ToolplaneWaitingFor search attributes (upserted only when they change) and the run's current
 // details in the Web UI (effects allowed, refused by rule, waiting for whom, until when).
-import { patched, setCurrentDetails, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
-import { Patch } from '../common/names';
+import { setCurrentDetails, upsertSearchAttributes } from '@temporalio/workflow';
 import { REFUSALS, WAITING_FOR, WaitingFor } from '../common/search-attributes';
 import type { PendingEscalation } from './escalation';
 import type { JournalEntry } from './journal';
@@ -78,18 +77,9 @@ export function detailsOf(tally: CallTally, pending: readonly PendingEscalation[
  * Publishes a run's status, upserting the search attributes only when they change from what the
  * run started with (no refusals, waiting for nobody: what the client sets at start and a chain
  * carries), so a run with nothing to report spends no events on it.
- *
- * Three generations of history meet here, told apart without a marker in new runs:
- * - before toolplane-operator-status: details only, no search attributes;
- * - toolplane-operator-status (its marker at the first publication): every publication compared
- *   with the last, the first one always upserted;
- * - toolplane-status-on-change (its marker at the first change): this class's default.
- * The old marker can only be met in a replay, so a live first publication never asks for it.
  */
 export class RunStatusBoard {
   private last?: RunStatus;
-  private mode?: 'eager' | 'on-change';
-  private changesPublished?: boolean;
   /** Refusals of the runs this one continues: a chain counts as one run. */
   carriedRefusals = 0;
   readonly tally = new CallTally();
@@ -101,14 +91,9 @@ export class RunStatusBoard {
 
   publish(pending: readonly PendingEscalation[]): void {
     setCurrentDetails(detailsOf(this.tally, pending));
-    if (this.mode === undefined) {
-      const eager = workflowInfo().unsafe.isReplaying && patched(Patch.OperatorStatus);
-      this.mode = eager ? 'eager' : 'on-change';
-      if (!eager) this.last = { refusals: this.carriedRefusals, waitingFor: WaitingFor.None };
-    }
+    const last = (this.last ??= { refusals: this.carriedRefusals, waitingFor: WaitingFor.None });
     const now: RunStatus = { refusals: this.refusals(), waitingFor: waitingFor(pending) };
-    if (this.last && now.refusals === this.last.refusals && now.waitingFor === this.last.waitingFor) return;
-    if (this.mode === 'on-change' && !(this.changesPublished ??= patched(Patch.StatusOnChange))) return;
+    if (now.refusals === last.refusals && now.waitingFor === last.waitingFor) return;
     upsertSearchAttributes([
       { key: REFUSALS, value: now.refusals },
       { key: WAITING_FOR, value: now.waitingFor },

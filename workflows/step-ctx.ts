@@ -1,13 +1,9 @@
 // Workflow-safe: the one door through which workflow code reaches a tool. A call passes, in order:
 // prepare → gate → approval → lease → perform (see workflows/call/).
 import {
-  type ActivityOptions,
   ActivityFailure,
-  type LocalActivityOptions,
   ApplicationFailure,
   condition,
-  patched,
-  proxyActivities,
   proxyLocalActivities,
   setHandler,
   upsertMemo,
@@ -15,7 +11,6 @@ import {
 import type { AuthorizeActivities, AuthorizeRequest } from '../activities/authorize';
 import type { CitedOrigin } from '../activities/tool-activities';
 import { CatalogErrorCode } from '../catalog/errors';
-import { Patch } from '../common/names';
 import { ALLOW_ALL, type Policy } from '../catalog/policy';
 import { ToolCatalog, type OfferedTool } from '../catalog/tool-catalog';
 import { awaitApproval } from './call/approval';
@@ -86,13 +81,11 @@ export interface OpenRequest extends AuthorizeRequest {
   policy?: Policy;
 }
 
-const authorizeOptions: LocalActivityOptions & ActivityOptions = {
+/** The worker answers on the worker running the workflow task: no round trip before the first call. */
+const { authorizeRun } = proxyLocalActivities<AuthorizeActivities>({
   startToCloseTimeout: '30s',
   retry: { maximumAttempts: 5, nonRetryableErrorTypes: [CatalogErrorCode.RunRefused, CatalogErrorCode.ModelRefused] },
-};
-/** Before toolplane-local-authority: the worker answered in an activity of its own, one round trip more. */
-const { authorizeRun } = proxyActivities<AuthorizeActivities>(authorizeOptions);
-const { authorizeRun: authorizeHere } = proxyLocalActivities<AuthorizeActivities>(authorizeOptions);
+});
 
 export class StepCtx {
   private position = 0;
@@ -115,9 +108,7 @@ export class StepCtx {
     let authority;
     try {
       const summary = `authorize ${request.principal}`;
-      authority = patched(Patch.LocalAuthority)
-        ? await authorizeHere.executeWithOptions({ summary }, [ask])
-        : await authorizeRun.executeWithOptions({ activityId: 'authorize', summary }, [ask]);
+      authority = await authorizeRun.executeWithOptions({ summary }, [ask]);
     } catch (err) {
       const cause = err instanceof ActivityFailure ? err.cause : undefined;
       if (cause instanceof ApplicationFailure && cause.nonRetryable)
@@ -127,10 +118,7 @@ export class StepCtx {
     if (authority.withheld.grants.length || authority.withheld.capabilities.length)
       upsertMemo({ toolplaneWithheld: authority.withheld });
     return new StepCtx({
-      // Runs authorized before the answer was trimmed hold the whole manifest in their history.
-      catalog: authority.manifest
-        ? ToolCatalog.fromManifest(authority.manifest, authority.grants)
-        : ToolCatalog.fromGranted(authority.tools, authority.declared),
+      catalog: ToolCatalog.fromGranted(authority.tools, authority.declared),
       principal: authority.principal,
       grants: authority.grants,
       policy: policy ?? ALLOW_ALL,

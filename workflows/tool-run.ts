@@ -1,11 +1,7 @@
 // Workflow-safe: a fixed list of tool calls, no model and no data-flow gate: the durable tool call on
 // its own, for tests and internals. A worker serves it only when its configuration says so
 // (`allowUngovernedToolRun`); otherwise the worker refuses the run before anything happens.
-import { patched, upsertSearchAttributes } from '@temporalio/workflow';
-import type { Manifest } from '../catalog/manifest';
-import { ALLOW_ALL } from '../catalog/policy';
-import { ToolCatalog } from '../catalog/tool-catalog';
-import { Patch } from '../common/names';
+import { upsertSearchAttributes } from '@temporalio/workflow';
 import { TOOLS_CALLED } from '../common/search-attributes';
 import { refuseMalformedInput } from './input-check';
 import type { JournalEntry } from './journal';
@@ -23,8 +19,6 @@ export interface ToolRunInput {
   manifestDigest?: string;
   /** How many delegations deep this run is (a subagent's call runs one level below its parent). */
   delegationDepth?: number;
-  /** @deprecated Ignored: the worker's manifest governs. Read only when replaying older runs. */
-  manifest?: Manifest;
 }
 
 export interface ToolRunResult {
@@ -35,22 +29,13 @@ export interface ToolRunResult {
 
 export async function toolRun(input: ToolRunInput): Promise<ToolRunResult> {
   refuseMalformedInput('toolRun', input);
-  const step =
-    patched(Patch.LocalAuthority) || patched(Patch.WorkerAuthority)
-      ? await StepCtx.open({
-          principal: input.principal,
-          grants: input.grants,
-          capabilities: input.capabilities,
-          manifestDigest: input.manifestDigest,
-          ungoverned: true,
-        })
-      : new StepCtx({
-          catalog: ToolCatalog.fromManifest(input.manifest!, input.grants ?? []),
-          principal: input.principal,
-          grants: input.grants ?? [],
-          policy: ALLOW_ALL,
-          capabilities: input.capabilities,
-        });
+  const step = await StepCtx.open({
+    principal: input.principal,
+    grants: input.grants,
+    capabilities: input.capabilities,
+    manifestDigest: input.manifestDigest,
+    ungoverned: true,
+  });
 
   const outputs: unknown[] = [];
   let status: ToolRunResult['status'] = 'completed';

@@ -134,7 +134,6 @@ describe('MCP servers as tool sources', () => {
       prompt: 'Chart acct-1.',
       principal: 'agent:test',
       grants: ['tool://ledger/chart'],
-      manifest,
       manifestDigest: manifestDigest(manifest),
       model: {
         endpoint: 'scripted',

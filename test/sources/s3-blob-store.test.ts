@@ -376,7 +376,6 @@ describe('S3BlobStore (SeaweedFS)', () => {
       const workflowId = `s3-reconcile-${randomUUID()}`;
       const memo = `reconcile-${randomUUID()}`;
       const input: ToolRunInput = {
-        manifest,
         grants: manifest.tools.map((t) => t.id),
         principal: 'agent:test',
         calls: [

@@ -1,7 +1,8 @@
 /**
- * Records the histories the replay test replays on every `npm test`: representative runs on a
- * fresh dev server. Re-record only when a change to workflow code is meant to be incompatible
- * (and then guard running histories with `patched()`):
+ * Records the histories the replay test replays on every `npm test`: representative runs of
+ * history format v1 on a fresh dev server. They are never re-recorded to make a change pass: a
+ * change that alters their commands needs a patch (docs/versioning.md), and its new path gets a
+ * history of its own beside them.
  *
  *   npx tsx test/support/record-histories.ts [name...]
  */
@@ -35,6 +36,8 @@ interface Recording {
   grants?: string[];
   /** Also record the chain's first run as `<name>-first`: the run continues as new. */
   chain?: boolean;
+  /** Served by the worker whose mail tool asks a person instead of refusing. */
+  askable?: boolean;
   /** Acts on the running workflow (a person's decision). */
   during?: (client: Client, workflowId: string) => Promise<void>;
 }
@@ -54,12 +57,28 @@ async function main(): Promise<void> {
   const desk = loadManifest(path.resolve(__dirname, '..', '..', 'examples', 'support-desk', 'manifest.yaml')).manifest;
   const flaky = loadManifest(SCENARIO_MANIFEST).manifest;
   const taskQueue = 'record';
+  const served: Manifest = {
+    ...desk,
+    servers: { ...desk.servers, ...flaky.servers },
+    tools: [...desk.tools, ...flaky.tools],
+  };
   const worker = await createWorker({
     connection: native,
     taskQueue,
-    manifest: { ...desk, servers: { ...desk.servers, ...flaky.servers }, tools: [...desk.tools, ...flaky.tools] },
+    manifest: served,
     tools: [...createTools(), ...scenarioTools(path.join(dir, 'flaky')).tools],
     allowUngovernedToolRun: true,
+  });
+  // The mail tool asks a person when the gate questions a call, instead of refusing it.
+  const askable: Manifest = {
+    ...desk,
+    tools: desk.tools.map((t) => (t.id === 'tool://mail/send_email' ? { ...t, approval: 'on_violation' as const } : t)),
+  };
+  const askableWorker = await createWorker({
+    connection: native,
+    taskQueue: `${taskQueue}-askable`,
+    manifest: askable,
+    tools: createTools(),
   });
 
   const only = process.argv.slice(2);
@@ -125,12 +144,8 @@ async function main(): Promise<void> {
     }),
     {
       name: 'agent-approval',
-      manifest: {
-        ...desk,
-        tools: desk.tools.map((t) =>
-          t.id === 'tool://mail/send_email' ? { ...t, approval: 'on_violation' as const } : t,
-        ),
-      },
+      manifest: askable,
+      askable: true,
       agent: {
         prompt: 'Handle ticket T-101.',
         model: {
@@ -153,9 +168,42 @@ async function main(): Promise<void> {
         });
       },
     },
+    {
+      // A person first answers under a mistyped key (refused, kept in history), then approves.
+      name: 'agent-approved',
+      manifest: askable,
+      askable: true,
+      agent: {
+        prompt: 'Handle ticket T-101.',
+        model: {
+          endpoint: 'scripted',
+          script: [
+            { tool_calls: [{ name: 'tickets__read_ticket', arguments: { ticket_id: 'T-101' } }] },
+            {
+              tool_calls: [
+                { name: 'mail__send_email', arguments: { to: 'auditor@partner.example', subject: 'x', body: 'y' } },
+              ],
+            },
+            { final: 'done' },
+          ],
+        },
+      },
+      during: async (c, workflowId) => {
+        const handle = c.workflow.getHandle(workflowId);
+        const { effectKey } = await waitForPending(handle);
+        await handle
+          .executeUpdate(resolveEscalation, {
+            args: [{ effectKey: 'ek-mistyped', decision: 'approve', by: 'supervisor' }],
+          })
+          .catch(() => undefined);
+        await handle.executeUpdate(resolveEscalation, {
+          args: [{ effectKey, decision: 'approve', by: 'supervisor', reason: 'known auditor' }],
+        });
+      },
+    },
   ];
 
-  // A run that continues as new every couple of turns (patch toolplane-long-runs): the last run starts from carried state.
+  // A run that continues as new every couple of turns: the last run starts from carried state.
   const injected = recordings.find((x) => x.name === 'agent-injected-ticket')!;
   recordings.push({
     ...injected,
@@ -164,51 +212,41 @@ async function main(): Promise<void> {
     agent: { ...injected.agent!, continueAsNewAfterEvents: 20 },
   });
 
-  // The same runs again under a name that pins a patch's path, recorded by the code that took it:
-  // authorized-* (toolplane-worker-authority: the worker's answer is in history), on-change-*
-  // (toolplane-status-on-change), local-* (toolplane-local-authority). status-*.json
-  // (toolplane-operator-status) came from the code before status-on-change and cannot be recorded again.
-  const pin = (prefix: string, names: string[]) => {
-    for (const name of names)
-      recordings.push({ ...recordings.find((x) => x.name === name)!, name: `${prefix}-${name}` });
-  };
-  pin('authorized', ['plain', 'agent-refund', 'agent-injected-ticket']);
-  pin('on-change', ['plain', 'refused', 'escalated']);
-  pin('local', ['plain', 'agent-refund', 'agent-injected-ticket', 'long-run-continued']);
-
   fs.mkdirSync(HISTORIES_DIR, { recursive: true });
-  await worker.runUntil(async () => {
-    for (const r of recordings.filter((x) => only.length === 0 || only.includes(x.name))) {
-      const workflowId = `history-${r.name}-${randomUUID().slice(0, 8)}`;
-      const grants = r.grants ?? r.manifest.tools.map((t) => t.id);
-      const handle = r.agent
-        ? await client.workflow.start('agentRun', {
-            taskQueue,
-            workflowId,
-            args: [
-              // The worker's manifest governs: the run only names what it asks for.
-              { ...r.agent, grants, principal: 'agent:recorder' },
-            ],
-          })
-        : await client.workflow.start('toolRun', {
-            taskQueue,
-            workflowId,
-            args: [{ grants, principal: 'agent:recorder', calls: r.calls!, continueOnError: true }],
-          });
-      await r.during?.(client, workflowId);
-      await handle.result();
-      const runs: [string, string | undefined][] = [[r.name, undefined]];
-      if (r.chain) runs.push([`${r.name.replace(/-continued$/, '')}-first`, handle.firstExecutionRunId]);
-      for (const [name, runId] of runs) {
-        const history = await client.workflow.getHandle(workflowId, runId).fetchHistory();
-        fs.writeFileSync(
-          path.join(HISTORIES_DIR, `${name}.json`),
-          JSON.stringify(JSON.parse(historyToJSON(history)), null, 1) + '\n',
-        );
-        console.log(`recorded ${name}: ${history.events?.length} events`);
+  await worker.runUntil(
+    askableWorker.runUntil(async () => {
+      for (const r of recordings.filter((x) => only.length === 0 || only.includes(x.name))) {
+        const workflowId = `history-${r.name}-${randomUUID().slice(0, 8)}`;
+        const grants = r.grants ?? r.manifest.tools.map((t) => t.id);
+        const handle = r.agent
+          ? await client.workflow.start('agentRun', {
+              taskQueue: r.askable ? `${taskQueue}-askable` : taskQueue,
+              workflowId,
+              args: [
+                // The worker's manifest governs: the run only names what it asks for.
+                { ...r.agent, grants, principal: 'agent:recorder' },
+              ],
+            })
+          : await client.workflow.start('toolRun', {
+              taskQueue,
+              workflowId,
+              args: [{ grants, principal: 'agent:recorder', calls: r.calls!, continueOnError: true }],
+            });
+        await r.during?.(client, workflowId);
+        await handle.result();
+        const runs: [string, string | undefined][] = [[r.name, undefined]];
+        if (r.chain) runs.push([`${r.name.replace(/-continued$/, '')}-first`, handle.firstExecutionRunId]);
+        for (const [name, runId] of runs) {
+          const history = await client.workflow.getHandle(workflowId, runId).fetchHistory();
+          fs.writeFileSync(
+            path.join(HISTORIES_DIR, `${name}.json`),
+            JSON.stringify(JSON.parse(historyToJSON(history)), null, 1) + '\n',
+          );
+          console.log(`recorded ${name}: ${history.events?.length} events`);
+        }
       }
-    }
-  });
+    }),
+  );
   await native.close();
   await client.connection.close();
   await server.stop();
