@@ -55,8 +55,6 @@ export default tseslint.config(
       'ai-sdk.ts',
       'examples/ai-sdk-agent/workflows.ts',
     ],
-    // path.ts resolves a file name for the worker; manifest-file.ts reads a manifest from disk (parsing is manifest.ts).
-    ignores: ['workflows/path.ts', 'catalog/manifest-file.ts'],
     rules: {
       'no-restricted-imports': [
         'error',
@@ -64,9 +62,8 @@ export default tseslint.config(
           patterns: [
             { group: nodeBuiltins, message: 'workflow-safe code may not use Node built-ins' },
             {
-              group: ['**/activities/*', '**/activities/**', '!**/activities/**/types'],
-              allowTypeImports: true,
-              message: 'workflow code imports activities as types only',
+              group: ['**/activities/*', '**/activities/**', '**/runtime/*', '**/inspect/*', '**/cli/*'],
+              message: 'workflow-safe code imports no worker-side code; what crosses the boundary is in common/wire.ts',
             },
           ],
         },

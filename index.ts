@@ -2,17 +2,8 @@
 // tool errors, the blob store, and manifests.
 export { ToolplanePlugin, type ToolplanePluginOptions } from './plugin';
 export type { WorkflowTracing } from './activities/telemetry';
-export type {
-  Ctx,
-  Tool,
-  ToolDef,
-  ToolEvent,
-  ToolOrigin,
-  ToolOutput,
-  LedgerRef,
-  Reconciliation,
-  CarriedContent,
-} from './activities/tool';
+export type { Ctx, Tool, ToolDef, ToolOrigin, ToolOutput, LedgerRef } from './activities/tool';
+export type { ToolEvent, Reconciliation, CarriedContent } from './common/wire';
 export {
   ToolError,
   ToolRejected,
@@ -21,8 +12,8 @@ export {
   Cancelled,
   ProvenanceMissing,
 } from './activities/tool-errors';
-export type { CitedOrigin } from './activities/tool-activities';
-export type { RemainingBudget } from './workflows/limits';
+export type { CitedOrigin } from './common/wire';
+export type { RemainingBudget } from './common/wire';
 export {
   LedgerSigner,
   LedgerKeyInvalid,
@@ -38,11 +29,11 @@ export {
   S3BlobStoreMisconfigured,
   type S3BlobStoreOptions,
 } from './activities/s3-blob-store';
-export { loadManifest, parseManifest, type LoadedManifest } from './catalog/manifest-file';
+export { loadManifest, parseManifest, type LoadedManifest } from './runtime/manifest-file';
 export type { Manifest, ManifestInput, ToolDecl, Sensitivity } from './catalog/manifest';
 export type { ModelEndpointDecl, ModelsDecl, PrincipalDecl, PrincipalsDecl } from './catalog/authority';
 export { ToolplaneError, CatalogError, ManifestInvalid, RegistryDrift } from './catalog/errors';
 export { SearchAttributesMissing, searchAttributeCommand, checkSearchAttributes } from './inspect/search-attributes';
 export { manifestDigest } from './catalog/digest';
 export { DEFAULT_TASK_QUEUE } from './common/names';
-export { WORKFLOWS_PATH as toolplaneWorkflowsPath } from './workflows/path';
+export { WORKFLOWS_PATH as toolplaneWorkflowsPath } from './runtime/workflow-modules';

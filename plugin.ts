@@ -16,7 +16,7 @@ import { createToolActivities } from './activities/tool-activities';
 import { ToolRegistry } from './activities/tool-registry';
 import { ToolplaneError } from './catalog/errors';
 import type { LedgerConfig } from './ledger/keys';
-import { WORKFLOW_INTERCEPTOR_MODULES } from './workflows/path';
+import { WORKFLOW_INTERCEPTOR_MODULES } from './runtime/workflow-modules';
 
 export interface ToolplanePluginOptions {
   /** The worker's manifest: every tool, principal and model endpoint this worker may serve. */

@@ -1,38 +1,10 @@
 // The first activity of every run: the worker answers what the run may hold. Recorded in history,
 // so replay sees the same answer.
-import {
-  authorize,
-  resolveModel,
-  RunRefused,
-  RunRefusedReason,
-  type ModelRequest,
-  type ResolvedModel,
-  type RunAuthority,
-  type RunRequest,
-} from '../catalog/authority';
+import { authorize, resolveModel, RunRefused, RunRefusedReason } from '../catalog/authority';
 import { manifestDigest } from '../catalog/digest';
-import type { Manifest, ToolDecl } from '../catalog/manifest';
+import type { Manifest } from '../catalog/manifest';
 import { asFinalRefusal } from './catalog-failure';
-
-export interface AuthorizeRequest extends RunRequest {
-  /** The model endpoint an agent run names; refused here, before any request, when undeclared. */
-  model?: ModelRequest;
-  /** A run without the data-flow gate (`toolRun`) asks to be served; only a worker configured for it agrees. */
-  ungoverned?: boolean;
-}
-
-/**
- * The run's authority, with the declarations of exactly the tools it holds: a run reaches only
- * what this worker declares, and its history does not grow with the size of the manifest.
- */
-export interface AuthorizeResult extends RunAuthority {
-  /** The granted tools' declarations, as the worker's manifest has them. */
-  tools: ToolDecl[];
-  /** Every tool the manifest declares, by identity: an ungranted one is refused as such, not as unknown. */
-  declared: string[];
-  /** The endpoint the run's model turns go to, as the worker declares it (a key variable's name, never its value). */
-  model?: ResolvedModel;
-}
+import type { AuthorizeActivities, AuthorizeRequest, AuthorizeResult } from '../common/wire';
 
 export interface AuthorizeDeps {
   manifest: Manifest;
@@ -40,7 +12,7 @@ export interface AuthorizeDeps {
   allowUngovernedToolRun?: boolean;
 }
 
-export function createAuthorizeActivities(deps: AuthorizeDeps) {
+export function createAuthorizeActivities(deps: AuthorizeDeps): AuthorizeActivities {
   const digest = manifestDigest(deps.manifest);
   return {
     async authorizeRun(req: AuthorizeRequest): Promise<AuthorizeResult> {
@@ -67,5 +39,3 @@ export function createAuthorizeActivities(deps: AuthorizeDeps) {
     },
   };
 }
-
-export type AuthorizeActivities = ReturnType<typeof createAuthorizeActivities>;

@@ -4,16 +4,8 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import { SENSITIVITY_LEVELS, type Manifest } from '../catalog/manifest';
 import { shortDigest, toolDigest } from '../catalog/digest';
 import { ctxFromActivity } from './ctx';
-import type { CarriedContent } from './tool';
+import type { CarriedActivities, CarriedContent, CarriedRequest } from '../common/wire';
 import type { ToolRegistry } from './tool-registry';
-
-export interface CarriedRequest {
-  toolId: string;
-  args: Record<string, unknown>;
-  principal: string;
-  /** The run's declaration of the tool, as a short digest; a worker that declares it otherwise refuses. */
-  digest?: string;
-}
 
 export interface CarriedActivityDeps {
   registry: ToolRegistry;
@@ -39,7 +31,7 @@ function checked(toolId: string, c: CarriedContent | undefined): CarriedContent 
   return { bytes: c.bytes, sources, sensitivity: c.sensitivity };
 }
 
-export function createCarriedActivities(deps: CarriedActivityDeps) {
+export function createCarriedActivities(deps: CarriedActivityDeps): CarriedActivities {
   const declared = new Map((deps.manifest?.tools ?? []).map((t) => [t.id, shortDigest(toolDigest(t))]));
   return {
     async resolveCarried(req: CarriedRequest): Promise<CarriedContent> {
@@ -68,5 +60,3 @@ export function createCarriedActivities(deps: CarriedActivityDeps) {
     },
   };
 }
-
-export type CarriedActivities = ReturnType<typeof createCarriedActivities>;

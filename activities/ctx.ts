@@ -1,7 +1,8 @@
 // Builds the in-process tool's Ctx from Temporal's activity context.
 import { Context } from '@temporalio/activity';
 import { ALLOW_ALL, type Policy } from '../catalog/policy';
-import type { Ctx, LedgerRef, ToolEvent } from './tool';
+import type { Ctx, LedgerRef } from './tool';
+import type { ToolEvent } from '../common/wire';
 import { Cancelled } from './tool-errors';
 
 export interface CtxFields {

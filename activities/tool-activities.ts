@@ -6,78 +6,27 @@ import { EXTENSION_RUNTIME } from '../catalog/capabilities';
 import type { Manifest, Safety } from '../catalog/manifest';
 import { serverOf } from '../catalog/manifest';
 import { shortDigest, toolDigest } from '../catalog/digest';
-import type { Policy } from '../catalog/policy';
 import { effectKeyOfActivityId, idempotencyKey } from '../common/effect-key';
 import type { StoredOutput } from '../common/stored-output';
 import { DEFAULT_LARGE_OUTPUT_BYTES, FileBlobStore, offload, type BlobStore } from './blob-store';
 import { LedgerSigner, publicKeysOf, type LedgerConfig, type LedgerPublicKeys } from '../ledger/keys';
-import { argsDigest, type LedgerDecision } from '../ledger/ref';
+import { argsDigest } from '../ledger/ref';
 import { verifyProducedBy } from '../ledger/verify';
-import type { RemainingBudget } from '../workflows/limits';
-import { leaves } from '../workflows/provenance';
+import type {
+  CitedOrigin,
+  PerformRequest,
+  PerformResult,
+  ReconcileRequest,
+  Reconciliation,
+  ToolActivities,
+  ToolEvent,
+} from '../common/wire';
+import { leaves } from '../common/json-leaves';
 import { ctxFromActivity } from './ctx';
 import { withToolSpan, type GenAiToolType } from './telemetry';
-import type { LedgerRef, Reconciliation, Tool, ToolEvent } from './tool';
+import type { LedgerRef, Tool } from './tool';
 import { ToolError } from './tool-errors';
 import type { ToolRegistry } from './tool-registry';
-
-/**
- * Kept small: it is written to history once per call. The effect key is the activity id (a
- * resend adds `.N`), so it is not repeated here.
- */
-export interface PerformRequest {
-  toolId: string;
-  args: Record<string, unknown>;
-  principal: string;
-  requiresLedger?: boolean;
-  /** How the run decided the call (absent: no gate saw it); signed into `produced_by`. */
-  decision?: Exclude<LedgerDecision, 'ungoverned'>;
-  /** Every argument was trusted when the run decided; signed into `produced_by`. */
-  trustedArgs?: boolean;
-  /** A failure that reached the provider may be tried again (`retries_landed`). */
-  retriesLanded?: boolean;
-  /** What the run may still spend once this call is charged (`ctx.budget`). */
-  budget?: RemainingBudget;
-  /** Omitted when the run allows every granted tool. */
-  policy?: Policy;
-  /** The model's tool-call id this execution answers (telemetry only). */
-  modelCallId?: string;
-  /** Set on a resend: which recovery path sent it again. */
-  recoveryPath?: string;
-  /** The run's declaration of the tool, as a short digest; a worker that declares it otherwise refuses. */
-  digest?: string;
-  /** The extension-runtime lease the run granted this call (extension tools only). */
-  lease?: string;
-}
-
-export interface PerformResult {
-  /** Absent when the output is stored outside history (`stored`). */
-  output?: unknown;
-  /** Made only here, for an output above the threshold; a tool's output cannot imitate it. */
-  stored?: StoredOutput;
-  /** What the tool reported while it ran (an extension starting, ...); omitted when nothing. */
-  events?: ToolEvent[];
-  /** What the tool cited (recalled facts), verified here; omitted when nothing. */
-  origins?: CitedOrigin[];
-}
-
-/** Values a tool's output repeats from an earlier call, labelled as that call's verified origin. */
-export interface CitedOrigin {
-  /** The cited arguments' strings and numbers. */
-  values: (string | number)[];
-  /** The reference verified and the origin's arguments were all trusted. */
-  trusted: boolean;
-  /** `workflowId/runId/effectKey` of a verified origin. */
-  origin?: string;
-  /** Why the values do not count as trusted. */
-  reason?: string;
-}
-
-export interface ReconcileRequest {
-  toolId: string;
-  principal: string;
-  lease?: string;
-}
 
 export interface ToolActivityDeps {
   registry: ToolRegistry;
@@ -180,7 +129,7 @@ function keyFor(effectKey: string): string {
   return idempotencyKey(Context.current().info.workflowExecution?.workflowId ?? '', effectKey);
 }
 
-export function createToolActivities(deps: ToolActivityDeps) {
+export function createToolActivities(deps: ToolActivityDeps): ToolActivities {
   const lookup = (toolId: string): Tool => {
     const tool = deps.registry.get(toolId);
     if (!tool) throw unavailable(toolId);
@@ -327,5 +276,3 @@ export function createToolActivities(deps: ToolActivityDeps) {
     },
   };
 }
-
-export type ToolActivities = ReturnType<typeof createToolActivities>;

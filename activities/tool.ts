@@ -2,13 +2,13 @@
  * The in-process tool seam: trusted TypeScript code that runs inside the tool activity and
  * receives a `Ctx` built from Temporal's activity context.
  */
-import type { Safety, Sensitivity } from '../catalog/manifest';
+import type { Safety } from '../catalog/manifest';
 import type { Policy } from '../catalog/policy';
 import type { LedgerRef } from '../ledger/ref';
-import type { RemainingBudget } from '../workflows/limits';
+import type { CarriedContent, Reconciliation, RemainingBudget, ToolEvent } from '../common/wire';
 
 export type { LedgerRef } from '../ledger/ref';
-export type { RemainingBudget } from '../workflows/limits';
+export type { RemainingBudget } from '../common/wire';
 
 /** What an implementation says about itself; checked against the manifest at worker start. */
 export interface ToolDef {
@@ -17,11 +17,6 @@ export interface ToolDef {
   description: string;
   inputSchema: Record<string, unknown>;
   safety: Safety;
-}
-
-export interface ToolEvent {
-  kind: string;
-  detail?: Record<string, unknown>;
 }
 
 export interface Ctx {
@@ -89,14 +84,3 @@ export interface Tool {
    */
   carried?(ctx: Ctx, args: unknown): Promise<CarriedContent>;
 }
-
-/** The label and size of what a call carries. */
-export interface CarriedContent {
-  bytes: number;
-  /** Where it came from (e.g. `file:f_2`); the tool's own identity if not given. */
-  sources?: string[];
-  sensitivity: Sensitivity;
-}
-
-export type Reconciliation =
-  { status: 'landed'; output: ToolOutput } | { status: 'not_landed' } | { status: 'unknown'; reason?: string };

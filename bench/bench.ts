@@ -22,7 +22,7 @@ import { Client, Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { Command } from 'commander';
-import { loadManifest } from '../catalog/manifest-file';
+import { loadManifest } from '../runtime/manifest-file';
 import { createTools } from '../examples/support-desk/tools';
 import { EAGER_ACTIVITIES, freePort, startDevServer } from '../scripts/dev-server';
 import { createWorker } from '../worker';

@@ -5,7 +5,7 @@
  *   npx tsx bench/gate.ts            (also part of `npm run bench`)
  */
 import path from 'node:path';
-import { loadManifest } from '../catalog/manifest-file';
+import { loadManifest } from '../runtime/manifest-file';
 import { ALLOW_ALL } from '../catalog/policy';
 import { ToolCall } from '../catalog/tool-call';
 import { ToolCatalog } from '../catalog/tool-catalog';

@@ -8,7 +8,7 @@ import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
 import { temporal } from '@temporalio/proto';
-import type { ScriptTurn } from '../activities/model/types';
+import type { ScriptTurn } from '../common/wire';
 import { manifestDigest } from '../catalog/digest';
 import type { Manifest } from '../catalog/manifest';
 import type { AgentRunInput, AgentRunResult } from '../workflows/agent-run';

@@ -1,7 +1,7 @@
 // `toolplane manifest check | digest`: work with manifests, offline.
 import type { Command } from 'commander';
 import { manifestDigest, toolDigest } from '../catalog/digest';
-import { loadManifest } from '../catalog/manifest-file';
+import { loadManifest } from '../runtime/manifest-file';
 import { emit, withJson, type Cli } from './shared';
 
 export function registerManifest(program: Command, cli: Cli): void {

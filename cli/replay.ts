@@ -1,6 +1,6 @@
 // `toolplane replay`: replay a run's history with the current workflow code.
 import type { Command } from 'commander';
-import { WORKFLOW_INTERCEPTOR_MODULES, WORKFLOWS_PATH } from '../workflows/path';
+import { WORKFLOW_INTERCEPTOR_MODULES, WORKFLOWS_PATH } from '../runtime/workflow-modules';
 import { emit, onRun, withClient, withCommonOptions, type Cli, type CommonOptions } from './shared';
 
 export function registerReplay(program: Command, cli: Cli): void {

@@ -8,6 +8,7 @@ export const ActivityName = {
   Perform: 'performTool',
   Reconcile: 'reconcileTool',
   ModelTurn: 'modelTurn',
+  Carried: 'resolveCarried',
 } as const;
 export type ActivityName = (typeof ActivityName)[keyof typeof ActivityName];
 

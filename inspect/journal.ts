@@ -6,9 +6,8 @@
 import type { Client } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import type { temporal } from '@temporalio/proto';
-import type { PerformRequest } from '../activities/tool-activities';
+import type { PerformRequest, Reconciliation } from '../common/wire';
 import { effectKeyOfActivityId } from '../common/effect-key';
-import type { Reconciliation } from '../activities/tool';
 import type { JournalEntry } from '../workflows/journal';
 import { journalQuery } from '../workflows/journal-query';
 

@@ -16,7 +16,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { Command } from 'commander';
-import { loadManifest } from '../catalog/manifest-file';
+import { loadManifest } from '../runtime/manifest-file';
 import type { Manifest } from '../catalog/manifest';
 import { paymentsStore } from '../examples/support-desk/payments-store';
 import type { ToolRunResult } from '../workflows/tool-run';

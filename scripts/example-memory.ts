@@ -12,7 +12,7 @@ import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { manifestDigest } from '../catalog/digest';
-import { loadManifest } from '../catalog/manifest-file';
+import { loadManifest } from '../runtime/manifest-file';
 import { startAgentRun } from '../client';
 import { dataDir } from '../activities/data-dir';
 import { createTools, factStore, latestFact, paymentStore, type Fact } from '../examples/memory/tools';

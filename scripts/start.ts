@@ -8,7 +8,7 @@
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
-import { loadManifest } from '../catalog/manifest-file';
+import { loadManifest } from '../runtime/manifest-file';
 import { startAgentRun } from '../client';
 import { agentRunInput } from '../cli';
 import { createTools } from '../examples/support-desk/tools';

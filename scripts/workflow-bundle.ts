@@ -3,7 +3,7 @@
 // same workflow spans as one that bundles for itself.
 import fs from 'node:fs';
 import { bundleWorkflowCode } from '@temporalio/worker';
-import { WORKFLOW_INTERCEPTOR_MODULES, WORKFLOWS_PATH } from '../workflows/path';
+import { WORKFLOW_INTERCEPTOR_MODULES, WORKFLOWS_PATH } from '../runtime/workflow-modules';
 
 const quiet = { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} };
 

@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Ajv2019 from 'ajv/dist/2019';
 import { parse } from 'yaml';
-import { loadManifest } from '../catalog/manifest-file';
+import { loadManifest } from '../runtime/manifest-file';
 import { SEARCH_ATTRIBUTES } from '../common/search-attributes';
 import { TEMPORAL_SERVER_VERSION, UI_SERVER_VERSION } from '../scripts/cluster/binaries';
 import { TEMPORAL_SERVICES } from '../scripts/cluster/index';

@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { Worker } from '@temporalio/worker';
-import type { AuthorizeResult } from '../activities/authorize';
+import type { AuthorizeResult } from '../common/wire';
 import { effectsFromHistory, journalFromCompletion } from '../inspect/journal';
 import type { AgentRunInput, AgentRunResult } from '../workflows/agent-run';
 

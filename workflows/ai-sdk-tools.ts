@@ -2,7 +2,7 @@
 // `generateText` themselves (with @temporalio/ai-sdk). Every `execute` goes through
 // `StepCtx.callTool` with the same gate, labels and lanes as `agentRun`, so both decide alike.
 import { jsonSchema, tool, type Tool, type ToolExecutionOptions } from 'ai';
-import type { CitedOrigin } from '../activities/tool-activities';
+import type { CitedOrigin } from '../common/wire';
 import type { Sensitivity } from '../catalog/manifest';
 import type { OfferedTool } from '../catalog/tool-catalog';
 import { isStoredHandle } from '../common/stored-output';

@@ -4,7 +4,7 @@
 import { getAt, pointerCovers, setAt } from '../catalog/json-pointer';
 import type { ToolDecl } from '../catalog/manifest';
 import { sensitivityRank } from '../catalog/sensitivity';
-import type { CarriedContent } from '../activities/tool';
+import type { CarriedContent } from '../common/wire';
 
 export type CarriedVerdict =
   | { allow: true; args: Record<string, unknown>; carriedBytes: number; redacted?: string }

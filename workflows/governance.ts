@@ -5,11 +5,12 @@ import { pointerCovers } from '../catalog/json-pointer';
 import { paymentOf, type Payment } from '../catalog/spend';
 import type { OfferedTool } from '../catalog/tool-catalog';
 import type { ToolCall } from '../catalog/tool-call';
-import type { CarriedActivities } from '../activities/carried';
+import type { CarriedActivities } from '../common/wire';
 import { checkCarried, referencesCarried } from './carried-gate';
 import type { Budget } from './limits';
 import { outboundOf, type Outbound } from './outbound';
-import { leaves, type ProvenanceView } from './provenance';
+import { leaves } from '../common/json-leaves';
+import type { ProvenanceView } from './provenance';
 import type { Gate, GateVerdict } from './step-ctx';
 import { checkDataFlow } from './taint-gate';
 

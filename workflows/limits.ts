@@ -4,6 +4,7 @@ import type { ToolDecl } from '../catalog/manifest';
 import type { Payment } from '../catalog/spend';
 import { outboundBytes, type Outbound } from './outbound';
 import { chargeSpend, checkSpend, type SpentMinor } from './spend-limit';
+import type { RemainingBudget } from '../common/wire';
 
 export interface Limits {
   maxTurns?: number;
@@ -18,18 +19,6 @@ export interface Limits {
   maxSpendMinorPerPayee?: Record<string, number | string>;
   /** Only tightens each tool's `egress.max_bytes_per_run`. */
   maxEgressBytesPerDestination?: number;
-}
-
-/** What a run may still spend once a call is charged: only the limits the run has. Handed to the tool as `ctx.budget`. */
-export interface RemainingBudget {
-  /** Tool calls the run may still make after this one. */
-  toolCalls?: number;
-  /** Micro-units of cost left after this call. */
-  costMicros?: number;
-  /** Bytes each of this call's destinations may still receive in this run, after this call. */
-  egressBytes?: Record<string, number>;
-  /** The run's deadline, epoch milliseconds (the activity's own is `ctx.deadline`). */
-  deadline?: number;
 }
 
 export type LimitVerdict = { ok: true } | { ok: false; rule: string; reason: string };

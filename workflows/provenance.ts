@@ -2,6 +2,7 @@
 // normalisation, so a model that retypes a value does not shed its origin.
 import { foldText } from '../catalog/fold';
 import { SENSITIVITY_LEVELS, type Sensitivity } from '../catalog/sensitivity';
+import { leaves, type Leaf } from '../common/json-leaves';
 
 export const USER_PROMPT = 'user://prompt';
 
@@ -63,33 +64,6 @@ export function tokens(text: string): string[] {
     }
   }
   return [...out];
-}
-
-export interface Leaf {
-  pointer: string;
-  value: string | number | boolean | null;
-}
-
-/** Every scalar in a JSON value with its RFC 6901 pointer, in document order. */
-export function leaves(value: unknown, pointer = ''): Leaf[] {
-  const out: Leaf[] = [];
-  collectLeaves(value, pointer, out);
-  return out;
-}
-
-const escapeToken = (k: string): string =>
-  k.includes('~') || k.includes('/') ? k.replace(/~/g, '~0').replace(/\//g, '~1') : k;
-
-function collectLeaves(value: unknown, pointer: string, out: Leaf[]): void {
-  if (value === null || typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') {
-    out.push({ pointer, value });
-  } else if (Array.isArray(value)) {
-    // A hole in a sparse array is no element (as `flatMap` skips it).
-    for (let i = 0; i < value.length; i++) if (i in value) collectLeaves(value[i], `${pointer}/${i}`, out);
-  } else if (typeof value === 'object') {
-    const o = value as Record<string, unknown>;
-    for (const k of Object.keys(o)) collectLeaves(o[k], `${pointer}/${escapeToken(k)}`, out);
-  }
 }
 
 const RANK: Record<Sensitivity, number> = { public: 0, internal: 1, confidential: 2, secret: 3 };

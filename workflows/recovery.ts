@@ -13,10 +13,9 @@ import {
 import { FailureType } from '../catalog/failure-types';
 import { durationMs } from '../catalog/duration';
 import type { ToolDecl } from '../catalog/manifest';
-import type { PerformRequest, PerformResult, ReconcileRequest, ToolActivities } from '../activities/tool-activities';
+import type { PerformRequest, PerformResult, ReconcileRequest, Reconciliation, ToolActivities } from '../common/wire';
 import { performActivityId, reconcileActivityId } from '../common/effect-key';
 import { storedHandle } from '../common/stored-output';
-import type { Reconciliation } from '../activities/tool';
 import type { EscalationDecision, PendingEscalation } from './escalation';
 import type { JournalEntry } from './journal';
 import { StepError, StepErrorCode } from './step-error';

@@ -8,8 +8,7 @@ import {
   setHandler,
   upsertMemo,
 } from '@temporalio/workflow';
-import type { AuthorizeActivities, AuthorizeRequest } from '../activities/authorize';
-import type { CitedOrigin } from '../activities/tool-activities';
+import type { AuthorizeActivities, AuthorizeRequest, CitedOrigin } from '../common/wire';
 import { CatalogErrorCode } from '../catalog/errors';
 import { ALLOW_ALL, type Policy } from '../catalog/policy';
 import { ToolCatalog, type OfferedTool } from '../catalog/tool-catalog';

@@ -3,7 +3,8 @@
 import { pointerCovers, setAt } from '../catalog/json-pointer';
 import type { ProtectedFieldDecl, ToolDecl } from '../catalog/manifest';
 import { sensitivityRank } from '../catalog/sensitivity';
-import { leaves, type Label, type ProvenanceView, type Sighting } from './provenance';
+import { leaves } from '../common/json-leaves';
+import type { Label, ProvenanceView, Sighting } from './provenance';
 
 /** A look-alike the model wrote, replaced by the exact value the trusted source produced. */
 export interface Substitution {

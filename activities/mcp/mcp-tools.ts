@@ -5,7 +5,8 @@ import { CatalogError, CatalogErrorCode } from '../../catalog/errors';
 import { nameOf, serverOf, type Manifest, type ToolDecl } from '../../catalog/manifest';
 import { declaredDefinition, definitionDigest } from '../../catalog/source-digest';
 import { FailureType } from '../../catalog/failure-types';
-import type { Ctx, Reconciliation, Tool } from '../tool';
+import type { Ctx, Tool } from '../tool';
+import type { Reconciliation } from '../../common/wire';
 import { ToolError, ToolFailedLanded, ToolInDoubt, ToolRejected } from '../tool-errors';
 import { connectMcp, type McpServerDecl } from './connection';
 

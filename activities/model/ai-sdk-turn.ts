@@ -8,7 +8,8 @@ import type {
 } from '@ai-sdk/provider';
 import type { OfferedTool } from '../../catalog/tool-catalog';
 import { classifyModelError, ModelFailure, ModelFailureType } from './model-failure';
-import type { ChatMessage, FinishReason, ModelToolCall, ModelTurnRequest, ModelTurnResult } from './types';
+import type { ModelTurnRequest } from './types';
+import type { ChatMessage, FinishReason, ModelToolCall, ModelTurnResult } from '../../common/wire';
 
 function parsedInput(text: string): unknown {
   try {

@@ -12,7 +12,8 @@ import { ModelFailure, toApplicationFailure } from './model-failure';
 import { languageModelFor, providerName } from './providers';
 import { scriptedTurn, scriptedTurnAt } from './scripted';
 import { TranscriptStore, type TranscriptSegment } from './transcript';
-import type { ChatMessage, ModelTurnInput, ModelTurnRequest, ModelTurnResult, ScriptTurn } from './types';
+import type { ModelTurnRequest } from './types';
+import type { ChatMessage, ModelActivities, ModelTurnInput, ModelTurnResult, ScriptTurn } from '../../common/wire';
 
 /**
  * Outputs stored outside history are read back here, so the model sees them whole. Only the
@@ -53,7 +54,7 @@ export interface ModelActivityDeps {
 const invalid = (message: string) =>
   ApplicationFailure.create({ type: 'ModelRequestInvalid', message, nonRetryable: true });
 
-export function createModelActivities(deps: ModelActivityDeps = {}) {
+export function createModelActivities(deps: ModelActivityDeps = {}): ModelActivities {
   const blobs = deps.blobs ?? new FileBlobStore();
   const transcripts = new TranscriptStore(deps.transcripts ?? blobs);
 
@@ -169,5 +170,3 @@ export function createModelActivities(deps: ModelActivityDeps = {}) {
     },
   };
 }
-
-export type ModelActivities = ReturnType<typeof createModelActivities>;

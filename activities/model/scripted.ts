@@ -1,5 +1,6 @@
 // A deterministic model that plays a JSON script: the default for `npm start` and the tests.
-import type { ModelTurnRequest, ModelTurnResult, ScriptTurn } from './types';
+import type { ModelTurnRequest } from './types';
+import type { ModelTurnResult, ScriptTurn } from '../../common/wire';
 
 /** Rough token count, so budgets have something to count. */
 function approxTokens(text: string): number {

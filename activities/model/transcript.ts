@@ -5,7 +5,7 @@
 import { ToolplaneError } from '../../catalog/errors';
 import type { OfferedTool } from '../../catalog/tool-catalog';
 import type { BlobStore } from '../blob-store';
-import type { ChatMessage, ScriptTurn } from './types';
+import type { ChatMessage, ScriptTurn } from '../../common/wire';
 
 /** What stays fixed for a run's conversation: the tools offered and, for a scripted model, its script. */
 export interface TranscriptContext {

@@ -18,7 +18,7 @@ import {
 } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import type { Manifest, ToolDecl } from '../../catalog/manifest';
-import { loadManifest } from '../../catalog/manifest-file';
+import { loadManifest } from '../../runtime/manifest-file';
 import { paymentsStore } from '../../examples/support-desk/payments-store';
 import { pendingEscalations, resolveEscalation } from '../../workflows/escalation';
 import type { ToolRunResult } from '../../workflows/tool-run';

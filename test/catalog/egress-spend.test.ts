@@ -2,7 +2,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { ToolRegistry } from '../../activities/tool-registry';
-import { loadManifest } from '../../catalog/manifest-file';
+import { loadManifest } from '../../runtime/manifest-file';
 import { createTools as createWorkspaceTools } from '../../examples/workspace/tools';
 import { Manifest, ToolDecl, type ToolDeclInput } from '../../catalog/manifest';
 import { destinationsOf, normaliseDestination } from '../../catalog/egress';

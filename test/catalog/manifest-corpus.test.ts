@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { CatalogError, type ManifestInvalid } from '../../catalog/errors';
-import { loadManifest } from '../../catalog/manifest-file';
+import { loadManifest } from '../../runtime/manifest-file';
 
 const dir = path.resolve(__dirname, '..', 'fixtures', 'bad-manifests');
 

@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import type { Manifest } from '../../catalog/manifest';
-import { loadManifest } from '../../catalog/manifest-file';
+import { loadManifest } from '../../runtime/manifest-file';
 import { createTools } from '../../examples/support-desk/tools';
 import { exampleManifest, harness, testDir, type Harness } from '../support/env';
 import { runAgent } from '../support/agent';

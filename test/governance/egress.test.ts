@@ -2,7 +2,7 @@
 // when a person decides: on real runs against the dev server.
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
-import { loadManifest } from '../../catalog/manifest-file';
+import { loadManifest } from '../../runtime/manifest-file';
 import type { Manifest, ToolDecl } from '../../catalog/manifest';
 import { createTools as bankingTools, LANDLORD_IBAN } from '../../examples/banking/tools';
 import { effectsStore } from '../../examples/worlds/fixture-tools';

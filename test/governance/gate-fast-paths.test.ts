@@ -9,7 +9,8 @@ import fc from 'fast-check';
 import { canonicalJson, sha256Hex } from '../../catalog/digest';
 import { effectKey, type EffectDescriptor } from '../../common/effect-key';
 import { argumentBytes, utf8Length } from '../../workflows/outbound';
-import { leaves, normalize, tokens, type Leaf } from '../../workflows/provenance';
+import { normalize, tokens } from '../../workflows/provenance';
+import { leaves, type Leaf } from '../../common/json-leaves';
 
 // The definitions as they read before the fast paths.
 function plainLeaves(value: unknown, pointer = ''): Leaf[] {

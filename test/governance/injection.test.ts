@@ -2,7 +2,7 @@
 // through agentRun and through the AI SDK example (generateText with governed tools), with identical verdicts.
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
-import { loadManifest } from '../../catalog/manifest-file';
+import { loadManifest } from '../../runtime/manifest-file';
 import type { Manifest } from '../../catalog/manifest';
 import { createTools as bankingTools } from '../../examples/banking/tools';
 import { effectsStore } from '../../examples/worlds/fixture-tools';

@@ -2,16 +2,16 @@
 // same data-flow verdicts, at every snapshot; and a continued run's restored provenance too.
 import path from 'node:path';
 import fc from 'fast-check';
-import { loadManifest } from '../../catalog/manifest-file';
+import { loadManifest } from '../../runtime/manifest-file';
 import type { Sensitivity, ToolDecl } from '../../catalog/manifest';
 import {
-  leaves,
   Provenance,
   USER_PROMPT,
   type Production,
   type ProvenanceView,
   type Sighting,
 } from '../../workflows/provenance';
+import { leaves } from '../../common/json-leaves';
 import { checkDataFlow } from '../../workflows/taint-gate';
 import { ATTACKS, CONTROLS } from './scenarios';
 import { ScanProvenance } from './scan-provenance';

@@ -2,16 +2,15 @@
 // reference the indexed Provenance must agree with (test/governance/provenance-index.test.ts).
 import { sensitivityRank, type Sensitivity } from '../../catalog/manifest';
 import {
-  leaves,
   normalize,
   tokens,
   USER_PROMPT,
   type Label,
-  type Leaf,
   type Production,
   type ProvenanceView,
   type Sighting,
 } from '../../workflows/provenance';
+import { leaves, type Leaf } from '../../common/json-leaves';
 
 export { USER_PROMPT };
 

@@ -1,7 +1,7 @@
 // The injection suite: attacks modelled on the banking and workspace suites of public tool-use
 // injection benchmarks, and benign controls a strict policy is tempted to refuse. The payload
 // always arrives inside a tool result; the scripted model then makes the attacker's calls.
-import type { ScriptTurn } from '../../activities/model/types';
+import type { ScriptTurn } from '../../common/wire';
 import { ATTACKER_IBAN, LANDLORD_IBAN } from '../../examples/banking/tools';
 import { ATTACKER_EMAIL } from '../../examples/workspace/tools';
 

@@ -3,7 +3,7 @@
 import { workflowSpanSinks } from '../../activities/telemetry';
 import { randomUUID } from 'node:crypto';
 import { Worker } from '@temporalio/worker';
-import type { ScriptTurn } from '../../activities/model/types';
+import type { ScriptTurn } from '../../common/wire';
 import { readJournal } from '../../client';
 import { REFUSALS } from '../../common/search-attributes';
 import type { AgentRunResult } from '../../workflows/agent-run';

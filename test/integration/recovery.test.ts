@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { buildProgram } from '../../cli';
-import { loadManifest } from '../../catalog/manifest-file';
+import { loadManifest } from '../../runtime/manifest-file';
 import { resolveEscalation } from '../../workflows/escalation';
 import { waitForPending } from '../support/escalations';
 import type { ToolRunInput, ToolRunResult } from '../../workflows/tool-run';

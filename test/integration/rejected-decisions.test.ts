@@ -6,14 +6,14 @@ import { WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/clie
 import { Worker } from '@temporalio/worker';
 import type { Manifest } from '../../catalog/manifest';
 import { pendingEscalations, resolveEscalation, type EscalationDecision } from '../../workflows/escalation';
-import { WORKFLOW_INTERCEPTOR_MODULES, WORKFLOWS_PATH } from '../../workflows/path';
+import { WORKFLOW_INTERCEPTOR_MODULES, WORKFLOWS_PATH } from '../../runtime/workflow-modules';
 import { workflowSpanSinks } from '../../activities/telemetry';
 import { idempotencyKey } from '../../common/effect-key';
 import { effectsFromHistory } from '../../inspect/journal';
 import type { AgentRunResult } from '../../workflows/agent-run';
 import type { ToolRunResult } from '../../workflows/tool-run';
 import type { Tool } from '../../activities/tool';
-import { loadManifest } from '../../catalog/manifest-file';
+import { loadManifest } from '../../runtime/manifest-file';
 import { SCENARIO_MANIFEST, scenarioTools } from '../support/scenario-tools';
 import { agentInput } from '../support/agent';
 import { supportDesk } from '../support/desk';

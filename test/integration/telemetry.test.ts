@@ -5,7 +5,7 @@ import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { Worker } from '@temporalio/worker';
-import { loadManifest } from '../../catalog/manifest-file';
+import { loadManifest } from '../../runtime/manifest-file';
 import type { ToolRunResult } from '../../workflows/tool-run';
 import type { AgentRunInput, AgentRunResult } from '../../workflows/agent-run';
 import { exampleManifest, harness, testDir, type Harness } from '../support/env';

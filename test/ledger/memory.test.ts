@@ -7,7 +7,7 @@ import { detachedCtx } from '../../activities/ctx';
 import { ToolRegistry } from '../../activities/tool-registry';
 import { Cancelled, ProvenanceMissing } from '../../activities/tool-errors';
 import { FailureType } from '../../catalog/failure-types';
-import { loadManifest } from '../../catalog/manifest-file';
+import { loadManifest } from '../../runtime/manifest-file';
 import { generateLedgerKey, type LedgerConfig } from '../../ledger/keys';
 import { verifyProducedBy } from '../../ledger/verify';
 import { ATTACKER_IBAN, createTools, factStore, latestFact, MY_IBAN, paymentStore } from '../../examples/memory/tools';

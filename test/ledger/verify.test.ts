@@ -6,7 +6,7 @@ import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { Ctx, Tool } from '../../activities/tool';
 import { ToolDecl, type Manifest } from '../../catalog/manifest';
-import { loadManifest } from '../../catalog/manifest-file';
+import { loadManifest } from '../../runtime/manifest-file';
 import { generateLedgerKey, LedgerSigner, loadLedgerKeyFile } from '../../ledger/keys';
 import { argsDigest, type LedgerRef } from '../../ledger/ref';
 import { formatVerdict, verifyProducedBy } from '../../ledger/verify';

@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { ExtensionManager } from '../../activities/extensions/extension-manager';
 import { EXTENSION_RUNTIME } from '../../catalog/capabilities';
-import { loadManifest } from '../../catalog/manifest-file';
+import { loadManifest } from '../../runtime/manifest-file';
 import type { Manifest, ServerDecl } from '../../catalog/manifest';
 import type { ToolRunResult } from '../../workflows/tool-run';
 import { harness, testDir, type Harness } from '../support/env';

@@ -8,7 +8,7 @@ import { ExtensionManager } from '../../activities/extensions/extension-manager'
 import { createToolActivities } from '../../activities/tool-activities';
 import { ToolRegistry } from '../../activities/tool-registry';
 import { EXTENSION_RUNTIME } from '../../catalog/capabilities';
-import { loadManifest } from '../../catalog/manifest-file';
+import { loadManifest } from '../../runtime/manifest-file';
 import type { Manifest } from '../../catalog/manifest';
 import type { ToolRunResult } from '../../workflows/tool-run';
 import { harness, testDir, type Harness } from '../support/env';

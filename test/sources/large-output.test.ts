@@ -6,7 +6,7 @@ import path from 'node:path';
 import { temporal } from '@temporalio/proto';
 import type { Tool } from '../../activities/tool';
 import { BlobNotFound, FileBlobStore, type BlobStore } from '../../activities/blob-store';
-import { loadManifest } from '../../catalog/manifest-file';
+import { loadManifest } from '../../runtime/manifest-file';
 import type { Manifest, ToolDeclInput } from '../../catalog/manifest';
 import { ToolDecl } from '../../catalog/manifest';
 import type { AgentRunInput, AgentRunResult } from '../../workflows/agent-run';

@@ -5,7 +5,7 @@ import { detachedCtx } from '../../activities/ctx';
 import { createMcpTool, SourceDrift } from '../../activities/mcp/mcp-tools';
 import { CatalogError } from '../../catalog/errors';
 import { manifestDigest } from '../../catalog/digest';
-import { loadManifest } from '../../catalog/manifest-file';
+import { loadManifest } from '../../runtime/manifest-file';
 import type { Manifest, ServerDecl } from '../../catalog/manifest';
 import { KeyedLog } from '../../examples/support-desk/keyed-log';
 import type { AgentRunInput, AgentRunResult } from '../../workflows/agent-run';

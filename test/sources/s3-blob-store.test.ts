@@ -15,7 +15,7 @@ import { temporal } from '@temporalio/proto';
 import { BlobNotFound } from '../../activities/blob-store';
 import { S3BlobStore, S3BlobStoreMisconfigured } from '../../activities/s3-blob-store';
 import type { Tool } from '../../activities/tool';
-import { loadManifest } from '../../catalog/manifest-file';
+import { loadManifest } from '../../runtime/manifest-file';
 import { ToolDecl, type Manifest } from '../../catalog/manifest';
 import type { AgentRunInput, AgentRunResult } from '../../workflows/agent-run';
 import type { ToolRunInput, ToolRunResult } from '../../workflows/tool-run';

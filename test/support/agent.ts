@@ -1,7 +1,7 @@
 // Running agent runs with a scripted model, the way the CLI does.
 import fs from 'node:fs';
 import { randomUUID } from 'node:crypto';
-import type { ScriptTurn } from '../../activities/model/types';
+import type { ScriptTurn } from '../../common/wire';
 import { manifestDigest } from '../../catalog/digest';
 import type { Manifest } from '../../catalog/manifest';
 import type { AgentRunInput, AgentRunResult } from '../../workflows/agent-run';

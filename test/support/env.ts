@@ -4,7 +4,7 @@ import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, type Worker } from '@temporalio/worker';
 import type { Manifest } from '../../catalog/manifest';
-import { loadManifest } from '../../catalog/manifest-file';
+import { loadManifest } from '../../runtime/manifest-file';
 import { createWorker, type ToolplaneWorkerOptions } from '../../worker';
 
 export function testAddress(): string {

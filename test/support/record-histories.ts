@@ -13,7 +13,7 @@ import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
-import { loadManifest } from '../../catalog/manifest-file';
+import { loadManifest } from '../../runtime/manifest-file';
 import type { Manifest } from '../../catalog/manifest';
 import { createTools } from '../../examples/support-desk/tools';
 import { freePort, startDevServer } from '../../scripts/dev-server';

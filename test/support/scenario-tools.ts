@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Tool } from '../../activities/tool';
 import { ToolInDoubt, ToolRejected } from '../../activities/tool-errors';
-import { loadManifest } from '../../catalog/manifest-file';
+import { loadManifest } from '../../runtime/manifest-file';
 import { KeyedLog } from '../../examples/support-desk/keyed-log';
 
 export const SCENARIO_MANIFEST = path.resolve(__dirname, '..', 'fixtures', 'scenario-manifest.yaml');

@@ -1,7 +1,7 @@
 // Workflow-safe, step 2 of a call: the run's gate (data flow, limits, credentials) decides, and may
 // replace the arguments (a declared redaction, the trusted value of a protected field).
 import type { ToolCall } from '../../catalog/tool-call';
-import type { RemainingBudget } from '../limits';
+import type { RemainingBudget } from '../../common/wire';
 import type { JournalEntry } from '../journal';
 import { StepErrorCode } from '../step-error';
 import { refuse } from './refuse';

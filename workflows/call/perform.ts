@@ -3,9 +3,8 @@
 import { shortDigest } from '../../catalog/digest';
 import type { Policy } from '../../catalog/policy';
 import type { ToolCall } from '../../catalog/tool-call';
-import type { CitedOrigin, PerformRequest } from '../../activities/tool-activities';
+import type { CitedOrigin, PerformRequest, RemainingBudget } from '../../common/wire';
 import type { LedgerDecision } from '../../ledger/ref';
-import type { RemainingBudget } from '../limits';
 import { effectKey } from '../../common/effect-key';
 import type { JournalEntry } from '../journal';
 import { performWithRecovery, type Escalator } from '../recovery';

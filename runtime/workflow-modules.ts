@@ -1,5 +1,5 @@
-// Where the toolplane CLI worker's workflow module is; resolved, not imported, so callers load no workflow code.
-export const WORKFLOWS_PATH = require.resolve('./index');
+// Node-only. Where the toolplane CLI worker's workflow module is; resolved, not imported, so callers load no workflow code.
+export const WORKFLOWS_PATH = require.resolve('../workflows/index');
 
 /**
  * Workflow interceptor modules every toolplane bundle includes: the SDK's OpenTelemetry workflow

@@ -1,14 +1,14 @@
 /**
- * Node-only (reads files); workflows receive the parsed manifest in their input instead.
+ * Node-only (reads files): the worker and the CLI load the manifest; workflows never do.
  * Loads a YAML or JSON manifest and refuses it with the file, the path and the line.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { isMap, isSeq, LineCounter, parseDocument, type Document } from 'yaml';
 import type { z } from 'zod';
-import { checkConsistency, type ConsistencyReport } from './consistency';
-import { ManifestInvalid, type ManifestProblem } from './errors';
-import { Manifest } from './manifest';
+import { checkConsistency, type ConsistencyReport } from '../catalog/consistency';
+import { ManifestInvalid, type ManifestProblem } from '../catalog/errors';
+import { Manifest } from '../catalog/manifest';
 
 export interface LoadedManifest {
   file: string;

@@ -1,0 +1,188 @@
+// Workflow-safe, owned by neither side: every type that crosses the workflow/activity boundary
+// (what a workflow schedules, what an activity answers) and the activities' interfaces, keyed by
+// the names in `names.ts`. Activities implement these; workflows proxy them.
+import type { ModelRequest, ResolvedModel, RunAuthority, RunRequest } from '../catalog/authority';
+import type { Sensitivity, ToolDecl } from '../catalog/manifest';
+import type { Policy } from '../catalog/policy';
+import type { OfferedTool } from '../catalog/tool-catalog';
+import type { LedgerDecision } from '../ledger/ref';
+import { ActivityName } from './names';
+import type { StoredOutput } from './stored-output';
+
+/**
+ * Kept small: it is written to history once per call. The effect key is the activity id (a
+ * resend adds `.N`), so it is not repeated here.
+ */
+export interface PerformRequest {
+  toolId: string;
+  args: Record<string, unknown>;
+  principal: string;
+  requiresLedger?: boolean;
+  /** How the run decided the call (absent: no gate saw it); signed into `produced_by`. */
+  decision?: Exclude<LedgerDecision, 'ungoverned'>;
+  /** Every argument was trusted when the run decided; signed into `produced_by`. */
+  trustedArgs?: boolean;
+  /** A failure that reached the provider may be tried again (`retries_landed`). */
+  retriesLanded?: boolean;
+  /** What the run may still spend once this call is charged (`ctx.budget`). */
+  budget?: RemainingBudget;
+  /** Omitted when the run allows every granted tool. */
+  policy?: Policy;
+  /** The model's tool-call id this execution answers (telemetry only). */
+  modelCallId?: string;
+  /** Set on a resend: which recovery path sent it again. */
+  recoveryPath?: string;
+  /** The run's declaration of the tool, as a short digest; a worker that declares it otherwise refuses. */
+  digest?: string;
+  /** The extension-runtime lease the run granted this call (extension tools only). */
+  lease?: string;
+}
+
+export interface PerformResult {
+  /** Absent when the output is stored outside history (`stored`). */
+  output?: unknown;
+  /** Made only here, for an output above the threshold; a tool's output cannot imitate it. */
+  stored?: StoredOutput;
+  /** What the tool reported while it ran (an extension starting, ...); omitted when nothing. */
+  events?: ToolEvent[];
+  /** What the tool cited (recalled facts), verified here; omitted when nothing. */
+  origins?: CitedOrigin[];
+}
+
+/** Values a tool's output repeats from an earlier call, labelled as that call's verified origin. */
+export interface CitedOrigin {
+  /** The cited arguments' strings and numbers. */
+  values: (string | number)[];
+  /** The reference verified and the origin's arguments were all trusted. */
+  trusted: boolean;
+  /** `workflowId/runId/effectKey` of a verified origin. */
+  origin?: string;
+  /** Why the values do not count as trusted. */
+  reason?: string;
+}
+
+export interface ReconcileRequest {
+  toolId: string;
+  principal: string;
+  lease?: string;
+}
+
+export interface CarriedRequest {
+  toolId: string;
+  args: Record<string, unknown>;
+  principal: string;
+  /** The run's declaration of the tool, as a short digest; a worker that declares it otherwise refuses. */
+  digest?: string;
+}
+
+export interface ToolEvent {
+  kind: string;
+  detail?: Record<string, unknown>;
+}
+
+/** The label and size of what a call carries. */
+export interface CarriedContent {
+  bytes: number;
+  /** Where it came from (e.g. `file:f_2`); the tool's own identity if not given. */
+  sources?: string[];
+  sensitivity: Sensitivity;
+}
+
+export type Reconciliation =
+  { status: 'landed'; output: unknown } | { status: 'not_landed' } | { status: 'unknown'; reason?: string };
+
+/** What a run may still spend once a call is charged: only the limits the run has. Handed to the tool as `ctx.budget`. */
+export interface RemainingBudget {
+  /** Tool calls the run may still make after this one. */
+  toolCalls?: number;
+  /** Micro-units of cost left after this call. */
+  costMicros?: number;
+  /** Bytes each of this call's destinations may still receive in this run, after this call. */
+  egressBytes?: Record<string, number>;
+  /** The run's deadline, epoch milliseconds (the activity's own is `ctx.deadline`). */
+  deadline?: number;
+}
+
+export interface ModelToolCall {
+  id: string;
+  /** The offered name (`crm__lookup_customer`), exactly as the model wrote it. */
+  name: string;
+  /** The arguments as text, exactly as the model typed them. */
+  arguments: string;
+}
+
+export type ChatMessage =
+  | { role: 'system' | 'user'; content: string }
+  | { role: 'assistant'; content: string; toolCalls?: ModelToolCall[] }
+  /** `stored`: the output is outside history; the model activity reads it back for this run only. */
+  | { role: 'tool'; toolCallId: string; content: string; stored?: StoredOutput };
+
+/** A scripted turn: tool calls with literal arguments, or a final answer. */
+export type ScriptTurn = { tool_calls: { name: string; arguments: unknown; id?: string }[] } | { final: string };
+
+/** Why the model stopped, spelled as the GenAI semantic conventions spell it. */
+export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter' | 'error' | 'other';
+
+/**
+ * What the model turn activity receives. Runs before transcripts by reference send a whole
+ * request every turn; a run now sends its conversation by reference (`transcript`, absent on the
+ * first turn), only the messages added since, and the offered tools by digest (their schemas on
+ * the first turn only).
+ */
+export interface ModelTurnInput {
+  model: ModelRequest;
+  messages: ChatMessage[];
+  tools?: OfferedTool[];
+  toolsDigest?: string;
+  transcript?: string;
+}
+
+export interface ModelTurnResult {
+  message: Extract<ChatMessage, { role: 'assistant' }>;
+  usage: { inputTokens: number; outputTokens: number };
+  /** The model that answered, as the provider reports it. */
+  responseModel?: string;
+  /** Absent in results recorded before providers reported it. */
+  finishReason?: FinishReason;
+  /** The provider's id for the response. */
+  responseId?: string;
+  /** By reference: the conversation including this reply, for the next turn to name. */
+  transcript?: string;
+}
+
+export interface AuthorizeRequest extends RunRequest {
+  /** The model endpoint an agent run names; refused here, before any request, when undeclared. */
+  model?: ModelRequest;
+  /** A run without the data-flow gate (`toolRun`) asks to be served; only a worker configured for it agrees. */
+  ungoverned?: boolean;
+}
+
+/**
+ * The run's authority, with the declarations of exactly the tools it holds: a run reaches only
+ * what this worker declares, and its history does not grow with the size of the manifest.
+ */
+export interface AuthorizeResult extends RunAuthority {
+  /** The granted tools' declarations, as the worker's manifest has them. */
+  tools: ToolDecl[];
+  /** Every tool the manifest declares, by identity: an ungranted one is refused as such, not as unknown. */
+  declared: string[];
+  /** The endpoint the run's model turns go to, as the worker declares it (a key variable's name, never its value). */
+  model?: ResolvedModel;
+}
+
+export interface AuthorizeActivities {
+  [ActivityName.Authorize](req: AuthorizeRequest): Promise<AuthorizeResult>;
+}
+
+export interface ToolActivities {
+  [ActivityName.Perform](req: PerformRequest): Promise<PerformResult>;
+  [ActivityName.Reconcile](req: ReconcileRequest): Promise<Reconciliation>;
+}
+
+export interface CarriedActivities {
+  [ActivityName.Carried](req: CarriedRequest): Promise<CarriedContent>;
+}
+
+export interface ModelActivities {
+  [ActivityName.ModelTurn](turn: ModelTurnInput): Promise<ModelTurnResult>;
+}
