@@ -4,8 +4,9 @@ import { WorkflowUpdateFailedError } from '@temporalio/client';
 import type { Command } from 'commander';
 import { decide, type EscalationDecision } from '../client';
 import { ToolplaneError } from '../catalog/errors';
+import { shellWord } from '../inspect/connection';
 import { usageError } from './exit-codes';
-import { emit, onRun, withClient, withCommonOptions, type Cli, type CommonOptions } from './shared';
+import { emit, onRunningRun, withClient, withCommonOptions, type Cli, type CommonOptions } from './shared';
 
 interface DecideOptions extends CommonOptions {
   by?: string;
@@ -18,7 +19,7 @@ const RESOLUTIONS = ['retry', 'landed', 'abort'] as const;
 export function registerDecide(program: Command, cli: Cli): void {
   const answer = async (workflowId: string, decision: EscalationDecision, opts: DecideOptions, done: string) =>
     withClient(opts, async (c, settings) => {
-      await onRun(workflowId, settings, async () => {
+      await onRunningRun(c, workflowId, settings, async () => {
         try {
           await decide(c, workflowId, decision);
         } catch (err) {
@@ -98,11 +99,18 @@ export function resolution(
     case 'abort':
       return { effectKey, decision, by: opts.by, reason: opts.reason };
     case 'approve':
-    case 'deny':
+    case 'deny': {
+      // The connection flags as typed: the command is said before anything is resolved or connected.
+      const flags = [
+        ...(opts.profile ? ['--profile', opts.profile] : []),
+        ...(opts.address ? ['--address', opts.address] : []),
+        ...(opts.namespace ? ['--namespace', opts.namespace] : []),
+      ].map(shellWord);
       throw usageError(
         `resolve decides in-doubt calls (${RESOLUTIONS.join(', ')}); an approval is answered with\n` +
-          `  toolplane ${decision} ${workflowId} ${effectKey}${decision === 'deny' ? ' --reason "<why>"' : ''}`,
+          `  ${['toolplane', decision, shellWord(workflowId), shellWord(effectKey), ...(decision === 'deny' ? ['--reason "<why>"'] : []), ...flags].join(' ')}`,
       );
+    }
     default:
       throw usageError(`resolve's decision must be ${RESOLUTIONS.join(', ')}, not "${decision}"`);
   }

@@ -2,8 +2,18 @@
 import type { Command } from 'commander';
 import { pendingDecisions, type PendingEscalation } from '../client';
 import { answerHint, whenLine } from './escalations';
-import { runRow } from './runs';
-import { emit, onRun, webUiLink, withClient, withCommonOptions, type Cli, type CommonOptions } from './shared';
+import { QUERY_TIMEOUT_MS, withinMs } from '../inspect/follow';
+import { failingLine, failingWorkflowTask, runRow } from './runs';
+import {
+  emit,
+  NO_WEB_UI,
+  onRun,
+  webUiLink,
+  withClient,
+  withCommonOptions,
+  type Cli,
+  type CommonOptions,
+} from './shared';
 
 export function registerDescribe(program: Command, cli: Cli): void {
   withCommonOptions(
@@ -17,9 +27,18 @@ export function registerDescribe(program: Command, cli: Cli): void {
       const handle = c.workflow.getHandle(workflowId);
       const d = await onRun(workflowId, settings, () => handle.describe());
       const row = runRow(d);
+      if (row.status === 'RUNNING') {
+        const failing = await failingWorkflowTask(c, { workflowId, runId: d.runId }, d.raw.pendingWorkflowTask).catch(
+          () => undefined,
+        );
+        if (failing) row.workflowTaskFailing = failing;
+      }
       const summary = await d.staticSummary().catch(() => undefined);
+      // A run whose workflow task fails answers neither queries nor updates: nothing it waits for can be answered.
       const pending: PendingEscalation[] =
-        row.status === 'RUNNING' ? await pendingDecisions(c, workflowId).catch(() => []) : [];
+        row.status === 'RUNNING' && !row.workflowTaskFailing
+          ? await withinMs(handle, QUERY_TIMEOUT_MS, () => pendingDecisions(c, workflowId)).catch(() => [])
+          : [];
       const url = webUiLink(settings, workflowId, d.runId);
       emit(
         cli,
@@ -32,6 +51,12 @@ export function registerDescribe(program: Command, cli: Cli): void {
         },
         () => [
           `${workflowId}  ${row.status}  (${row.type} on task queue ${row.taskQueue})`,
+          ...(row.workflowTaskFailing
+            ? [
+                `  STUCK:        ${failingLine(row.workflowTaskFailing)}`,
+                `                the run makes no progress and answers nothing until a worker completes its workflow task`,
+              ]
+            : []),
           ...(summary ? [`  summary:      ${summary}`] : []),
           `  principal:    ${row.principal ?? '-'}`,
           `  started:      ${row.startTime}${row.closeTime ? `, closed ${row.closeTime}` : ''}`,
@@ -41,9 +66,9 @@ export function registerDescribe(program: Command, cli: Cli): void {
           ...(row.manifestDigest ? [`  manifest:     ${row.manifestDigest}`] : []),
           ...pending.flatMap((p) => [
             `  waiting: #${p.position} ${p.toolId} ${p.kind}: ${p.reason} (${whenLine(p.deadline)})`,
-            ...answerHint(workflowId, p).map((l) => `    ${l}`),
+            ...answerHint(workflowId, p, settings).map((l) => `    ${l}`),
           ]),
-          ...(url ? [`  Web UI:       ${url}`] : []),
+          `  Web UI:       ${url ?? NO_WEB_UI}`,
         ],
       );
     }),

@@ -1,7 +1,8 @@
 // `toolplane escalations`: the calls of a run that wait for a person, and how to answer each.
 import type { Command } from 'commander';
 import { pendingDecisions, type PendingEscalation } from '../client';
-import { emit, onRun, withClient, withCommonOptions, type Cli, type CommonOptions } from './shared';
+import { shellWord, type ConnectionSettings } from '../inspect/connection';
+import { commandLine, emit, onRun, withClient, withCommonOptions, type Cli, type CommonOptions } from './shared';
 
 /** A deadline people read: `until 2026-12-01 14:03 UTC (in 23h 59m)`. */
 export function whenLine(deadlineMs: number, now = Date.now()): string {
@@ -21,17 +22,23 @@ function relative(ms: number): string {
   return past ? `${parts.join(' ')} ago` : `in ${parts.join(' ')}`;
 }
 
-/** The exact commands that answer a waiting call. */
-export function answerHint(workflowId: string, p: Pick<PendingEscalation, 'effectKey' | 'kind'>): string[] {
+/**
+ * The exact commands that answer a waiting call, with the connection flags that reach the server
+ * the run is on (the settings this command used), so that pasted anywhere they answer this run.
+ */
+export function answerHint(
+  workflowId: string,
+  p: Pick<PendingEscalation, 'effectKey' | 'kind'>,
+  settings?: ConnectionSettings,
+): string[] {
+  const cmd = (...args: string[]) => commandLine(settings, ...args);
+  const [wf, key] = [shellWord(workflowId), shellWord(p.effectKey)];
   return p.kind === 'approval'
-    ? [
-        `approve: npx toolplane approve ${workflowId} ${p.effectKey}`,
-        `deny:    npx toolplane deny ${workflowId} ${p.effectKey} --reason "<why>"`,
-      ]
+    ? [`approve: ${cmd('approve', wf, key)}`, `deny:    ${cmd('deny', wf, key, '--reason "<why>"')}`]
     : [
-        `retry:   npx toolplane resolve ${workflowId} ${p.effectKey} retry`,
-        `landed:  npx toolplane resolve ${workflowId} ${p.effectKey} landed --output '<json>'`,
-        `abort:   npx toolplane resolve ${workflowId} ${p.effectKey} abort --reason "<why>"`,
+        `retry:   ${cmd('resolve', wf, key, 'retry')}`,
+        `landed:  ${cmd('resolve', wf, key, 'landed', "--output '<json>'")}`,
+        `abort:   ${cmd('resolve', wf, key, 'abort', '--reason "<why>"')}`,
       ];
 }
 
@@ -55,7 +62,7 @@ export function registerEscalations(program: Command, cli: Cli): void {
             ? ['nothing is waiting']
             : pending.flatMap((p) => [
                 `${p.effectKey}  #${p.position} ${p.toolId}  ${p.kind}: ${p.reason}  (${whenLine(p.deadline)})`,
-                ...answerHint(workflowId, p).map((l) => `  ${l}`),
+                ...answerHint(workflowId, p, settings).map((l) => `  ${l}`),
               ]),
       );
     }),

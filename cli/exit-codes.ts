@@ -3,7 +3,7 @@ import { ToolplaneError } from '../catalog/errors';
 
 export const ExitCode = {
   Ok: 0,
-  /** The run failed, was cancelled, ended on a limit or was refused; or what was asked for does not exist. */
+  /** The run failed, was cancelled, ended on a limit or was refused; or what was asked for does not exist (or has finished). */
   Failed: 1,
   /** The command line was wrong: unknown command or option, missing argument, bad manifest or value. */
   Usage: 2,
@@ -15,13 +15,14 @@ export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
 export const EXIT_CODES_HELP = `
 Exit codes:
   0  ok
-  1  the run failed, was cancelled, ended on a limit or was refused (or the run asked for does not exist)
+  1  the run failed, was cancelled, ended on a limit or was refused (or the run does not exist, or has finished when answered)
   2  usage error: unknown command or option, missing or invalid argument, invalid manifest or run input
   3  the Temporal server is unreachable
 
 Connection (every command that talks to Temporal, and the worker): --address, --namespace and
 --profile, over TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TLS_* and the
-profile (TEMPORAL_PROFILE) of the Temporal config file (TEMPORAL_CONFIG_FILE). Default 127.0.0.1:7233.`;
+profile (TEMPORAL_PROFILE) of the Temporal config file (TEMPORAL_CONFIG_FILE). Default 127.0.0.1:7233.
+Web UI links: --ui-url, else TEMPORAL_UI_URL, else a local server's port + 1000.`;
 
 /** A command already said what happened (the run's outcome, as text or JSON); only the exit code is left. */
 export class CommandFailed extends ToolplaneError<'CommandFailed', { exitCode: ExitCode }> {

@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { WorkflowName } from '../common/names';
 import { PRINCIPAL, REFUSALS, WAITING_FOR, WaitingFor } from '../common/search-attributes';
 import { usageError } from './exit-codes';
-import { runRow, table, type RunRow } from './runs';
+import { failingLine, runRow, table, withFailingWorkflowTasks, type RunRow } from './runs';
 import { emit, withClient, withCommonOptions, type Cli, type CommonOptions } from './shared';
 
 interface ListOptions extends CommonOptions {
@@ -71,20 +71,26 @@ export function registerList(program: Command, cli: Cli): void {
         rows.push(runRow(info));
         if (rows.length >= limit) break;
       }
+      await withFailingWorkflowTasks(c, rows);
       emit(cli, opts, { query, runs: rows }, () =>
         rows.length === 0
           ? ['no runs match']
-          : table(
-              ['workflow id', 'status', 'principal', 'refusals', 'waiting for', 'tools called'],
-              rows.map((r) => [
-                r.workflowId,
-                r.status,
-                r.principal ?? '-',
-                String(r.refusals),
-                r.waitingFor,
-                r.toolsCalled.join(', ') || '-',
-              ]),
-            ),
+          : [
+              ...table(
+                ['workflow id', 'status', 'principal', 'refusals', 'waiting for', 'tools called'],
+                rows.map((r) => [
+                  r.workflowId,
+                  r.workflowTaskFailing ? `${r.status} (STUCK)` : r.status,
+                  r.principal ?? '-',
+                  String(r.refusals),
+                  r.waitingFor,
+                  r.toolsCalled.join(', ') || '-',
+                ]),
+              ),
+              ...rows.flatMap((r) =>
+                r.workflowTaskFailing ? [`${r.workflowId}: ${failingLine(r.workflowTaskFailing)}`] : [],
+              ),
+            ],
       );
     });
   });

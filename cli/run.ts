@@ -17,9 +17,12 @@ import { followRun, startAgentRun, type AgentRunInput, type AgentRunResult, type
 import { pendingEscalations } from '../workflows/escalation';
 import { answerHint, whenLine } from './escalations';
 import { CommandFailed, ExitCode, usageError } from './exit-codes';
+import { shellWord, type ConnectionSettings } from '../inspect/connection';
 import {
   causeChain,
+  commandLine,
   formatCauseChain,
+  NO_WEB_UI,
   webUiLink,
   withClient,
   withCommonOptions,
@@ -79,8 +82,8 @@ export function registerRun(program: Command, cli: Cli): void {
       const url = webUiLink(settings, handle.workflowId, handle.firstExecutionRunId);
       // Progress goes to stdout as text; with --json stdout holds only the answer, so progress goes to stderr.
       const say = opts.json ? (l: string) => console.error(l) : (l: string) => cli.out(l);
-      say(`run ${handle.workflowId} started on task queue ${opts.taskQueue}; Web UI: ${url}`);
-      const watching = watch(c, handle, opts.taskQueue, say);
+      say(`run ${handle.workflowId} started on task queue ${opts.taskQueue}; Web UI: ${url ?? NO_WEB_UI}`);
+      const watching = watch(c, handle, opts.taskQueue, settings, say);
       let result: AgentRunResult;
       try {
         result = await followRun<AgentRunResult>(handle, opts.json ? () => {} : say);
@@ -118,7 +121,13 @@ export function registerRun(program: Command, cli: Cli): void {
  * Beside following the effects: says when no worker polls the task queue, and when a call waits
  * for a person, how to answer it. Stops when told.
  */
-function watch(client: Client, handle: WorkflowHandle, taskQueue: string, say: (l: string) => void) {
+function watch(
+  client: Client,
+  handle: WorkflowHandle,
+  taskQueue: string,
+  settings: ConnectionSettings,
+  say: (l: string) => void,
+) {
   let stopped = false;
   let wake: () => void = () => {};
   const sleep = (ms: number) =>
@@ -142,7 +151,7 @@ function watch(client: Client, handle: WorkflowHandle, taskQueue: string, say: (
           saidNoWorker = true;
           say(
             `no worker polls task queue "${taskQueue}": the run waits until one does. Start one with\n` +
-              `  npx toolplane worker --manifest <manifest.yaml> --tools <module> --task-queue ${taskQueue}`,
+              `  ${commandLine(settings, 'worker', '--manifest <manifest.yaml> --tools <module> --task-queue', shellWord(taskQueue))}`,
           );
         }
         continue;
@@ -160,7 +169,7 @@ function watch(client: Client, handle: WorkflowHandle, taskQueue: string, say: (
         say(
           `  #${p.position} ${p.toolId} waits for ${p.kind === 'approval' ? 'approval' : 'a decision on an in-doubt call'}: ${p.reason} (${whenLine(p.deadline)})`,
         );
-        for (const l of answerHint(handle.workflowId, p)) say(`    ${l}`);
+        for (const l of answerHint(handle.workflowId, p, settings)) say(`    ${l}`);
       }
     }
   })();

@@ -5,6 +5,7 @@ import type { Command } from 'commander';
 import { ToolplaneError } from '../catalog/errors';
 import {
   connectClient,
+  connectionArgs,
   connectionSettings,
   runUrl,
   type ConnectionFlags,
@@ -25,7 +26,11 @@ export function withCommonOptions(cmd: Command): Command {
   return withJson(cmd)
     .option('--address <host:port>', 'Temporal frontend (default: TEMPORAL_ADDRESS, the profile, 127.0.0.1:7233)')
     .option('--namespace <ns>', 'Temporal namespace (default: TEMPORAL_NAMESPACE, the profile, "default")')
-    .option('--profile <name>', 'profile of the Temporal config file (default: TEMPORAL_PROFILE, "default")');
+    .option('--profile <name>', 'profile of the Temporal config file (default: TEMPORAL_PROFILE, "default")')
+    .option(
+      '--ui-url <url>',
+      "the server's Web UI, for printed links (default: TEMPORAL_UI_URL; a local server's at its port + 1000)",
+    );
 }
 
 export function withJson(cmd: Command): Command {
@@ -43,7 +48,12 @@ export async function withClient<T>(
   opts: ConnectionFlags,
   fn: (client: Client, settings: ConnectionSettings) => Promise<T>,
 ): Promise<T> {
-  const settings = connectionSettings({ address: opts.address, namespace: opts.namespace, profile: opts.profile });
+  const settings = connectionSettings({
+    address: opts.address,
+    namespace: opts.namespace,
+    profile: opts.profile,
+    uiUrl: opts.uiUrl,
+  });
   const client = await connectClient(settings);
   try {
     return await fn(client, settings);
@@ -52,18 +62,61 @@ export async function withClient<T>(
   }
 }
 
-/** Web UI link of a run (TEMPORAL_UI_URL, else the dev server's http://localhost:8233). */
+/** Web UI link of a run on the server the settings reach, when its Web UI is known (see `webUiBase`). */
 export function webUiLink(settings: ConnectionSettings, workflowId: string, runId?: string): string | undefined {
-  return runUrl(
-    { uiUrl: process.env.TEMPORAL_UI_URL ?? 'http://localhost:8233', namespace: settings.namespace },
-    workflowId,
-    runId,
-  );
+  return runUrl(settings, workflowId, runId);
+}
+
+/** What to print where a Web UI link would go, when the UI of the server is unknown. */
+export const NO_WEB_UI = 'unknown for this server (set TEMPORAL_UI_URL or --ui-url)';
+
+/** `npx toolplane <args>` with the connection flags that reach the same server, for an operator to paste. */
+export function commandLine(settings: ConnectionSettings | undefined, ...args: string[]): string {
+  return ['npx toolplane', ...args, ...(settings ? connectionArgs(settings) : [])].join(' ');
 }
 
 export class RunNotFound extends ToolplaneError<'RunNotFound', { workflowId: string; namespace: string }> {
   constructor(workflowId: string, namespace: string) {
     super('RunNotFound', `no run "${workflowId}" in namespace "${namespace}"`, { workflowId, namespace });
+  }
+}
+
+/** A person answered a run that has already finished: the run exists, and nothing in it waits any more. */
+export class RunFinished extends ToolplaneError<
+  'RunFinished',
+  { workflowId: string; namespace: string; status: string }
+> {
+  constructor(workflowId: string, namespace: string, status: string) {
+    super(
+      'RunFinished',
+      `run "${workflowId}" in namespace "${namespace}" has finished (${status}): nothing waits for a decision`,
+      { workflowId, namespace, status },
+    );
+  }
+}
+
+/**
+ * Runs `fn`, which acts on a run that must still be running (an update); a run the server no
+ * longer lets it act on because it finished becomes RunFinished, one it does not know RunNotFound.
+ */
+export async function onRunningRun<T>(
+  client: Client,
+  workflowId: string,
+  settings: ConnectionSettings,
+  fn: () => Promise<T>,
+): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    if (!(err instanceof WorkflowNotFoundError || isNotFound(err))) throw err;
+    // An update to a closed run is answered as not found; describe tells a finished run from none.
+    const status = await client.workflow
+      .getHandle(workflowId)
+      .describe()
+      .then((d) => d.status.name)
+      .catch(() => undefined);
+    if (status && status !== 'RUNNING') throw new RunFinished(workflowId, settings.namespace, status);
+    throw new RunNotFound(workflowId, settings.namespace);
   }
 }
 

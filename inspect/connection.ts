@@ -1,7 +1,8 @@
 /**
  * How toolplane reaches Temporal, for the CLI and the worker alike: a profile of the Temporal
  * config file (`@temporalio/envconfig`), the standard TEMPORAL_* variables over it, and the
- * `--address`, `--namespace`, `--profile` flags over both. Also the Web UI link of a run.
+ * `--address`, `--namespace`, `--profile` flags over both. Also where that server's Web UI is, the
+ * link of a run there, and the flags that reach the same server again from a printed command.
  */
 import { Client, Connection, type ConnectionOptions } from '@temporalio/client';
 import { loadClientConnectConfig } from '@temporalio/envconfig';
@@ -24,6 +25,8 @@ export interface ConnectionFlags {
   address?: string;
   namespace?: string;
   profile?: string;
+  /** Base of the server's Web UI, for printed links. */
+  uiUrl?: string;
 }
 
 /** Everything needed to open a client or a worker connection. */
@@ -35,6 +38,8 @@ export interface ConnectionSettings {
   metadata?: Record<string, string>;
   /** The profile the settings came from, when the config file had one. */
   profile?: string;
+  /** Base of the server's Web UI, when known (see `webUiBase`). */
+  uiUrl?: string;
 }
 
 /**
@@ -58,14 +63,53 @@ export function connectionSettings(
     );
   }
   const o = loaded.connectionOptions;
+  const address = flags.address ?? o.address ?? DEFAULT_ADDRESS;
+  const uiUrl = webUiBase(address, flags.uiUrl ?? env.TEMPORAL_UI_URL);
   return {
-    address: flags.address ?? o.address ?? DEFAULT_ADDRESS,
+    address,
     namespace: flags.namespace ?? loaded.namespace ?? DEFAULT_NAMESPACE,
     ...(o.tls !== undefined ? { tls: o.tls } : {}),
     ...(o.apiKey !== undefined && typeof o.apiKey === 'string' ? { apiKey: o.apiKey } : {}),
     ...(o.metadata ? { metadata: o.metadata as Record<string, string> } : {}),
     ...((flags.profile ?? env.TEMPORAL_PROFILE) ? { profile: flags.profile ?? env.TEMPORAL_PROFILE } : {}),
+    ...(uiUrl ? { uiUrl } : {}),
   };
+}
+
+/**
+ * Where the Web UI of the server at `address` is: the one configured (`--ui-url`, TEMPORAL_UI_URL)
+ * if any; for a server on this machine at port P, the Temporal CLI dev server's UI at P + 1000 (its
+ * `--ui-port` default, which `npm start` keeps); for Temporal Cloud, https://cloud.temporal.io.
+ * Otherwise unknown: a self-hosted server's UI is wherever it was deployed.
+ */
+export function webUiBase(address: string, configured?: string): string | undefined {
+  if (configured) return configured.replace(/\/+$/, '');
+  const m = /^(?:\[([^\]]+)\]|([^:]+)):(\d+)$/.exec(address.trim());
+  if (!m) return undefined;
+  const host = (m[1] ?? m[2]!).toLowerCase();
+  const port = Number(m[3]);
+  if (['localhost', '127.0.0.1', '::1', '0.0.0.0'].includes(host) && port + 1000 <= 65535)
+    return `http://localhost:${port + 1000}`;
+  if (host.endsWith('.tmprl.cloud') || host.endsWith('.api.temporal.io')) return 'https://cloud.temporal.io';
+  return undefined;
+}
+
+/**
+ * The connection flags a printed command needs to reach the same server: the profile named, and the
+ * address and namespace where they are not the defaults. Secrets (an API key, TLS files) are never
+ * printed: a profile or the environment carries them.
+ */
+export function connectionArgs(s: Pick<ConnectionSettings, 'address' | 'namespace' | 'profile'>): string[] {
+  return [
+    ...(s.profile ? ['--profile', s.profile] : []),
+    ...(s.address !== DEFAULT_ADDRESS ? ['--address', s.address] : []),
+    ...(s.namespace !== DEFAULT_NAMESPACE ? ['--namespace', s.namespace] : []),
+  ].map(shellWord);
+}
+
+/** A word a POSIX shell reads back as itself. */
+export function shellWord(w: string): string {
+  return /^[\w@%+=:,./-]+$/.test(w) ? w : `'${w.replace(/'/g, `'\\''`)}'`;
 }
 
 /** The options both `Connection.connect` and `NativeConnection.connect` take. */

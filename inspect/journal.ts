@@ -8,8 +8,10 @@ import { defaultPayloadConverter } from '@temporalio/common';
 import type { temporal } from '@temporalio/proto';
 import type { PerformRequest, Reconciliation } from '../common/wire';
 import { effectKeyOfActivityId } from '../common/effect-key';
+import { pendingEscalations, type PendingEscalation } from '../workflows/escalation';
 import type { JournalEntry } from '../workflows/journal';
 import { journalQuery } from '../workflows/journal-query';
+import { QUERY_TIMEOUT_MS, withinMs } from './follow';
 
 type Event = temporal.api.history.v1.IHistoryEvent;
 
@@ -24,22 +26,34 @@ export interface EffectView {
   attempts: number;
   sends: number;
   reconciles: { answer?: string }[];
+  /** What people decided about the call, in order: `approve by alice`, `deny by bob`, `retry by oncall`. */
   personDecisions: string[];
   recovery: string;
+  /** `ok`, `refused`, `failed: <type>`, `in_doubt`, ...; `waiting` while a person must decide; `pending` while it runs. */
   outcome: string;
+  /** For a running run: the call waits for a person (its approval, or a decision on its unknown outcome) until `deadline`. */
+  waiting?: { kind: PendingEscalation['kind']; deadline: string };
 }
 
 function decode<T>(p: temporal.api.common.v1.IPayload | null | undefined): T | undefined {
   return p ? defaultPayloadConverter.fromPayload<T>(p) : undefined;
 }
 
-export function effectsFromHistory(events: Event[], journal: JournalEntry[] = []): EffectView[] {
+/**
+ * The effects a history (and the run's journal, and what the run waits for, for a running run) implies:
+ * one view per position, in position order.
+ */
+export function effectsFromHistory(
+  events: Event[],
+  journal: JournalEntry[] = [],
+  pending: PendingEscalation[] = [],
+): EffectView[] {
   const byKey = new Map<string, EffectView>();
+  /** People's decisions by effect key, in history order: an approval comes before its call's first activity. */
+  const decided = new Map<string, string[]>();
   const byScheduledId = new Map<string, { view: EffectView; kind: 'perform' | 'reconcile'; index: number }>();
   /** Decisions sent through resolveEscalation, by update id, until the run answers them. */
   const answers = new Map<string, { effectKey: string; decision: string; by?: string }>();
-  /** Decisions the run took, in order; an approval comes before its call is scheduled. */
-  const taken: { effectKey: string; decision: string; by?: string }[] = [];
   const ordered: EffectView[] = [];
 
   for (const e of events) {
@@ -113,10 +127,12 @@ export function effectsFromHistory(events: Event[], journal: JournalEntry[] = []
     // A decision counts once the run took it; one it refused (no call waits, another question) is only tried.
     const answered = e.workflowExecutionUpdateCompletedEventAttributes;
     const decision = answered?.meta?.updateId ? answers.get(answered.meta.updateId) : undefined;
-    if (decision && answered?.outcome?.success) taken.push(decision);
+    if (decision && answered?.outcome?.success)
+      decided.set(decision.effectKey, [
+        ...(decided.get(decision.effectKey) ?? []),
+        `${decision.decision}${decision.by ? ` by ${decision.by}` : ''}`,
+      ]);
   }
-
-  for (const d of taken) byKey.get(d.effectKey)?.personDecisions.push(`${d.decision}${d.by ? ` by ${d.by}` : ''}`);
 
   // The run's own journal adds what no activity shows: refusals, rules and the final outcome.
   for (const j of journal) {
@@ -143,9 +159,50 @@ export function effectsFromHistory(events: Event[], journal: JournalEntry[] = []
         reconciles: [],
         personDecisions: [],
         recovery: j.recovery,
-        outcome: j.outcome ?? 'refused',
+        // Every refusal records its outcome; an entry without one is a call still under way.
+        outcome: j.outcome ?? 'pending',
       });
     }
+  }
+
+  for (const view of ordered) {
+    const people = view.effectKey ? decided.get(view.effectKey) : undefined;
+    if (people) view.personDecisions.push(...people);
+  }
+  // A person's approval or denial the history cannot place (a denied call never had an activity; a
+  // journal may lack the key it was asked under): the run's journal says who decided.
+  for (const j of journal) {
+    if ((j.decision !== 'approved' && j.decision !== 'denied') || !j.decidedBy) continue;
+    const view = ordered.find((v) => v.position === j.position);
+    const verb = j.decision === 'approved' ? 'approve' : 'deny';
+    if (view && !view.personDecisions.some((d) => d === verb || d.startsWith(`${verb} `)))
+      view.personDecisions.push(`${verb} by ${j.decidedBy}`);
+  }
+
+  // What waits for a person now: an approval has no activity yet; an in-doubt call waits on its last one.
+  for (const p of pending) {
+    let view = ordered.find((v) => v.position === p.position);
+    if (!view) {
+      view = {
+        position: p.position,
+        toolId: p.toolId,
+        decision: 'allowed',
+        attempts: 0,
+        sends: 0,
+        reconciles: [],
+        personDecisions: [],
+        recovery: 'none',
+        outcome: 'pending',
+      };
+      ordered.push(view);
+    }
+    view.effectKey = p.effectKey;
+    view.outcome = 'waiting';
+    view.waiting = { kind: p.kind, deadline: new Date(p.deadline).toISOString() };
+    if (p.kind === 'approval') {
+      view.decision = 'awaiting approval';
+      view.reason = p.reason;
+    } else view.reason = view.reason ?? p.reason;
   }
   return ordered.sort((a, b) => a.position - b.position);
 }
@@ -188,9 +245,15 @@ export async function loadEffects(
   const effects: EffectView[] = [];
   for (const [i, events] of chain.entries()) {
     let journal = journalFromCompletion(events);
-    if (!journal && i === chain.length - 1 && description.status.name === 'RUNNING')
-      journal = await handle.query(journalQuery).catch(() => undefined);
-    effects.push(...effectsFromHistory(events, journal ?? []));
+    let pending: PendingEscalation[] = [];
+    if (!journal && i === chain.length - 1 && description.status.name === 'RUNNING') {
+      // A query waits for a worker: bounded, so a run nobody serves (or whose task fails) still shows its history.
+      [journal, pending] = await Promise.all([
+        withinMs(handle, QUERY_TIMEOUT_MS, () => handle.query(journalQuery)).catch(() => undefined),
+        withinMs(handle, QUERY_TIMEOUT_MS, () => handle.query(pendingEscalations)).catch(() => []),
+      ]);
+    }
+    effects.push(...effectsFromHistory(events, journal ?? [], pending));
   }
   effects.sort((a, b) => a.position - b.position);
   return { effects, status: description.status.name, events: chain.flat() };

@@ -3,6 +3,11 @@ import fs from 'node:fs';
 import os from 'node:os';
 import { buildProgram, main } from '../../cli';
 import { EXAMPLE_MANIFEST } from '../support/env';
+import { answerHint } from '../../cli/escalations';
+import { connectionArgs, connectionSettings, webUiBase } from '../../inspect/connection';
+import { JournalPrinter } from '../../inspect/follow';
+import { effectsFromHistory, formatEffects } from '../../inspect/journal';
+import type { JournalEntry } from '../../workflows/journal';
 
 async function run(...args: string[]): Promise<string[]> {
   const lines: string[] = [];
@@ -177,5 +182,110 @@ describe('toolplane run refuses bad input before it connects', () => {
       code: 2,
       said: expect.stringMatching(/the model script .*bad\.json is not JSON/),
     });
+  });
+});
+
+describe("the operator's view, without a server", () => {
+  it('finds the Web UI of the server the connection reaches', () => {
+    // Configured (--ui-url, TEMPORAL_UI_URL) wins; a local server's UI is at its port + 1000, as the CLI's dev server puts it.
+    expect(webUiBase('127.0.0.1:7233')).toBe('http://localhost:8233');
+    expect(webUiBase('localhost:17233')).toBe('http://localhost:18233');
+    expect(webUiBase('[::1]:7233')).toBe('http://localhost:8233');
+    expect(webUiBase('temporal.internal:7233')).toBeUndefined();
+    expect(webUiBase('temporal.internal:7233', 'https://ui.internal/')).toBe('https://ui.internal');
+    expect(webUiBase('127.0.0.1:7233', 'http://localhost:8080')).toBe('http://localhost:8080');
+    expect(webUiBase('ns.acct.tmprl.cloud:7233')).toBe('https://cloud.temporal.io');
+    expect(
+      connectionSettings({ address: '127.0.0.1:17233' }, { TEMPORAL_UI_URL: 'http://ui.example:8080' }).uiUrl,
+    ).toBe('http://ui.example:8080');
+    expect(connectionSettings({ address: '127.0.0.1:17233', uiUrl: 'http://flag:1' }, {}).uiUrl).toBe('http://flag:1');
+    expect(connectionSettings({ address: 'temporal.internal:7233' }, {}).uiUrl).toBeUndefined();
+  });
+
+  it('prints commands with the connection flags that reach the same server', () => {
+    expect(connectionArgs({ address: '127.0.0.1:7233', namespace: 'default' })).toEqual([]);
+    expect(connectionArgs({ address: '10.0.0.5:7233', namespace: 'prod', profile: 'ops' })).toEqual([
+      '--profile',
+      'ops',
+      '--address',
+      '10.0.0.5:7233',
+      '--namespace',
+      'prod',
+    ]);
+    expect(
+      answerHint('wf-1', { effectKey: 'ek-1', kind: 'approval' }, { address: '10.0.0.5:7233', namespace: 'prod' }),
+    ).toEqual([
+      'approve: npx toolplane approve wf-1 ek-1 --address 10.0.0.5:7233 --namespace prod',
+      'deny:    npx toolplane deny wf-1 ek-1 --reason "<why>" --address 10.0.0.5:7233 --namespace prod',
+    ]);
+    expect(answerHint("it's", { effectKey: 'ek-1', kind: 'in_doubt' })[0]).toBe(
+      `retry:   npx toolplane resolve 'it'\\''s' ek-1 retry`,
+    );
+  });
+
+  const entry = (position: number, more: Partial<JournalEntry> = {}): JournalEntry => ({
+    position,
+    toolId: `tool://t/${position}`,
+    decision: 'allowed',
+    attempts: 1,
+    recovery: 'none',
+    ...more,
+  });
+
+  it('the run follower prints effects in position order, and an approval when it shows', () => {
+    const printer = new JournalPrinter();
+    // #1 finished before #0 (concurrent calls): nothing is printed until #0 has its outcome.
+    expect(printer.lines([entry(0), entry(1, { outcome: 'ok' })])).toEqual([]);
+    expect(printer.lines([entry(1, { outcome: 'ok' }), entry(0, { outcome: 'ok' })])).toEqual([
+      '  #0 tool://t/0  allowed → ok',
+      '  #1 tool://t/1  allowed → ok',
+    ]);
+    // A person approved #2; its call is still under way.
+    const approved = entry(2, { decision: 'approved', decidedBy: 'alice', rule: 'approval' });
+    expect(printer.lines([approved])).toEqual(['  #2 tool://t/2  approved by alice; the call goes ahead']);
+    expect(printer.lines([approved])).toEqual([]);
+    expect(printer.lines([{ ...approved, outcome: 'ok' }])).toEqual(['  #2 tool://t/2  approved (approval) → ok']);
+    // At the end, what is left is printed in order.
+    expect(printer.lines([entry(4, { outcome: 'ok' }), entry(3)], true)).toEqual([
+      '  #3 tool://t/3  allowed → running',
+      '  #4 tool://t/4  allowed → ok',
+    ]);
+  });
+
+  it('show lists a call waiting for approval as waiting, and who approved or denied', () => {
+    const waiting = effectsFromHistory(
+      [],
+      [entry(0, { outcome: 'ok', effectKey: 'ek-0' }), entry(1, { rule: 'protected_field:/to', attempts: 0 })],
+      [
+        {
+          effectKey: 'ek-1',
+          toolId: 'tool://t/1',
+          position: 1,
+          reason: 'tool://t/1 needs a person',
+          deadline: Date.UTC(2030, 0, 1),
+          kind: 'approval',
+        },
+      ],
+    );
+    expect(waiting[1]).toMatchObject({
+      effectKey: 'ek-1',
+      decision: 'awaiting approval',
+      rule: 'protected_field:/to',
+      outcome: 'waiting',
+      waiting: { kind: 'approval', deadline: '2030-01-01T00:00:00.000Z' },
+    });
+    expect(formatEffects(waiting)[2]).toMatch(
+      /^#1\s+tool:\/\/t\/1\s+ek-1…\s+0\s+none\s+waiting\s+awaiting approval · protected_field:\/to · tool:\/\/t\/1 needs a person$/,
+    );
+    // A call under way (no outcome yet, nothing waits) is pending, not refused.
+    expect(effectsFromHistory([], [entry(0)])[0]!.outcome).toBe('pending');
+    const decided = effectsFromHistory(
+      [],
+      [
+        entry(0, { decision: 'approved', decidedBy: 'alice', outcome: 'ok', effectKey: 'ek-0' }),
+        entry(1, { decision: 'denied', decidedBy: 'bob', outcome: 'refused' }),
+      ],
+    );
+    expect(decided.map((v) => v.personDecisions)).toEqual([['approve by alice'], ['deny by bob']]);
   });
 });

@@ -224,7 +224,9 @@ describe('model providers', () => {
     }
     const out = JSON.parse(lines.join('\n'));
     expect(out.status).toBe('completed');
-    expect(out.webUi).toMatch(/^http:\/\/localhost:8233\/namespaces\/default\/workflows\/agent-/);
+    // The link is that of the server used: a local dev server's UI at its port + 1000.
+    const uiPort = Number(process.env.TOOLPLANE_TEST_ADDRESS!.split(':').pop()) + 1000;
+    expect(out.webUi).toMatch(new RegExp(`^http://localhost:${uiPort}/namespaces/default/workflows/agent-`));
     expect(
       out.effects.map((e: { tool: string; decision: string; rule: string | null; outcome: string }) => [
         e.tool,
