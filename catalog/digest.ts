@@ -40,6 +40,20 @@ export function sha256Hex(text: string): string {
   return bytesToHex(sha256(utf8(text)));
 }
 
+const BASE64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+
+/** All 256 bits of the SHA-256 in 43 base64url characters (hex takes 64): same collision bound, a third shorter. */
+export function sha256Base64url(text: string): string {
+  const bytes = sha256(utf8(text));
+  let out = '';
+  for (let i = 0; i < bytes.length; i += 3) {
+    const n = (bytes[i]! << 16) | ((bytes[i + 1] ?? 0) << 8) | (bytes[i + 2] ?? 0);
+    const chars = i + 1 >= bytes.length ? 2 : i + 2 >= bytes.length ? 3 : 4;
+    for (let c = 0; c < chars; c++) out += BASE64URL[(n >> (18 - 6 * c)) & 63];
+  }
+  return out;
+}
+
 let encoder: { encode(text: string): Uint8Array } | undefined;
 /** UTF-8 bytes, exactly as `utf8ToBytes` makes them, through one encoder instead of one per hash. */
 function utf8(text: string): Uint8Array {

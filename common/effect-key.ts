@@ -1,6 +1,6 @@
 // Workflow-safe, shared by workflows, activities and the client: how an effect is named.
 // The effect key names one call at one position in one run; the activity id carries it.
-import { canonicalJson, sha256Hex } from '../catalog/digest';
+import { canonicalJson, sha256Base64url, sha256Hex } from '../catalog/digest';
 
 export interface EffectDescriptor {
   tool: string;
@@ -8,11 +8,12 @@ export interface EffectDescriptor {
 }
 
 /**
- * SHA-256 over the canonical descriptor and the position. The model's tool-call id is not in it:
- * the same call at the same point is the same effect whoever asked for it.
+ * SHA-256 over the canonical descriptor and the position, in base64url (`ek-` and 43 characters: it
+ * is the activity id of every call, so it is written to history with each). The model's tool-call id
+ * is not in it: the same call at the same point is the same effect whoever asked for it.
  */
 export function effectKey(descriptor: EffectDescriptor, position: number): string {
-  return `ek-${sha256Hex(keyText(descriptor, position))}`;
+  return `ek-${sha256Base64url(keyText(descriptor, position))}`;
 }
 
 /**

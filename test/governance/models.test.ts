@@ -242,6 +242,6 @@ describe('model providers', () => {
       ['tool://payments/refund', 'allowed', null, 'ok'],
       ['tool://tickets/close_ticket', 'allowed', null, 'ok'],
     ]);
-    expect(out.effects[4].key).toMatch(/^ek-[0-9a-f]{64}$/);
+    expect(out.effects[4].key).toMatch(/^ek-[A-Za-z0-9_-]{43}$/);
   });
 });
