@@ -5,7 +5,6 @@ import {
   executeChild,
   patched,
   proxyActivities,
-  upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { ModelRequest } from '../catalog/authority';
@@ -14,7 +13,6 @@ import type { Manifest, Sensitivity } from '../catalog/manifest';
 import { ALLOW_ALL, type Policy } from '../catalog/policy';
 import { offeredDigest, ToolCatalog, type OfferedTool } from '../catalog/tool-catalog';
 import { Patch, WorkflowName } from '../common/names';
-import { TOOLS_CALLED } from '../common/search-attributes';
 import { isStoredHandle, storedOf } from '../common/stored-output';
 import type { ModelActivities } from '../activities/model';
 import type { CitedOrigin } from '../activities/tool-activities';
@@ -74,7 +72,6 @@ export interface AgentRunCarry {
   /** The conversation so far, kept by the worker, and what the model has not yet read. */
   transcript: string;
   messages: ChatMessage[];
-  called: string[];
   summary: JournalSummary;
   /** The journal of the run that continued: kept in its history, where `toolplane show` reads it. */
   journal: JournalEntry[];
@@ -174,10 +171,8 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
   let transcript = carry?.transcript;
   let unread: ChatMessage[] = carry ? carry.messages : opening;
   const toolsDigest = longRuns ? offeredDigest(offered) : undefined;
-  const called = new Set<string>(carry?.called);
   const finish = (r: Omit<AgentRunResult, 'journal' | 'usage'>): AgentRunResult => {
     step.releaseLeases();
-    if (called.size > 0) upsertSearchAttributes([{ key: TOOLS_CALLED, value: [...called] }]);
     const journal = step.ordered();
     return {
       ...r,
@@ -209,7 +204,6 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
 
   /** Hands everything the run's decisions depend on to a fresh run of the same workflow id. */
   const continueChain = async (): Promise<never> => {
-    if (called.size > 0) upsertSearchAttributes([{ key: TOOLS_CALLED, value: [...called] }]);
     const journal = step.ordered();
     const next: AgentRunInput = {
       ...input,
@@ -227,7 +221,6 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
         provenance: provenance.state(),
         transcript: transcript!,
         messages: unread,
-        called: [...called],
         summary: summarize(journal, carry?.summary),
         journal,
       },
@@ -303,7 +296,6 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
         }),
         ...(c.independent ? { delegate } : {}),
       });
-      called.add(c.toolId);
       const decl = catalog.declared(c.toolId)!.decl;
       produceToolOutput(provenance, {
         toolId: c.toolId,
@@ -325,53 +317,59 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
     }
   };
 
-  for (;;) {
-    const turnLimit = budget.checkTurn(Date.now());
-    if (!turnLimit.ok) return finish({ status: 'limit', rule: turnLimit.rule, reason: turnLimit.reason });
-    const turn = await takeTurn();
-    budget.chargeTurn(turn.usage);
-    if (!longRuns) messages.push(turn.message);
-    const calls = turn.message.toolCalls ?? [];
-    if (calls.length === 0) return finish({ status: 'completed', answer: turn.message.content });
+  // A run that fails or is cancelled says so, and no longer claims to wait for anyone.
+  try {
+    for (;;) {
+      const turnLimit = budget.checkTurn(Date.now());
+      if (!turnLimit.ok) return finish({ status: 'limit', rule: turnLimit.rule, reason: turnLimit.reason });
+      const turn = await takeTurn();
+      budget.chargeTurn(turn.usage);
+      if (!longRuns) messages.push(turn.message);
+      const calls = turn.message.toolCalls ?? [];
+      if (calls.length === 0) return finish({ status: 'completed', answer: turn.message.content });
 
-    // Positions follow the model's order; lanes decide what may run at the same time.
-    const base = step.reserve(calls.length);
-    seen = provenance.snapshot();
-    const results = await runInLanes(
-      calls.map((c, i) => {
-        const offer = offered.find((o) => o.name === c.name || o.toolId === c.name);
-        const toolId = offer?.toolId ?? c.name;
-        let args: unknown;
-        try {
-          args = JSON.parse(c.arguments);
-        } catch {
-          args = c.arguments;
-        }
-        const decl = catalog.declared(toolId)?.decl;
-        const position = base + i;
-        return {
-          lane: laneOf(decl, args, position),
-          run: () =>
-            governedCall({
-              toolId,
-              args,
-              offer,
-              position,
-              callId: c.id,
-              independent: decl?.concurrency?.class === 'independent',
-            }),
-        };
-      }),
-    );
-    if (longRuns) {
-      unread = results;
-      if (historyIsLong()) await continueChain();
-      continue;
+      // Positions follow the model's order; lanes decide what may run at the same time.
+      const base = step.reserve(calls.length);
+      seen = provenance.snapshot();
+      const results = await runInLanes(
+        calls.map((c, i) => {
+          const offer = offered.find((o) => o.name === c.name || o.toolId === c.name);
+          const toolId = offer?.toolId ?? c.name;
+          let args: unknown;
+          try {
+            args = JSON.parse(c.arguments);
+          } catch {
+            args = c.arguments;
+          }
+          const decl = catalog.declared(toolId)?.decl;
+          const position = base + i;
+          return {
+            lane: laneOf(decl, args, position),
+            run: () =>
+              governedCall({
+                toolId,
+                args,
+                offer,
+                position,
+                callId: c.id,
+                independent: decl?.concurrency?.class === 'independent',
+              }),
+          };
+        }),
+      );
+      if (longRuns) {
+        unread = results;
+        if (historyIsLong()) await continueChain();
+        continue;
+      }
+      messages.push(...results);
+      if (workflowInfo().continueAsNewSuggested) {
+        // A run this long should be split; until then it ends cleanly rather than hitting the history limit.
+        return finish({ status: 'limit', rule: 'limit:history', reason: 'the history is near its size limit' });
+      }
     }
-    messages.push(...results);
-    if (workflowInfo().continueAsNewSuggested) {
-      // A run this long should be split; until then it ends cleanly rather than hitting the history limit.
-      return finish({ status: 'limit', rule: 'limit:history', reason: 'the history is near its size limit' });
-    }
+  } catch (err) {
+    step.ended(err);
+    throw err;
   }
 }

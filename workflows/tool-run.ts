@@ -1,12 +1,11 @@
 // Workflow-safe: a fixed list of tool calls, no model and no data-flow gate: the durable tool call on
 // its own, for tests and internals. A worker serves it only when its configuration says so
 // (`allowUngovernedToolRun`); otherwise the worker refuses the run before anything happens.
-import { patched, upsertSearchAttributes } from '@temporalio/workflow';
+import { patched } from '@temporalio/workflow';
 import type { Manifest } from '../catalog/manifest';
 import { ALLOW_ALL } from '../catalog/policy';
 import { ToolCatalog } from '../catalog/tool-catalog';
 import { Patch } from '../common/names';
-import { TOOLS_CALLED } from '../common/search-attributes';
 import { refuseMalformedInput } from './input-check';
 import type { JournalEntry } from './journal';
 import { StepCtx } from './step-ctx';
@@ -54,19 +53,19 @@ export async function toolRun(input: ToolRunInput): Promise<ToolRunResult> {
 
   const outputs: unknown[] = [];
   let status: ToolRunResult['status'] = 'completed';
-  const called = new Set<string>();
   for (const c of input.calls) {
     try {
       outputs.push(await step.callTool(c.toolId, c.args));
-      called.add(c.toolId);
     } catch (err) {
-      if (!StepError.is(err)) throw err;
+      if (!StepError.is(err)) {
+        step.ended(err);
+        throw err;
+      }
       outputs.push({ error: { code: err.code, message: err.message, rule: err.rule } });
       status = 'failed';
       if (!input.continueOnError) break;
     }
   }
   step.releaseLeases();
-  if (called.size > 0) upsertSearchAttributes([{ key: TOOLS_CALLED, value: [...called] }]);
   return { status, outputs, journal: step.ordered() };
 }
