@@ -66,12 +66,19 @@ const eventBytes = (e: Event) => temporal.api.history.v1.HistoryEvent.encode(e).
 /** The per-call part of a history: without the run's start and end. */
 const perCall = (events: Event[]) =>
   events.filter((e) => !e.workflowExecutionStartedEventAttributes && !e.workflowExecutionCompletedEventAttributes);
+/** ToolplaneToolsCalled upserts: one per tool a run calls, whatever the number of calls. */
+const toolsCalledUpserts = (events: Event[]) =>
+  events.filter(
+    (e) => e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields?.ToolplaneToolsCalled,
+  ).length;
 
 interface Tally {
   calls: number;
   seconds: number;
   latenciesMs: number[];
+  /** Events of the calls, without the ToolplaneToolsCalled upserts (counted apart). */
   callEvents: number;
+  toolsCalledUpserts: number;
   callBytes: number;
   runBytes: number;
   runs: number;
@@ -81,6 +88,7 @@ const tally = (): Tally => ({
   seconds: 0,
   latenciesMs: [],
   callEvents: 0,
+  toolsCalledUpserts: 0,
   callBytes: 0,
   runBytes: 0,
   runs: 0,
@@ -184,7 +192,8 @@ async function main(): Promise<void> {
         const events = await historyOf(id);
         t.runs++;
         t.latenciesMs.push(...callLatencies(events));
-        t.callEvents += perCall(events).length;
+        t.callEvents += perCall(events).length - toolsCalledUpserts(events);
+        t.toolsCalledUpserts += toolsCalledUpserts(events);
         t.callBytes += perCall(events).reduce((s, e) => s + eventBytes(e), 0);
         t.runBytes += events.reduce((s, e) => s + eventBytes(e), 0);
       }
@@ -317,7 +326,8 @@ async function main(): Promise<void> {
       'bytes per call <= 1.10x hand-written loop': Object.values(agentFigures).every(
         (a) => a.ratios.agentRunVsHand.bytesPerCall <= 1.1,
       ),
-      'events per call equal': ratios.eventsPerCallRatio === 1,
+      'events per call equal, besides one ToolplaneToolsCalled upsert per run of one tool':
+        ratios.eventsPerCallRatio === 1 && single.toolplane.toolsCalledUpserts === single.toolplane.runs,
       'ahead of @temporalio/ai-sdk on throughput': Object.values(agentFigures).every(
         (a) => a.ratios.agentRunVsAiSdk.throughput > 1,
       ),
@@ -364,6 +374,9 @@ async function main(): Promise<void> {
     console.log(row('history events per call', plain.eventsPerCall, plane.eventsPerCall, 'events', 2));
     console.log(row('history bytes per call', plain.bytesPerCall, plane.bytesPerCall, 'bytes'));
     console.log(`${'history events per run beyond plain'.padEnd(54)}${ratios.extraEventsPerRun.toFixed(2)}`);
+    console.log(
+      `${'ToolplaneToolsCalled upserts per run'.padEnd(54)}${(single.toolplane.toolsCalledUpserts / single.toolplane.runs).toFixed(2)}`,
+    );
     console.log(
       row(`replay CPU per call (${replayCalls})`, replay.plainMicrosPerCall, replay.toolplaneMicrosPerCall, 'µs'),
     );

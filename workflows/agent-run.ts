@@ -1,18 +1,10 @@
 // Workflow-safe: an agent run. Model turns and tool calls alternate; every call is governed.
-import {
-  ApplicationFailure,
-  continueAsNew,
-  executeChild,
-  proxyActivities,
-  upsertSearchAttributes,
-  workflowInfo,
-} from '@temporalio/workflow';
+import { ApplicationFailure, continueAsNew, executeChild, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { ModelRequest } from '../catalog/authority';
 import type { Sensitivity } from '../catalog/manifest';
 import { ALLOW_ALL, type Policy } from '../catalog/policy';
 import { offeredDigest, type OfferedTool } from '../catalog/tool-catalog';
 import { WorkflowName } from '../common/names';
-import { TOOLS_CALLED } from '../common/search-attributes';
 import { isStoredHandle, storedOf } from '../common/stored-output';
 import type { ChatMessage, CitedOrigin, ModelActivities, ModelTurnResult } from '../common/wire';
 import type { DelegatedCallInput, DelegatedCallResult } from './delegated-call';
@@ -67,7 +59,6 @@ export interface AgentRunCarry {
   /** The conversation so far, kept by the worker, and what the model has not yet read. */
   transcript: string;
   messages: ChatMessage[];
-  called: string[];
   summary: JournalSummary;
   /** The journal of the run that continued: kept in its history, where `toolplane show` reads it. */
   journal: JournalEntry[];
@@ -138,10 +129,8 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
   let transcript = carry?.transcript;
   let unread: ChatMessage[] = carry ? carry.messages : opening;
   const toolsDigest = offeredDigest(offered);
-  const called = new Set<string>(carry?.called);
   const finish = (r: Omit<AgentRunResult, 'journal' | 'usage'>): AgentRunResult => {
     step.releaseLeases();
-    if (called.size > 0) upsertSearchAttributes([{ key: TOOLS_CALLED, value: [...called] }]);
     const journal = step.ordered();
     return {
       ...r,
@@ -172,7 +161,6 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
 
   /** Hands everything the run's decisions depend on to a fresh run of the same workflow id. */
   const continueChain = async (): Promise<never> => {
-    if (called.size > 0) upsertSearchAttributes([{ key: TOOLS_CALLED, value: [...called] }]);
     const journal = step.ordered();
     const next: AgentRunInput = {
       ...input,
@@ -190,7 +178,6 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
         provenance: provenance.state(),
         transcript: transcript!,
         messages: unread,
-        called: [...called],
         summary: summarize(journal, carry?.summary),
         journal,
       },
@@ -248,7 +235,6 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
         }),
         ...(c.independent ? { delegate } : {}),
       });
-      called.add(c.toolId);
       const decl = catalog.declared(c.toolId)!.decl;
       produceToolOutput(provenance, {
         toolId: c.toolId,
@@ -270,44 +256,50 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
     }
   };
 
-  for (;;) {
-    const turnLimit = budget.checkTurn(Date.now());
-    if (!turnLimit.ok) return finish({ status: 'limit', rule: turnLimit.rule, reason: turnLimit.reason });
-    const turn = await takeTurn();
-    budget.chargeTurn(turn.usage);
-    const calls = turn.message.toolCalls ?? [];
-    if (calls.length === 0) return finish({ status: 'completed', answer: turn.message.content });
+  // A run that fails or is cancelled says so, and no longer claims to wait for anyone.
+  try {
+    for (;;) {
+      const turnLimit = budget.checkTurn(Date.now());
+      if (!turnLimit.ok) return finish({ status: 'limit', rule: turnLimit.rule, reason: turnLimit.reason });
+      const turn = await takeTurn();
+      budget.chargeTurn(turn.usage);
+      const calls = turn.message.toolCalls ?? [];
+      if (calls.length === 0) return finish({ status: 'completed', answer: turn.message.content });
 
-    // Positions follow the model's order; lanes decide what may run at the same time.
-    const base = step.reserve(calls.length);
-    seen = provenance.snapshot();
-    const results = await runInLanes(
-      calls.map((c, i) => {
-        const offer = offered.find((o) => o.name === c.name || o.toolId === c.name);
-        const toolId = offer?.toolId ?? c.name;
-        let args: unknown;
-        try {
-          args = JSON.parse(c.arguments);
-        } catch {
-          args = c.arguments;
-        }
-        const decl = catalog.declared(toolId)?.decl;
-        const position = base + i;
-        return {
-          lane: laneOf(decl, args, position),
-          run: () =>
-            governedCall({
-              toolId,
-              args,
-              offer,
-              position,
-              callId: c.id,
-              independent: decl?.concurrency?.class === 'independent',
-            }),
-        };
-      }),
-    );
-    unread = results;
-    if (historyIsLong()) await continueChain();
+      // Positions follow the model's order; lanes decide what may run at the same time.
+      const base = step.reserve(calls.length);
+      seen = provenance.snapshot();
+      const results = await runInLanes(
+        calls.map((c, i) => {
+          const offer = offered.find((o) => o.name === c.name || o.toolId === c.name);
+          const toolId = offer?.toolId ?? c.name;
+          let args: unknown;
+          try {
+            args = JSON.parse(c.arguments);
+          } catch {
+            args = c.arguments;
+          }
+          const decl = catalog.declared(toolId)?.decl;
+          const position = base + i;
+          return {
+            lane: laneOf(decl, args, position),
+            run: () =>
+              governedCall({
+                toolId,
+                args,
+                offer,
+                position,
+                callId: c.id,
+                independent: decl?.concurrency?.class === 'independent',
+              }),
+          };
+        }),
+      );
+      unread = results;
+      if (historyIsLong()) await continueChain();
+    }
+  } catch (err) {
+    step.ended(err);
+    throw err;
   }
 }

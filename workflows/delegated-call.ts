@@ -36,7 +36,10 @@ export async function delegatedCall(input: DelegatedCallInput): Promise<Delegate
     const output = await step.callTool(input.toolId, input.args);
     return { output };
   } catch (err) {
-    if (!StepError.is(err)) throw err;
+    if (!StepError.is(err)) {
+      step.ended(err);
+      throw err;
+    }
     return { error: { code: err.code, message: err.message, ...(err.rule ? { rule: err.rule } : {}) } };
   } finally {
     step.releaseLeases();

@@ -1,9 +1,10 @@
-// Workflow-safe: what an operator sees of a run without opening it: the ToolplaneRefusals and
-// ToolplaneWaitingFor search attributes (upserted only when they change) and the run's current
-// details in the Web UI (effects allowed, refused by rule, waiting for whom, until when).
-import { setCurrentDetails, upsertSearchAttributes } from '@temporalio/workflow';
-import { REFUSALS, WAITING_FOR, WaitingFor } from '../common/search-attributes';
-import type { PendingEscalation } from './escalation';
+// Workflow-safe: what an operator sees of a run without opening it: the ToolplaneRefusals,
+// ToolplaneWaitingFor and ToolplaneToolsCalled search attributes (upserted only when they change)
+// and the run's current details in the Web UI (effects allowed, refused by rule, waiting for whom,
+// until when, and how to answer from the Web UI).
+import { setCurrentDetails, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { REFUSALS, TOOLS_CALLED, WAITING_FOR, WaitingFor } from '../common/search-attributes';
+import { DECISIONS, type EscalationDecision, type PendingEscalation } from './escalation';
 import type { JournalEntry } from './journal';
 
 export interface RunStatus {
@@ -26,6 +27,17 @@ export function readableTime(ms: number): string {
   return `${new Date(ms).toISOString().replace('T', ' ').slice(0, 16)} UTC`;
 }
 
+/** How many refused calls Current Details name one by one (the latest); the rest are counted. */
+export const REFUSALS_NAMED = 10;
+
+/** A refused or denied call, as Current Details name it. */
+export interface RefusedCall {
+  position: number;
+  toolId: string;
+  /** `refused by protected_field:/to`, `denied by approval`. */
+  rule: string;
+}
+
 /** How the run's calls were decided so far, counted as each call settles (never by rescanning the journal). */
 export class CallTally {
   /** Calls in the journal, settled or not. */
@@ -33,6 +45,8 @@ export class CallTally {
   approved = 0;
   refusals = 0;
   readonly byRule = new Map<string, number>();
+  /** The latest refused calls (at most REFUSALS_NAMED), in the order they were refused. */
+  readonly refused: RefusedCall[] = [];
 
   /** A call entered the journal. */
   opened(): void {
@@ -46,25 +60,93 @@ export class CallTally {
       this.refusals++;
       const rule = `${e.decision} by ${e.rule ?? '?'}`;
       this.byRule.set(rule, (this.byRule.get(rule) ?? 0) + 1);
+      this.refused.push({ position: e.position, toolId: e.toolId, rule });
+      if (this.refused.length > REFUSALS_NAMED) this.refused.shift();
     }
   }
 }
 
-/** Markdown for the Web UI's Current Details: what waits first, then the effects so far. */
-export function detailsOf(tally: CallTally, pending: readonly PendingEscalation[]): string {
+/** Who answers from the Web UI: the name a decision pasted from Current Details records. */
+export const WEB_UI_DECIDER = 'web-ui';
+
+/**
+ * The exact input of the `resolveEscalation` update that answers a waiting call: what an operator
+ * pastes into the Web UI's "Send an Update" form (approve, or abort an in-doubt call).
+ */
+export function updatePayload(p: PendingEscalation, decision?: EscalationDecision['decision']): string {
+  const d = decision ?? (p.kind === 'approval' ? 'approve' : 'abort');
+  if (!DECISIONS[p.kind].includes(d)) throw new Error(`"${d}" does not answer a ${p.kind} question`);
+  // Spaced, so the Web UI can wrap it; JSON all the same.
+  return `{"effectKey": ${JSON.stringify(p.effectKey)}, "decision": "${d}", "by": "${WEB_UI_DECIDER}"}`;
+}
+
+/** An error and its causes, as one line: `Activity task failed: the model refused the key`. */
+export function failureMessage(err: unknown): string {
+  const messages: string[] = [];
+  for (let e: unknown = err; e !== undefined && e !== null && messages.length < 5;) {
+    const message = e instanceof Error ? e.message : String(e);
+    if (message && !messages.includes(message)) messages.push(message);
+    e = e instanceof Error ? e.cause : undefined;
+  }
+  return messages.join(': ') || 'unknown error';
+}
+
+/** How a run ended without completing, for its last Current Details. */
+export type RunEnd = { how: 'cancelled' } | { how: 'failed'; message: string };
+
+/** What Current Details say beyond the tally and what waits now. */
+export interface DetailsExtras {
+  /** Waits for a person that a cancellation cut short: nobody decided those calls. */
+  cutShort?: readonly PendingEscalation[];
+  end?: RunEnd;
+}
+
+function waitingLines(p: PendingEscalation): string[] {
+  const how =
+    p.kind === 'approval'
+      ? 'To approve it in the Web UI: **More Actions → Send an Update**, name `resolveEscalation`, with this ' +
+        'data (`"deny"` for `"approve"` refuses it; `"by"` names who decided):'
+      : 'To decide it in the Web UI: **More Actions → Send an Update**, name `resolveEscalation`, with this data ' +
+        '(`"abort"` fails the call; `"retry"` sends it again; `"landed"` takes the provider\'s `"output"`):';
+  return [
+    `**Waiting for ${p.kind === 'approval' ? 'approval' : 'a person (in doubt)'}** until ${readableTime(p.deadline)}: ` +
+      `#${p.position} ${p.toolId}: ${p.reason}`,
+    `Effect key: \`${p.effectKey}\``,
+    how,
+    // A paragraph of its own, so that selecting it selects exactly the payload; inline code wraps
+    // where a code block would be cut at the panel's edge.
+    `\`${updatePayload(p)}\``,
+  ];
+}
+
+/** Markdown for the Web UI's Current Details: how the run ended, what waits and how to answer, refusals, then the effects so far. */
+export function detailsOf(tally: CallTally, pending: readonly PendingEscalation[], extras: DetailsExtras = {}): string {
   const lines: string[] = [];
-  for (const p of pending)
+  const cutShort = extras.cutShort ?? [];
+  if (extras.end?.how === 'cancelled') lines.push('**Cancelled**: the run waits for nobody.');
+  else if (extras.end?.how === 'failed') lines.push(`**Failed**: ${extras.end.message}`);
+  for (const p of pending) lines.push(...waitingLines(p));
+  for (const p of cutShort)
     lines.push(
-      `**Waiting for ${p.kind === 'approval' ? 'approval' : 'a person (in doubt)'}** until ${readableTime(p.deadline)}: ` +
-        `#${p.position} ${p.toolId}, effect ${p.effectKey.slice(0, 15)}…: ${p.reason}`,
+      `**Wait cancelled**: #${p.position} ${p.toolId} (effect \`${p.effectKey}\`) waited for ` +
+        `${p.kind === 'approval' ? 'approval' : 'a person (in doubt)'}; nobody decided it.`,
     );
+  if (tally.refused.length > 0) {
+    const earlier = tally.refusals - tally.refused.length;
+    lines.push(
+      `**Refused**: ${tally.refused.map((r) => `#${r.position} ${r.toolId} (${r.rule})`).join(', ')}` +
+        (earlier > 0 ? `, and ${earlier} earlier` : ''),
+    );
+  }
   if (tally.calls > 0) {
-    // A call not yet settled counts as allowed (its provisional decision), unless it waits for a person.
-    const allowed = tally.calls - tally.approved - tally.refusals - pending.length;
+    // A call not yet settled counts as allowed (its provisional decision), unless it waits for a
+    // person or its wait was cut short.
+    const allowed = tally.calls - tally.approved - tally.refusals - pending.length - cutShort.length;
     const parts = [
       ...(allowed > 0 ? [`${allowed} allowed`] : []),
       ...(tally.approved ? [`${tally.approved} approved`] : []),
       ...[...tally.byRule].map(([r, n]) => `${n} ${r}`),
+      ...(cutShort.length ? [`${cutShort.length} undecided (cancelled)`] : []),
     ];
     lines.push(
       `**Effects**: ${tally.calls} calls: ${parts.join(', ')}${pending.length ? `, ${pending.length} waiting` : ''}`,
@@ -83,14 +165,37 @@ export class RunStatusBoard {
   /** Refusals of the runs this one continues: a chain counts as one run. */
   carriedRefusals = 0;
   readonly tally = new CallTally();
+  private readonly cutShort: PendingEscalation[] = [];
+  private end?: RunEnd;
 
   /** Refusals over the whole chain. */
   refusals(): number {
     return this.carriedRefusals + this.tally.refusals;
   }
 
+  /**
+   * A call of this tool returned: ToolplaneToolsCalled lists it from now on. Upserted when a tool is
+   * new to the attribute (which a chain carries), so a running, cancelled or failed run shows it too.
+   */
+  toolCalled(toolId: string): void {
+    const called = workflowInfo().typedSearchAttributes.get(TOOLS_CALLED) ?? [];
+    if (called.includes(toolId)) return;
+    upsertSearchAttributes([{ key: TOOLS_CALLED, value: [...called, toolId] }]);
+  }
+
+  /** A cancellation cut a wait for a person short: the run no longer waits for it, and says so. */
+  waitCutShort(p: PendingEscalation): void {
+    this.cutShort.push(p);
+  }
+
+  /** The run ends without completing; publish() then tells how, and that it waits for nobody. */
+  ended(end: RunEnd): void {
+    this.end = end;
+  }
+
   publish(pending: readonly PendingEscalation[]): void {
-    setCurrentDetails(detailsOf(this.tally, pending));
+    if (this.end) pending = [];
+    setCurrentDetails(detailsOf(this.tally, pending, { cutShort: this.cutShort, end: this.end }));
     const last = (this.last ??= { refusals: this.carriedRefusals, waitingFor: WaitingFor.None });
     const now: RunStatus = { refusals: this.refusals(), waitingFor: waitingFor(pending) };
     if (now.refusals === last.refusals && now.waitingFor === last.waitingFor) return;

@@ -4,6 +4,8 @@ import {
   ActivityFailure,
   ApplicationFailure,
   condition,
+  ContinueAsNew,
+  isCancellation,
   proxyLocalActivities,
   setHandler,
   upsertMemo,
@@ -28,7 +30,7 @@ import {
 import { journalQuery } from './journal-query';
 import type { JournalEntry, LeaseState } from './journal';
 import type { Escalator } from './recovery';
-import { readableTime, RunStatusBoard } from './run-status';
+import { failureMessage, readableTime, RunStatusBoard } from './run-status';
 import { recordRefusal } from './run-span';
 
 export type { Gate, GateVerdict } from './call/gate';
@@ -196,14 +198,34 @@ export class StepCtx {
       const slot: { info: PendingEscalation; decision?: EscalationDecision } = { info };
       this.pending.set(info.effectKey, slot);
       this.publishStatus();
-      const decided = await condition(() => slot.decision !== undefined, Math.max(0, info.deadline - Date.now()), {
-        summary: `${info.kind === 'approval' ? 'approval' : 'in-doubt decision'} deadline ${readableTime(info.deadline)}: #${info.position} ${info.toolId}`,
-      });
-      this.pending.delete(info.effectKey);
-      this.publishStatus();
-      return decided ? slot.decision : undefined;
+      try {
+        const decided = await condition(() => slot.decision !== undefined, Math.max(0, info.deadline - Date.now()), {
+          summary: `${info.kind === 'approval' ? 'approval' : 'in-doubt decision'} deadline ${readableTime(info.deadline)}: #${info.position} ${info.toolId}`,
+        });
+        return decided ? slot.decision : undefined;
+      } catch (err) {
+        // Cancelled while waiting: the run stops saying it waits, and says nobody decided the call.
+        if (isCancellation(err)) this.status.waitCutShort(info);
+        throw err;
+      } finally {
+        this.pending.delete(info.effectKey);
+        this.publishStatus();
+      }
     },
   };
+
+  /**
+   * The run ends without completing, cancelled or failed with `err` (a run continuing as new has
+   * not ended): it waits for nobody any more, and its Current Details say how it ended. Call it
+   * where the workflow lets an error out, so a call still waiting in another lane is not shown
+   * as waiting on a run that is over.
+   */
+  ended(err: unknown): void {
+    if (err instanceof ContinueAsNew) return;
+    this.status.ended(isCancellation(err) ? { how: 'cancelled' } : { how: 'failed', message: failureMessage(err) });
+    this.pending.clear();
+    this.publishStatus();
+  }
 
   /** Refusals, whom the run waits for and a summary of its effects, where operators look. */
   private publishStatus(): void {
@@ -226,7 +248,9 @@ export class StepCtx {
   async callTool(toolId: string, args: unknown, options: CallOptions = {}): Promise<unknown> {
     const before = this.journal.length;
     try {
-      return await this.governedCall(toolId, args, options);
+      const output = await this.governedCall(toolId, args, options);
+      this.status.toolCalled(toolId);
+      return output;
     } finally {
       const entry = this.journal[before];
       if (entry) {

@@ -1,8 +1,6 @@
 // Workflow-safe: a fixed list of tool calls, no model and no data-flow gate: the durable tool call on
 // its own, for tests and internals. A worker serves it only when its configuration says so
 // (`allowUngovernedToolRun`); otherwise the worker refuses the run before anything happens.
-import { upsertSearchAttributes } from '@temporalio/workflow';
-import { TOOLS_CALLED } from '../common/search-attributes';
 import { refuseMalformedInput } from './input-check';
 import type { JournalEntry } from './journal';
 import { StepCtx } from './step-ctx';
@@ -39,19 +37,19 @@ export async function toolRun(input: ToolRunInput): Promise<ToolRunResult> {
 
   const outputs: unknown[] = [];
   let status: ToolRunResult['status'] = 'completed';
-  const called = new Set<string>();
   for (const c of input.calls) {
     try {
       outputs.push(await step.callTool(c.toolId, c.args));
-      called.add(c.toolId);
     } catch (err) {
-      if (!StepError.is(err)) throw err;
+      if (!StepError.is(err)) {
+        step.ended(err);
+        throw err;
+      }
       outputs.push({ error: { code: err.code, message: err.message, rule: err.rule } });
       status = 'failed';
       if (!input.continueOnError) break;
     }
   }
   step.releaseLeases();
-  if (called.size > 0) upsertSearchAttributes([{ key: TOOLS_CALLED, value: [...called] }]);
   return { status, outputs, journal: step.ordered() };
 }

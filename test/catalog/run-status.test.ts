@@ -1,4 +1,4 @@
-import { CallTally, detailsOf } from '../../workflows/run-status';
+import { CallTally, detailsOf, failureMessage, REFUSALS_NAMED, updatePayload } from '../../workflows/run-status';
 import type { JournalEntry } from '../../workflows/journal';
 import type { PendingEscalation } from '../../workflows/escalation';
 
@@ -11,8 +11,19 @@ const entry = (position: number, decision: JournalEntry['decision'], rule?: stri
   ...(rule ? { rule } : {}),
 });
 
+const KEY = `ek-${'0123456789abcdef'.repeat(4)}`;
+const waiting: PendingEscalation = {
+  effectKey: KEY,
+  toolId: 'tool://payments/refund',
+  position: 4,
+  reason: 'needs approval',
+  deadline: Date.UTC(2026, 11, 1, 14, 3),
+  kind: 'approval',
+};
+const approveIt = `\`{"effectKey": "${KEY}", "decision": "approve", "by": "web-ui"}\``;
+
 describe('Current Details, counted as calls settle', () => {
-  it('counts settled decisions by rule, unsettled calls as allowed and waiting calls apart', () => {
+  it('counts settled decisions by rule, names refused calls, and shows how to answer a waiting call', () => {
     const tally = new CallTally();
     for (let i = 0; i < 5; i++) tally.opened();
     tally.settled(entry(0, 'allowed'));
@@ -20,25 +31,69 @@ describe('Current Details, counted as calls settle', () => {
     tally.settled(entry(2, 'approved', 'approval'));
     tally.settled(entry(3, 'refused', 'taint:/to'));
     // #4 is in flight and waits for a person.
-    const waiting: PendingEscalation = {
-      effectKey: 'ek-0123456789abcdef',
-      toolId: 'tool://payments/refund',
-      position: 4,
-      reason: 'needs approval',
-      deadline: Date.UTC(2026, 11, 1, 14, 3),
-      kind: 'approval',
-    };
     expect(detailsOf(tally, [waiting])).toBe(
-      '**Waiting for approval** until 2026-12-01 14:03 UTC: #4 tool://payments/refund, effect ek-0123456789ab…: needs approval' +
-        '\n\n**Effects**: 5 calls: 1 allowed, 1 approved, 2 refused by taint:/to, 1 waiting',
+      [
+        '**Waiting for approval** until 2026-12-01 14:03 UTC: #4 tool://payments/refund: needs approval',
+        `Effect key: \`${KEY}\``,
+        'To approve it in the Web UI: **More Actions → Send an Update**, name `resolveEscalation`, with this data ' +
+          '(`"deny"` for `"approve"` refuses it; `"by"` names who decided):',
+        approveIt,
+        '**Refused**: #1 tool://crm/lookup_customer (refused by taint:/to), #3 tool://crm/lookup_customer (refused by taint:/to)',
+        '**Effects**: 5 calls: 1 allowed, 1 approved, 2 refused by taint:/to, 1 waiting',
+      ].join('\n\n'),
     );
     expect(tally.refusals).toBe(2);
     // Once it is denied, it is a refusal like any other.
     tally.settled(entry(4, 'denied', 'approval'));
     expect(detailsOf(tally, [])).toBe(
-      '**Effects**: 5 calls: 1 allowed, 1 approved, 2 refused by taint:/to, 1 denied by approval',
+      '**Refused**: #1 tool://crm/lookup_customer (refused by taint:/to), #3 tool://crm/lookup_customer (refused by taint:/to), ' +
+        '#4 tool://crm/lookup_customer (denied by approval)' +
+        '\n\n**Effects**: 5 calls: 1 allowed, 1 approved, 2 refused by taint:/to, 1 denied by approval',
     );
     expect(tally.refusals).toBe(3);
+  });
+
+  it('the payload is the exact input of the update: JSON, with the full effect key', () => {
+    expect(JSON.parse(updatePayload(waiting))).toEqual({ effectKey: KEY, decision: 'approve', by: 'web-ui' });
+    expect(JSON.parse(updatePayload(waiting, 'deny'))).toEqual({ effectKey: KEY, decision: 'deny', by: 'web-ui' });
+    // An in-doubt call's default is the one that sends nothing again.
+    const inDoubt: PendingEscalation = { ...waiting, kind: 'in_doubt' };
+    expect(JSON.parse(updatePayload(inDoubt))).toMatchObject({ decision: 'abort' });
+    expect(() => updatePayload(inDoubt, 'approve')).toThrow(/does not answer an? in_doubt question/);
+    expect(detailsOf(new CallTally(), [inDoubt])).toContain(
+      `**Waiting for a person (in doubt)** until 2026-12-01 14:03 UTC: #4 tool://payments/refund: needs approval`,
+    );
+  });
+
+  it('names the latest refused calls and counts the earlier ones', () => {
+    const tally = new CallTally();
+    for (let i = 0; i < REFUSALS_NAMED + 3; i++) {
+      tally.opened();
+      tally.settled(entry(i, 'refused', 'unreachable'));
+    }
+    const refused = detailsOf(tally, []).split('\n\n')[0]!;
+    expect(refused).toMatch(/^\*\*Refused\*\*: #3 tool:\/\/crm\/lookup_customer \(refused by unreachable\), /);
+    expect(refused).toMatch(/#12 tool:\/\/crm\/lookup_customer \(refused by unreachable\), and 3 earlier$/);
+  });
+
+  it('a run that ended says how, and a wait a cancellation cut short is no longer waiting', () => {
+    const tally = new CallTally();
+    for (let i = 0; i < 2; i++) tally.opened();
+    tally.settled(entry(0, 'allowed'));
+    expect(detailsOf(tally, [], { cutShort: [waiting], end: { how: 'cancelled' } })).toBe(
+      '**Cancelled**: the run waits for nobody.' +
+        `\n\n**Wait cancelled**: #4 tool://payments/refund (effect \`${KEY}\`) waited for approval; nobody decided it.` +
+        '\n\n**Effects**: 2 calls: 1 allowed, 1 undecided (cancelled)',
+    );
+    expect(
+      detailsOf(tally, [], { end: { how: 'failed', message: 'Child Workflow execution failed: terminated' } }),
+    ).toMatch(/^\*\*Failed\*\*: Child Workflow execution failed: terminated\n\n\*\*Effects\*\*: 2 calls: 2 allowed$/);
+  });
+
+  it('a failure reads with its causes', () => {
+    const err = new Error('Activity task failed', { cause: new Error('the model refused the key') });
+    expect(failureMessage(err)).toBe('Activity task failed: the model refused the key');
+    expect(failureMessage('plain')).toBe('plain');
   });
 
   it('says nothing before the first call', () => {

@@ -2,10 +2,11 @@
 // as without continuing, the conversation by reference, and every history of the chain replays.
 import { workflowSpanSinks } from '../../activities/telemetry';
 import { randomUUID } from 'node:crypto';
+import { defaultPayloadConverter } from '@temporalio/common';
 import { Worker } from '@temporalio/worker';
 import type { ScriptTurn } from '../../common/wire';
 import { readJournal } from '../../client';
-import { REFUSALS } from '../../common/search-attributes';
+import { REFUSALS, TOOLS_CALLED } from '../../common/search-attributes';
 import type { AgentRunResult } from '../../workflows/agent-run';
 import { agentInput } from '../support/agent';
 import { exampleManifest, harness, testDir, type Harness } from '../support/env';
@@ -107,6 +108,17 @@ describe('a long agent run', () => {
     // Operators see the chain's refusals on the latest run, not only its own.
     const described = await h.client.workflow.getHandle(split.workflowId).describe();
     expect(described.typedSearchAttributes.get(REFUSALS)).toBe(3);
+    // And the tools the chain called, each upserted once, when first called: later runs start with the list.
+    const called = ['tool://tickets/read_ticket', 'tool://crm/lookup_customer', 'tool://payments/refund'];
+    expect(described.typedSearchAttributes.get(TOOLS_CALLED)).toEqual(called);
+    const upserted = histories
+      .flat()
+      .flatMap(
+        (e) =>
+          e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields?.ToolplaneToolsCalled ?? [],
+      )
+      .map((p) => defaultPayloadConverter.fromPayload<string[]>(p));
+    expect(upserted).toEqual(called.map((_, i) => called.slice(0, i + 1)));
 
     // One run to the reader: every call once, in order, with the same decisions and effect keys.
     const view = (j: typeof whole.journal) =>
