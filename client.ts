@@ -44,8 +44,10 @@ function searchAttributesChecked(client: Client): Promise<void> {
 }
 
 /**
- * Toolplane's search attributes for a run: who it acts for, the manifest it is pinned to, and (so
- * `toolplane list --refused/--waiting` can filter from the start) no refusals, waiting for nobody.
+ * Toolplane's search attributes for a run: who it asks to act for, the manifest it is pinned to, and
+ * (so `toolplane list --refused/--waiting` can filter from the start) no refusals, waiting for nobody.
+ * The principal and the manifest are the client's word until the run opens its StepCtx: the run then
+ * labels itself with the worker's answer, and upserts it only where it differs from these.
  */
 function searchAttributesOf(input: { principal: string; manifestDigest?: string }): SearchAttributePair[] {
   return [

@@ -15,6 +15,7 @@ import type { Tool } from './activities/tool';
 import { createToolActivities } from './activities/tool-activities';
 import { ToolRegistry } from './activities/tool-registry';
 import { ToolplaneError } from './catalog/errors';
+import { checkSearchAttributes } from './inspect/search-attributes';
 import type { LedgerConfig } from './ledger/keys';
 import { WORKFLOW_INTERCEPTOR_MODULES } from './runtime/workflow-modules';
 
@@ -50,8 +51,10 @@ export interface ToolplanePluginOptions {
    */
   tracing?: WorkflowTracing;
   /**
-   * `createWorker` refuses to start when the namespace lacks toolplane's search attributes, naming the
-   * command that registers them (default true). A worker you create yourself: call `checkSearchAttributes`.
+   * `Worker.create` (and `createWorker`) refuses when the namespace lacks toolplane's search
+   * attributes, naming the command that registers them (default true): every run that opens a
+   * StepCtx, of any workflow, labels itself with them, and a run that upserts an unregistered one is
+   * stuck.
    */
   checkSearchAttributes?: boolean;
 }
@@ -111,8 +114,22 @@ export class ToolplanePlugin extends SimplePlugin {
     return this.verified;
   }
 
-  /** Toolplane's activities and interceptor, and the worker's own, are never silently replaced by one another. */
+  /**
+   * Toolplane's activities and interceptor, and the worker's own, are never silently replaced by one
+   * another; and a worker is not created in a namespace without toolplane's search attributes.
+   */
   override configureWorker(options: WorkerOptions): WorkerOptions {
+    const configured = this.withToolplane(options);
+    const connection = options.connection;
+    if (this.opts.checkSearchAttributes === false || !connection) return configured;
+    // `Worker.create` awaits this hook (a WorkerPlugin may answer with a promise, though SimplePlugin's
+    // signature says otherwise): refused here, before the worker exists, nothing is left registered.
+    return checkSearchAttributes(connection.operatorService, options.namespace ?? 'default').then(
+      () => configured,
+    ) as unknown as WorkerOptions;
+  }
+
+  private withToolplane(options: WorkerOptions): WorkerOptions {
     const own = Object.keys((options.activities ?? {}) as Record<string, unknown>).filter(
       (name) => name in this.activityFns,
     );

@@ -40,8 +40,8 @@ export function prebuiltBundle(): { codePath: string } | undefined {
 /** A worker running toolplane's own workflows with the plugin; checks MCP sources before it returns. */
 export async function createWorker(opts: ToolplaneWorkerOptions): Promise<Worker> {
   const { connection, namespace, taskQueue, workflowBundle, activities, workerOptions, ...pluginOptions } = opts;
-  const plugin = new ToolplanePlugin(pluginOptions);
-  // Before the worker exists: a refused start leaves nothing registered behind.
+  // Checked here, before anything else (a refused start leaves nothing registered behind), not again in Worker.create.
+  const plugin = new ToolplanePlugin({ ...pluginOptions, checkSearchAttributes: false });
   if (pluginOptions.checkSearchAttributes !== false)
     await checkSearchAttributes(connection.operatorService, namespace ?? 'default');
   // A store it cannot write would fail calls only after their tools ran: refuse to start instead.

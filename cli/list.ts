@@ -1,6 +1,5 @@
 // `toolplane list`: runs with their status, principal, tools called, refusals and whether a person must act.
 import type { Command } from 'commander';
-import { WorkflowName } from '../common/names';
 import { PRINCIPAL, REFUSALS, WAITING_FOR, WaitingFor } from '../common/search-attributes';
 import { usageError } from './exit-codes';
 import { failingLine, runRow, table, withFailingWorkflowTasks, type RunRow } from './runs';
@@ -31,10 +30,15 @@ function quoted(flag: string, value: string): string {
   return `'${value}'`;
 }
 
-/** The visibility query for the flags. */
+/**
+ * The visibility query for the flags. A run is toolplane's when it carries a principal: every run
+ * that opened a StepCtx (agentRun, toolRun, a subagent's delegated call, a workflow of your own)
+ * labels itself with the principal the worker granted it, whatever its workflow type.
+ */
 export function listQuery(opts: Pick<ListOptions, 'principal' | 'status' | 'waiting' | 'refused'>): string {
-  const clauses = [`WorkflowType IN ('${WorkflowName.AgentRun}', '${WorkflowName.ToolRun}')`];
-  if (opts.principal) clauses.push(`${PRINCIPAL.name} = ${quoted('--principal', opts.principal)}`);
+  const clauses = [
+    opts.principal ? `${PRINCIPAL.name} = ${quoted('--principal', opts.principal)}` : `${PRINCIPAL.name} IS NOT NULL`,
+  ];
   if (opts.status) {
     const s = STATUSES[opts.status.toLowerCase()];
     if (!s) throw usageError(`--status must be one of ${Object.keys(STATUSES).join(', ')}, not "${opts.status}"`);

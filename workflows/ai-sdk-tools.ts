@@ -58,6 +58,8 @@ export interface GovernedTools {
  * ```
  */
 export function governedTools(step: StepCtx, options: GovernedToolsOptions): GovernedTools {
+  // What the run was asked heads its Current Details in the Web UI, as an agentRun's prompt is its Summary.
+  step.summarise(options.prompt);
   const offered = step.catalog.offered(step.scope.policy);
   const budget = new Budget(options.limits ?? {}, Date.now(), 0);
   const provenance = new Provenance();

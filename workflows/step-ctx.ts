@@ -1,17 +1,23 @@
 // Workflow-safe: the one door through which workflow code reaches a tool. A call passes, in order:
 // prepare → gate → approval → lease → perform (see workflows/call/).
+import type { SearchAttributePair } from '@temporalio/common';
 import {
   ActivityFailure,
   ApplicationFailure,
   condition,
   ContinueAsNew,
+  getCurrentDetails,
   isCancellation,
   proxyLocalActivities,
+  setCurrentDetails,
   setHandler,
   upsertMemo,
+  upsertSearchAttributes,
+  workflowInfo,
 } from '@temporalio/workflow';
 import type { AuthorizeActivities, AuthorizeRequest, CitedOrigin } from '../common/wire';
 import { CatalogErrorCode } from '../catalog/errors';
+import { MANIFEST_DIGEST, PRINCIPAL } from '../common/search-attributes';
 import { ALLOW_ALL, type Policy } from '../catalog/policy';
 import { ToolCatalog, type OfferedTool } from '../catalog/tool-catalog';
 import { awaitApproval } from './call/approval';
@@ -88,6 +94,25 @@ const { authorizeRun } = proxyLocalActivities<AuthorizeActivities>({
   retry: { maximumAttempts: 5, nonRetryableErrorTypes: [CatalogErrorCode.RunRefused, CatalogErrorCode.ModelRefused] },
 });
 
+/**
+ * Labels the run with the principal the worker granted it and the manifest it is governed by: the
+ * ToolplanePrincipal every run that opened a StepCtx carries, whatever its workflow type, and which
+ * `toolplane list` selects by (a run the worker refused carries the principal it asked for). Upserted
+ * only where the run does not already carry these values (a run a toolplane client started, a
+ * continued chain), so such a run spends no event on it.
+ */
+function labelRun(principal: string, manifestDigest: string | undefined): void {
+  const carried = workflowInfo().typedSearchAttributes;
+  const changed: SearchAttributePair[] = [];
+  if (carried.get(PRINCIPAL) !== principal) changed.push({ key: PRINCIPAL, value: principal });
+  if (manifestDigest && carried.get(MANIFEST_DIGEST) !== manifestDigest)
+    changed.push({ key: MANIFEST_DIGEST, value: manifestDigest });
+  if (changed.length > 0) upsertSearchAttributes(changed);
+}
+
+/** As long as the Summary `startAgentRun` gives a run. */
+const SUMMARY_CHARS = 200;
+
 export class StepCtx {
   private position = 0;
   readonly journal: JournalEntry[] = [];
@@ -95,6 +120,10 @@ export class StepCtx {
   /** Leases the runs before this one (of a continued chain) took and did not release. */
   private carriedLeases: LeaseRecord[] = [];
   private readonly status = new RunStatusBoard();
+  /** The line `summarise` put first in the run's Current Details. */
+  private headline?: string;
+  /** The status details last published, without the headline. */
+  private details = '';
 
   /**
    * Asks the worker what this run may reach and hold (its manifest and the principal's grants),
@@ -111,11 +140,16 @@ export class StepCtx {
       const summary = `authorize ${request.principal}`;
       authority = await authorizeRun.executeWithOptions({ summary }, [ask]);
     } catch (err) {
+      // Refused (the worker's final answer, as the local activity's own failure or an activity's cause):
+      // listed under the principal it asked for, as a refused attempt to act for it.
+      const refusal = err instanceof ActivityFailure ? err.cause : err;
+      if (refusal instanceof ApplicationFailure && refusal.nonRetryable) labelRun(request.principal, undefined);
       const cause = err instanceof ActivityFailure ? err.cause : undefined;
       if (cause instanceof ApplicationFailure && cause.nonRetryable)
         throw ApplicationFailure.nonRetryable(cause.message, cause.type ?? undefined);
       throw err;
     }
+    labelRun(authority.principal, authority.manifestDigest);
     if (authority.withheld.grants.length || authority.withheld.capabilities.length)
       upsertMemo({ toolplaneWithheld: authority.withheld });
     return new StepCtx({
@@ -230,6 +264,24 @@ export class StepCtx {
   /** Refusals, whom the run waits for and a summary of its effects, where operators look. */
   private publishStatus(): void {
     this.status.publish([...this.pending.values()].filter((p) => !p.decision).map((p) => p.info));
+    this.details = getCurrentDetails();
+    if (this.headline) this.showDetails();
+  }
+
+  /**
+   * What the run is about, in one line, shown first in its Current Details in the Web UI from now
+   * on. The Web UI's Summary is whatever started the run gave as `staticSummary` (`startAgentRun`
+   * gives the prompt); workflow code cannot set it, so a run started without one still tells the
+   * operator what it is about. `governedTools` summarises the run with its prompt.
+   */
+  summarise(text: string): void {
+    const line = text.replace(/\s+/g, ' ').trim();
+    this.headline = `**Summary**: ${line.length > SUMMARY_CHARS ? `${line.slice(0, SUMMARY_CHARS - 1)}…` : line}`;
+    this.showDetails();
+  }
+
+  private showDetails(): void {
+    setCurrentDetails([this.headline, this.details].filter(Boolean).join('\n\n'));
   }
 
   /** The journal in position order (concurrent calls may enter it out of order). */

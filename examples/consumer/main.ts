@@ -1,4 +1,4 @@
-// A 30-line worker of the team's own: its workflows, toolplane's plugin, one governed call.
+// A short worker of the team's own: its workflows, toolplane's plugin, one governed call.
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { loadManifest, ToolplanePlugin } from 'toolplane';
@@ -17,7 +17,13 @@ async function main(): Promise<void> {
   const client = new Client({ connection: await Connection.connect({ address }) });
   const workflowId = `consumer-${Date.now()}`;
   const result = await worker.runUntil(
-    client.workflow.execute('saveTwoNotes', { taskQueue: 'consumer', workflowId, args: ['user:team'] }),
+    // The Summary the Web UI shows is the starter's to give; the run labels itself with its principal.
+    client.workflow.execute('saveTwoNotes', {
+      taskQueue: 'consumer',
+      workflowId,
+      args: ['user:team'],
+      staticSummary: 'Save two notes for user:team',
+    }),
   );
   const journal = await readJournal(client, workflowId);
   console.log(JSON.stringify({ workflowId, result, saved: [...saved.values()], effects: journal.effects.length }));

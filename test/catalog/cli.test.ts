@@ -8,6 +8,8 @@ import { connectionArgs, connectionSettings, webUiBase } from '../../inspect/con
 import { JournalPrinter } from '../../inspect/follow';
 import { effectsFromHistory, formatEffects } from '../../inspect/journal';
 import type { JournalEntry } from '../../workflows/journal';
+import { listQuery } from '../../cli/list';
+import { replayOptions, workflowsModule } from '../../cli/replay';
 
 async function run(...args: string[]): Promise<string[]> {
   const lines: string[] = [];
@@ -138,6 +140,46 @@ describe('toolplane CLI errors without a server', () => {
     } finally {
       delete process.env.TEMPORAL_CONFIG_FILE;
     }
+  });
+});
+
+describe('toolplane list and replay, whatever the workflow type', () => {
+  it("list selects every run that opened a StepCtx (it carries a principal), not toolplane's workflow types", () => {
+    expect(listQuery({})).toBe('ToolplanePrincipal IS NOT NULL');
+    expect(listQuery({ principal: 'agent:desk', waiting: true })).toBe(
+      "ToolplanePrincipal = 'agent:desk' AND ToolplaneWaitingFor IN ('approval', 'escalation') AND ExecutionStatus = 'Running'",
+    );
+  });
+
+  it('replay --workflows names a module that does not exist before it connects (exit 2)', async () => {
+    const errors: string[] = [];
+    const spy = jest.spyOn(console, 'error').mockImplementation((m: string) => void errors.push(m));
+    try {
+      const code = await main([
+        'node',
+        'toolplane',
+        'replay',
+        'wf-1',
+        '--workflows',
+        './no/such/workflows',
+        '--address',
+        '127.0.0.1:1',
+      ]);
+      expect(code).toBe(2);
+      expect(errors.join('\n')).toMatch(/--workflows: no workflows module "\.\/no\/such\/workflows"/);
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
+  it('replay --workflows takes a path with or without its extension, or a module', () => {
+    const root = path.resolve(__dirname, '..', '..');
+    const consumer = path.join(root, 'examples', 'consumer', 'workflows.ts');
+    expect(workflowsModule('examples/consumer/workflows', root)).toBe(consumer);
+    expect(workflowsModule('./examples/consumer/workflows.ts', root)).toBe(consumer);
+    expect(workflowsModule(consumer, '/')).toBe(consumer);
+    expect(workflowsModule('@temporalio/workflow', root)).toBe(require.resolve('@temporalio/workflow'));
+    expect(replayOptions('examples/consumer/workflows').workflowsPath).toBe(consumer);
   });
 });
 

@@ -7,7 +7,11 @@ import { Worker } from '@temporalio/worker';
 import { buildProgram } from '../../cli';
 import type { ScriptedTurn } from '../../examples/ai-sdk-agent/scripted-model';
 import { loadScript } from '../support/agent';
-import { aiSdkAgentBundle, aiSdkAgentInput, runAiSdkAgent, runAiSdkAgentWorker } from '../support/ai-sdk-agent';
+import { aiSdkAgentInput, runAiSdkAgent, runAiSdkAgentWorker, withToolplaneSource } from '../support/ai-sdk-agent';
+import { AI_SDK_AGENT_WORKFLOWS } from '../../examples/ai-sdk-agent/worker';
+import { replayOptions } from '../../cli/replay';
+import { manifestDigest } from '../../catalog/digest';
+import { waitFor } from '../support/wait';
 import { exampleManifest, harness, testDir, type Harness } from '../support/env';
 import { historyOf } from '../support/history';
 import { supportDesk } from '../support/desk';
@@ -95,14 +99,46 @@ describe('the AI SDK agent, governed by its tool definitions', () => {
     expect(shown.effects.filter((e) => e.effectKey).map((e) => e.effectKey)).toEqual(
       result.journal.filter((e) => e.effectKey).map((e) => e.effectKey),
     );
-    // What the Web UI and `toolplane list --refused` read: the run's ToolplaneRefusals search attribute.
-    expect(await cli('describe', workflowId)).toMatchObject({ status: 'COMPLETED', refusals: 2, waitingFor: 'none' });
+    // What the Web UI and `toolplane list --refused` read: the run's ToolplaneRefusals search attribute;
+    // its principal and manifest are the worker's answer, which the run labelled itself with.
+    expect(await cli('describe', workflowId)).toMatchObject({
+      type: 'aiSdkAgent',
+      status: 'COMPLETED',
+      summary: script.prompt,
+      principal: 'agent:test',
+      manifestDigest: manifestDigest(manifest),
+      refusals: 2,
+      waitingFor: 'none',
+    });
+    // Listed as an agentRun is: `list` selects every run that opened a StepCtx, whatever its type.
+    const listed = await waitFor('the run in toolplane list', 30_000, async () => {
+      const { query, runs } = (await cli('list', '--principal', 'agent:test', '--refused', '--limit', '100')) as {
+        query: string;
+        runs: { workflowId: string; type: string; principal?: string; refusals: number }[];
+      };
+      expect(query).not.toMatch(/WorkflowType/);
+      return runs.find((r) => r.workflowId === workflowId);
+    });
+    expect(listed).toMatchObject({ type: 'aiSdkAgent', principal: 'agent:test', refusals: 2 });
+    // The Web UI's Current Details (its metadata query): what the run was asked, then its effects.
+    const { currentDetails } = await h.client.workflow
+      .getHandle(workflowId)
+      .query<{ currentDetails?: string }>('__temporal_workflow_metadata');
+    expect(currentDetails!.split('\n\n')[0]).toBe(`**Summary**: ${script.prompt}`);
+    expect(currentDetails).toMatch(/1 refused by protected_field:\/account_id, 1 refused by protected_field:\/to/);
 
-    // generateText ran in the workflow: its history replays with the same code, deciding the same.
+    // generateText ran in the workflow: its history replays with the same code, deciding the same,
+    // bundled as `toolplane replay --workflows` bundles it (with the AI SDK plugin's polyfills).
     const history = await h.client.workflow.getHandle(workflowId).fetchHistory();
+    const options = replayOptions(AI_SDK_AGENT_WORKFLOWS);
+    expect(options.plugins?.map((p) => p.name)).toEqual(['AiSDKPlugin']);
     await expect(
       Worker.runReplayHistory(
-        { workflowBundle: await aiSdkAgentBundle(), replayName: 'ai-sdk-agent' },
+        {
+          ...options,
+          // Only so the example's `toolplane/*` imports reach the source, as in its worker's bundle.
+          bundlerOptions: { webpackConfigHook: withToolplaneSource },
+        },
         history,
         workflowId,
       ),

@@ -5,6 +5,7 @@ import path from 'node:path';
 import type { Manifest } from '../../catalog/manifest';
 import { loadManifest } from '../../runtime/manifest-file';
 import { createTools } from '../../examples/support-desk/tools';
+import { MANIFEST_DIGEST, PRINCIPAL } from '../../common/search-attributes';
 import { exampleManifest, harness, testDir, type Harness } from '../support/env';
 import { runAgent } from '../support/agent';
 import { historyOf, scheduledActivities } from '../support/history';
@@ -77,9 +78,10 @@ describe('the worker decides what a run may hold', () => {
   });
 
   it('refuses toolRun, which has no data-flow gate, on a worker not configured for it', async () => {
+    const workflowId = `ungoverned-${randomUUID()}`;
     const run = h.client.workflow.execute('toolRun', {
       taskQueue: h.taskQueue,
-      workflowId: `ungoverned-${randomUUID()}`,
+      workflowId,
       args: [
         {
           principal: 'agent:desk',
@@ -95,6 +97,10 @@ describe('the worker decides what a run may hold', () => {
     await expect(run).rejects.toMatchObject({
       cause: { type: 'RunRefused', message: expect.stringContaining('does not serve toolRun') },
     });
+    // Started without toolplane's client, it labelled itself: `toolplane list` shows the refused
+    // attempt under the principal it asked for; no manifest governs it.
+    const sa = (await h.client.workflow.getHandle(workflowId).describe()).typedSearchAttributes;
+    expect([sa.get(PRINCIPAL), sa.get(MANIFEST_DIGEST)]).toEqual(['agent:desk', undefined]);
   });
 
   it('refuses delegatedCall started by a client instead of a governed parent', async () => {

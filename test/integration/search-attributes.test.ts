@@ -2,6 +2,8 @@
 // exact command that registers them, before any run could get stuck after its effects landed.
 import { randomUUID } from 'node:crypto';
 import { Client, WorkflowNotFoundError } from '@temporalio/client';
+import { Worker } from '@temporalio/worker';
+import { ToolplanePlugin } from '../../plugin';
 import { msToTs } from '@temporalio/common/lib/time';
 import { indexedValueType } from '../../scripts/cluster/namespace';
 import { SEARCH_ATTRIBUTES } from '../../common/search-attributes';
@@ -37,6 +39,18 @@ describe('a namespace without the search attributes', () => {
     const err = await h.startWorker({ manifest, tools: createTools(), namespace }).catch((e: unknown) => e);
     expect(SearchAttributesMissing.is(err)).toBe(true);
     expect((err as Error).message).toContain(command(namespace));
+
+    // A worker of your own with the plugin (every run of your workflows that opens a StepCtx labels
+    // itself with them): Worker.create refuses, before the worker exists.
+    const own = await Worker.create({
+      connection: h.native,
+      namespace,
+      taskQueue: `${h.taskQueue}-own`,
+      workflowBundle: { codePath: process.env.TOOLPLANE_TEST_BUNDLE! },
+      plugins: [new ToolplanePlugin({ manifest, tools: createTools() })],
+    }).catch((e: unknown) => e);
+    expect(SearchAttributesMissing.is(own)).toBe(true);
+    expect((own as Error).message).toContain(command(namespace));
   });
 
   it('a client refuses to start a run, and starts nothing; once registered, the run completes', async () => {

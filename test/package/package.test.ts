@@ -1,10 +1,12 @@
 // What ships: the packed tarball installed into a fresh project, type-checked, and a worker of that
 // project's own running one governed call against the suite's dev server (its workflows bundled by
-// Temporal's bundler from the installed toolplane/workflow: nothing Node-only behind it); the CLI works there.
-import { execFileSync } from 'node:child_process';
+// Temporal's bundler from the installed toolplane/workflow: nothing Node-only behind it); the CLI works there,
+// and lists, describes, shows and replays that workflow's run as it does an agentRun's.
+import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { testAddress, testDir } from '../support/env';
+import { waitFor } from '../support/wait';
 
 const root = path.resolve(__dirname, '..', '..');
 const consumerSource = path.join(root, 'examples', 'consumer');
@@ -16,6 +18,17 @@ const run = (cmd: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = 
     stdio: ['ignore', 'pipe', 'pipe'],
     maxBuffer: 64 * 1024 * 1024,
   });
+
+/** A command expected to fail: its exit status and standard error. */
+function runFailing(
+  cmd: string,
+  args: string[],
+  cwd: string,
+  env: NodeJS.ProcessEnv,
+): { status: number; stderr: string } {
+  const r = spawnSync(cmd, args, { cwd, env: { ...process.env, ...env }, encoding: 'utf8' });
+  return { status: r.status ?? -1, stderr: r.stderr };
+}
 
 describe('the packed package, installed by a consumer', () => {
   const dir = testDir('consumer');
@@ -63,7 +76,7 @@ describe('the packed package, installed by a consumer', () => {
     expect(fs.existsSync(path.join(dir, 'dist', 'main.js'))).toBe(true);
   }, 120_000);
 
-  it("runs the consumer's own worker and workflow: one governed call lands, an undeclared tool is refused", () => {
+  it("runs the consumer's own worker and workflow: one governed call lands, an undeclared tool is refused; the CLI lists, describes, shows and replays the run", async () => {
     const out = JSON.parse(
       run('node', ['dist/main.js'], dir, { TEMPORAL_ADDRESS: testAddress() }).trim().split('\n').at(-1)!,
     ) as {
@@ -81,8 +94,36 @@ describe('the packed package, installed by a consumer', () => {
 
     const cli = path.join(dir, 'node_modules', '.bin', 'toolplane');
     expect(run(cli, ['--help'], dir)).toContain('Durable, governed tool calls');
-    const shown = run(cli, ['show', out.workflowId], dir, { TEMPORAL_ADDRESS: testAddress() });
+    const env = { TEMPORAL_ADDRESS: testAddress() };
+    const shown = run(cli, ['show', out.workflowId], dir, env);
     expect(shown).toContain('tool://notes/save');
+
+    // The consumer's own workflow is operated like agentRun: it labelled itself with the principal the
+    // worker granted it, so `list` finds it (visibility is eventually consistent: polled).
+    type Row = { workflowId: string; type: string; principal?: string; refusals: number; manifestDigest?: string };
+    const listed = await waitFor('the run in toolplane list', 30_000, () =>
+      (JSON.parse(run(cli, ['list', '--principal', 'user:team', '--json'], dir, env)) as { runs: Row[] }).runs.find(
+        (r) => r.workflowId === out.workflowId,
+      ),
+    );
+    expect(listed).toMatchObject({ type: 'saveTwoNotes', principal: 'user:team', refusals: 1 });
+    expect(listed.manifestDigest).toMatch(/^sha256:[0-9a-f]{64}$/);
+    expect(JSON.parse(run(cli, ['describe', out.workflowId, '--json'], dir, env))).toMatchObject({
+      type: 'saveTwoNotes',
+      status: 'COMPLETED',
+      summary: 'Save two notes for user:team',
+      principal: 'user:team',
+      refusals: 1,
+    });
+
+    // Replayed with the consumer's workflows module; toolplane's own workflows cannot replay it, and say so.
+    const own = runFailing(cli, ['replay', out.workflowId], dir, env);
+    expect(own.status).toBe(2);
+    expect(own.stderr).toContain(`${out.workflowId} is a run of saveTwoNotes`);
+    expect(own.stderr).toContain('--workflows <module>');
+    expect(run(cli, ['replay', out.workflowId, '--workflows', 'dist/workflows.js'], dir, env)).toMatch(
+      new RegExp(`^${out.workflowId}: replayed \\d+ events with the current code, no divergence$`, 'm'),
+    );
   }, 180_000);
 
   it('loads neither the worker SDK, MCP nor the activities for the client, the CLI or toolplane/ai-sdk', () => {

@@ -21,6 +21,14 @@ const toolplaneSource = {
   'toolplane/ai-sdk$': path.join(root, 'ai-sdk.ts'),
 };
 
+/** A webpack config hook that resolves `toolplane/*` to the source, as the example's bundle does. */
+export function withToolplaneSource<C extends { resolve?: { alias?: unknown } }>(config: C): C {
+  return {
+    ...config,
+    resolve: { ...config.resolve, alias: { ...(config.resolve?.alias as object), ...toolplaneSource } },
+  };
+}
+
 /**
  * Handed to workers as code, not as a path: with a path, jest's source-map-support reads the 10 MB bundle to map
  * any stack frame in it, and its sourceMappingURL regex can overflow the stack on the 7 MB inline map line.
@@ -31,10 +39,7 @@ export async function aiSdkAgentBundle(): Promise<{ code: string }> {
     const { code } = await bundleWorkflowCode({
       workflowsPath: AI_SDK_AGENT_WORKFLOWS,
       plugins: [new AiSdkPlugin({ modelProvider: scriptedProvider() })],
-      webpackConfigHook: (config) => ({
-        ...config,
-        resolve: { ...config.resolve, alias: { ...(config.resolve?.alias as object), ...toolplaneSource } },
-      }),
+      webpackConfigHook: withToolplaneSource,
       logger: { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} },
     });
     fs.writeFileSync(codePath, code);
@@ -90,6 +95,8 @@ export async function runAiSdkAgent(
     taskQueue,
     workflowId,
     args: [input],
+    // What startAgentRun gives an agentRun, and the README tells a starter of its own workflow to give.
+    staticSummary: input.prompt.slice(0, 200),
   });
   return { result, workflowId };
 }
