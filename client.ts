@@ -1,5 +1,7 @@
 // toolplane/client: start runs, follow them, read their journal, answer the people-in-the-loop
-// questions. Loads no worker code.
+// questions. Loads no worker code, so it also owns what a worker process shares with clients (the
+// search attribute check, ledger key files, the default task queue) and the types of a run's input
+// and result and of an escalation, which toolplane/workflow does not export again.
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import type { SearchAttributePair } from '@temporalio/common';
@@ -17,7 +19,6 @@ import {
   type EscalationDecision,
   type PendingEscalation,
 } from './workflows/escalation';
-import type { JournalEntry } from './workflows/journal';
 import type { ToolRunInput, ToolRunResult } from './workflows/tool-run';
 
 export interface StartOptions {
@@ -134,7 +135,7 @@ export {
   type VerifyOptions,
 } from './ledger/verify';
 export { loadLedgerKeyFile, LedgerKeyInvalid, type LedgerPublicKeys } from './ledger/keys';
-export { argsDigest, type LedgerRef } from './ledger/ref';
+export { argsDigest } from './ledger/ref';
 export { DEFAULT_TASK_QUEUE };
 export { RunInputInvalid } from './catalog/errors';
 export { SearchAttributesMissing, checkSearchAttributes, searchAttributeCommand } from './inspect/search-attributes';
@@ -147,6 +148,7 @@ export type {
   ToolRunResult,
   EscalationDecision,
   PendingEscalation,
-  JournalEntry,
   EffectView,
 };
+export type { ModelRequest } from './catalog/authority';
+export type { JournalSummary } from './workflows/journal-summary';

@@ -1,5 +1,7 @@
 // toolplane (worker side): the plugin for your own `Worker.create({ plugins })`, the tool seam,
-// tool errors, the blob store, and manifests.
+// tool errors, the blob store, manifests, ledger signing, and ToolplaneError, the base of every
+// toolplane error. What a client process needs too (the search attribute check, ledger key files,
+// the default task queue) is toolplane/client's, which loads no worker code.
 export { ToolplanePlugin, type ToolplanePluginOptions } from './plugin';
 export type { WorkflowTracing } from './activities/telemetry';
 export type { Ctx, Tool, ToolDef, ToolOrigin, ToolOutput, LedgerRef } from './activities/tool';
@@ -12,16 +14,8 @@ export {
   Cancelled,
   ProvenanceMissing,
 } from './activities/tool-errors';
-export type { CitedOrigin } from './common/wire';
 export type { RemainingBudget } from './common/wire';
-export {
-  LedgerSigner,
-  LedgerKeyInvalid,
-  generateLedgerKey,
-  loadLedgerKeyFile,
-  type LedgerConfig,
-  type LedgerPublicKeys,
-} from './ledger/keys';
+export { LedgerSigner, generateLedgerKey, type LedgerConfig } from './ledger/keys';
 export { FileBlobStore, BlobStoreUnwritable, type BlobStore } from './activities/blob-store';
 export {
   S3BlobStore,
@@ -33,7 +27,5 @@ export { loadManifest, parseManifest, type LoadedManifest } from './runtime/mani
 export type { Manifest, ManifestInput, ToolDecl, Sensitivity } from './catalog/manifest';
 export type { ModelEndpointDecl, ModelsDecl, PrincipalDecl, PrincipalsDecl } from './catalog/authority';
 export { ToolplaneError, CatalogError, ManifestInvalid, RegistryDrift } from './catalog/errors';
-export { SearchAttributesMissing, searchAttributeCommand, checkSearchAttributes } from './inspect/search-attributes';
 export { manifestDigest } from './catalog/digest';
-export { DEFAULT_TASK_QUEUE } from './common/names';
 export { WORKFLOWS_PATH as toolplaneWorkflowsPath } from './runtime/workflow-modules';

@@ -1,28 +1,21 @@
-// Workflow-safe entry point (toolplane/workflow): import it from workflow code. Nothing here may
-// touch Node or I/O; the workflow bundler checks.
-export { agentRun, type AgentRunInput, type AgentRunResult } from './workflows/agent-run';
-export { toolRun, type ToolRunInput, type ToolRunResult } from './workflows/tool-run';
+// Workflow-safe entry point (toolplane/workflow): what a workflow author calls. Nothing here may
+// touch Node or I/O; the workflow bundler checks. The gate's parts (its verdicts, provenance, budgets)
+// stay inside: a call is governed through `StepCtx`, `agentRun` or toolplane/ai-sdk's `governedTools`.
+// Types a client also needs (a run's input and result, an escalation's question and answer) are
+// exported by toolplane/client, once; api/toolplane-workflow.api.md is the reviewed surface.
+export { agentRun } from './workflows/agent-run';
+export { toolRun } from './workflows/tool-run';
 export { delegatedCall, type DelegatedCallInput, type DelegatedCallResult } from './workflows/delegated-call';
-export {
-  StepCtx,
-  type CallOptions,
-  type Gate,
-  type GateVerdict,
-  type OpenRequest,
-  type RunScope,
-} from './workflows/step-ctx';
+export { StepCtx, type CallOptions, type OpenRequest, type StepState } from './workflows/step-ctx';
 export { StepError, StepErrorCode } from './workflows/step-error';
-export type { JournalEntry, Decision, Outcome, RecoveryPath } from './workflows/journal';
+export type { JournalEntry, Decision, Outcome, RecoveryPath, LeaseState } from './workflows/journal';
+export type { Limits, Usage } from './workflows/limits';
+export type { Policy } from './catalog/policy';
+export { isStoredHandle, type StoredHandle, type StoredOutput } from './common/stored-output';
+// For clients of your own workflows: the run's journal, the calls waiting for a person, the answer.
 export { journalQuery } from './workflows/journal-query';
-export {
-  resolveEscalation,
-  pendingEscalations,
-  type EscalationDecision,
-  type PendingEscalation,
-} from './workflows/escalation';
-export { governanceGate, type GovernedCall } from './workflows/governance';
-export { Provenance, USER_PROMPT } from './workflows/provenance';
-export { Budget, type Limits, type Usage } from './workflows/limits';
+export { resolveEscalation, pendingEscalations } from './workflows/escalation';
+// Search attribute keys for your own workflows and list queries.
 export {
   PRINCIPAL,
   MANIFEST_DIGEST,
@@ -30,8 +23,4 @@ export {
   REFUSALS,
   WAITING_FOR,
   WaitingFor,
-  SEARCH_ATTRIBUTES,
 } from './common/search-attributes';
-export { isStoredHandle, type StoredHandle, type StoredOutput } from './common/stored-output';
-export type { ModelRequest } from './catalog/authority';
-export { ToolplaneError } from './catalog/errors';
