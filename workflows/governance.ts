@@ -11,7 +11,7 @@ import type { Budget } from './limits';
 import { outboundOf, type Outbound } from './outbound';
 import { leaves } from '../common/json-leaves';
 import type { ProvenanceView } from './provenance';
-import type { Gate, GateVerdict } from './step-ctx';
+import type { Gate, GateVerdict } from './call/gate';
 import { checkDataFlow } from './taint-gate';
 
 export interface GovernedCall {
@@ -42,7 +42,7 @@ const messageOf = (err: unknown): string => {
  * Nothing is charged here: the verdict's `charge` is called once the call goes ahead.
  */
 export function governanceGate(g: GovernedCall): Gate {
-  return async (call: ToolCall): Promise<GateVerdict> => {
+  return (call: ToolCall): GateVerdict | Promise<GateVerdict> => {
     const decl = call.decl;
     if (!g.offer)
       return refusal('unreachable', `${call.toolId} is not offered to this run's model (the policy does not allow it)`);
@@ -57,85 +57,108 @@ export function governanceGate(g: GovernedCall): Gate {
     const askable = decl.approval === 'on_violation' || decl.approval === 'always';
     const flow = checkDataFlow(decl, call.args, g.provenance);
     if (!flow.allow && !askable) return flow;
-    // A violation a person may overrule: every hard limit below is still checked first.
-    let violation: Refusal | undefined = flow.allow ? undefined : flow;
-    let args = flow.allow ? flow.args : call.args;
-    const redacted = flow.allow ? [...flow.redacted] : [];
-
-    let carriedBytes = 0;
-    if (referencesCarried(decl, args)) {
-      let content;
-      try {
-        content = await resolveCarried({
-          toolId: call.toolId,
-          args,
-          principal: g.principal,
-          digest: shortDigest(call.digest),
-        });
-      } catch (err) {
-        return refusal(
-          'carried',
-          `what ${call.toolId} would carry beside its arguments could not be resolved, so the call is refused: ${messageOf(err)}`,
-        );
-      }
-      const carried = checkCarried(decl, args, content);
-      if (!carried.allow && !askable) return carried;
-      if (carried.allow) {
-        args = carried.args;
-        carriedBytes = carried.carriedBytes;
-        if (carried.redacted) redacted.push(carried.redacted);
-      } else {
-        violation ??= carried;
-        carriedBytes = content.bytes;
-      }
-    }
-
-    let outbound: Outbound;
-    let payment: Payment | undefined;
-    try {
-      outbound = outboundOf(decl, args, carriedBytes);
-    } catch (err) {
-      return refusal(
-        'egress',
-        `the destination of ${call.toolId} could not be read, so the call is refused: ${messageOf(err)}`,
-      );
-    }
-    try {
-      payment = paymentOf(decl, args);
-    } catch (err) {
-      return refusal(
-        'spend',
-        `the payment ${call.toolId} would make could not be read exactly, so the call is refused: ${messageOf(err)}`,
-      );
-    }
-    const leaving = g.budget.checkOutbound(decl, outbound, payment);
-    if (!leaving.ok) return refusal(leaving.rule, leaving.reason);
-    // A call waiting for a person holds nothing (a denial must cost nothing); one going ahead now is
-    // held until the step charges it, so calls running beside it cannot together pass a budget.
-    const remaining = g.budget.remaining.bind(g.budget, decl, outbound.destinations);
-    if (violation)
-      return { ...violation, askPerson: true, charge: g.budget.charger(decl, outbound, payment), remaining };
-    // Read from the labels the data-flow check took (the same as `callTrusted(call.args)`), not a second time.
-    const trustedArgs = flow.allow ? flow.trustedArgs : g.provenance.callTrusted(call.args);
-    g.onAllowed(trustedArgs);
-    // The tool's receipt may repeat these; that echo is not a foreign source of them.
-    g.provenance.noteSent(call.toolId, protectedValues(decl, args));
-    const asks = decl.approval === 'always';
-    return {
-      allow: true,
-      args,
-      ...(flow.allow && flow.substitutions ? { substitutions: flow.substitutions } : {}),
-      charge: asks ? g.budget.charger(decl, outbound, payment) : g.budget.hold(decl, outbound, payment),
-      trustedArgs,
-      remaining,
-      ...(redacted.length
-        ? {
-            rule: `redaction:${redacted.join(',')}`,
-            reason: `redacted ${redacted.join(', ')} to fit ${decl.sensitivity.max}`,
-          }
-        : {}),
-      ...(asks ? { askPerson: true } : {}),
+    const judged: Judged = {
+      // A violation a person may overrule: every hard limit below is still checked first.
+      violation: flow.allow ? undefined : flow,
+      args: flow.allow ? flow.args : call.args,
+      redacted: flow.allow ? [...flow.redacted] : [],
+      carriedBytes: 0,
+      substitutions: flow.allow ? flow.substitutions : undefined,
+      trustedArgs: flow.allow ? flow.trustedArgs : undefined,
     };
+    // Only a call that carries something beside its arguments asks the worker: the rest decide at once.
+    if (referencesCarried(decl, judged.args)) return withCarried(g, call, judged, askable);
+    return conclude(g, call, judged);
+  };
+}
+
+/** What the data-flow check decided, and what the checks after it read and refine. */
+interface Judged {
+  violation?: Refusal;
+  args: Record<string, unknown>;
+  redacted: string[];
+  carriedBytes: number;
+  substitutions?: { pointer: string; written: string; sent: string }[];
+  trustedArgs?: boolean;
+}
+
+/** What the call carries beside its arguments, asked of the worker and gated like an argument. */
+async function withCarried(g: GovernedCall, call: ToolCall, judged: Judged, askable: boolean): Promise<GateVerdict> {
+  let content;
+  try {
+    content = await resolveCarried({
+      toolId: call.toolId,
+      args: judged.args,
+      principal: g.principal,
+      digest: shortDigest(call.digest),
+    });
+  } catch (err) {
+    return refusal(
+      'carried',
+      `what ${call.toolId} would carry beside its arguments could not be resolved, so the call is refused: ${messageOf(err)}`,
+    );
+  }
+  const carried = checkCarried(call.decl, judged.args, content);
+  if (!carried.allow && !askable) return carried;
+  if (carried.allow) {
+    judged.args = carried.args;
+    judged.carriedBytes = carried.carriedBytes;
+    if (carried.redacted) judged.redacted.push(carried.redacted);
+  } else {
+    judged.violation ??= carried;
+    judged.carriedBytes = content.bytes;
+  }
+  return conclude(g, call, judged);
+}
+
+/** Egress per destination and spend per payee, then the verdict: allowed, or a question for a person. */
+function conclude(g: GovernedCall, call: ToolCall, judged: Judged): GateVerdict {
+  const decl = call.decl;
+  const { args, violation, redacted } = judged;
+  let outbound: Outbound;
+  let payment: Payment | undefined;
+  try {
+    outbound = outboundOf(decl, args, judged.carriedBytes);
+  } catch (err) {
+    return refusal(
+      'egress',
+      `the destination of ${call.toolId} could not be read, so the call is refused: ${messageOf(err)}`,
+    );
+  }
+  try {
+    payment = paymentOf(decl, args);
+  } catch (err) {
+    return refusal(
+      'spend',
+      `the payment ${call.toolId} would make could not be read exactly, so the call is refused: ${messageOf(err)}`,
+    );
+  }
+  const leaving = g.budget.checkOutbound(decl, outbound, payment);
+  if (!leaving.ok) return refusal(leaving.rule, leaving.reason);
+  // A call waiting for a person holds nothing (a denial must cost nothing); one going ahead now is
+  // held until the step charges it, so calls running beside it cannot together pass a budget.
+  const remaining = g.budget.remaining.bind(g.budget, decl, outbound.destinations);
+  if (violation) return { ...violation, askPerson: true, charge: g.budget.charger(decl, outbound, payment), remaining };
+  // Read from the labels the data-flow check took (the same as `callTrusted(call.args)`), not a second time.
+  const trustedArgs = judged.trustedArgs ?? g.provenance.callTrusted(call.args);
+  g.onAllowed(trustedArgs);
+  // The tool's receipt may repeat these; that echo is not a foreign source of them.
+  g.provenance.noteSent(call.toolId, protectedValues(decl, args));
+  const asks = decl.approval === 'always';
+  return {
+    allow: true,
+    args,
+    ...(judged.substitutions ? { substitutions: judged.substitutions } : {}),
+    charge: asks ? g.budget.charger(decl, outbound, payment) : g.budget.hold(decl, outbound, payment),
+    trustedArgs,
+    remaining,
+    ...(redacted.length
+      ? {
+          rule: `redaction:${redacted.join(',')}`,
+          reason: `redacted ${redacted.join(', ')} to fit ${decl.sensitivity.max}`,
+        }
+      : {}),
+    ...(asks ? { askPerson: true } : {}),
   };
 }
 

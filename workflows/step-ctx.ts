@@ -15,16 +15,11 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { AuthorizeActivities, AuthorizeRequest, CitedOrigin } from '../common/wire';
+import type { AuthorizeActivities, AuthorizeRequest } from '../common/wire';
 import { CatalogErrorCode } from '../catalog/errors';
 import { MANIFEST_DIGEST, PRINCIPAL } from '../common/search-attributes';
 import { ALLOW_ALL, type Policy } from '../catalog/policy';
-import { ToolCatalog, type OfferedTool } from '../catalog/tool-catalog';
-import { awaitApproval } from './call/approval';
-import { gateCall, type Gate } from './call/gate';
-import { takeLease } from './call/lease';
-import { performCall, type Delegate } from './call/perform';
-import { prepareCall } from './call/prepare';
+import { ToolCatalog } from '../catalog/tool-catalog';
 import {
   DECISION_REJECTED,
   DECISIONS,
@@ -33,6 +28,7 @@ import {
   type EscalationDecision,
   type PendingEscalation,
 } from './escalation';
+import { runCall, type CallHost, type CallOptions } from './call/pipeline';
 import { journalQuery } from './journal-query';
 import type { JournalEntry, LeaseState } from './journal';
 import type { Escalator } from './recovery';
@@ -41,6 +37,7 @@ import { recordRefusal } from './run-span';
 
 export type { Gate, GateVerdict } from './call/gate';
 export type { Delegate } from './call/perform';
+export type { CallOptions } from './call/pipeline';
 
 export interface RunScope {
   catalog: ToolCatalog;
@@ -66,20 +63,6 @@ export interface StepState {
   leases: LeaseRecord[];
   /** Calls refused or denied so far, over the whole chain (the run's ToolplaneRefusals). */
   refusals?: number;
-}
-
-export interface CallOptions {
-  /** The model's tool call this execution answers; telemetry only, never in the effect key. */
-  modelCallId?: string;
-  /** The offer the model named; a call to any other tool is refused. */
-  answering?: OfferedTool;
-  gate?: Gate;
-  /** A position reserved with `reserve()`, so concurrent calls keep the order the model gave. */
-  position?: number;
-  /** Performs the prepared, governed call elsewhere (a child workflow for independent tools). */
-  delegate?: Delegate;
-  /** Receives the labels of what the tool cited (recalled facts), verified by the worker. */
-  onOrigins?: (origins: CitedOrigin[]) => void;
 }
 
 /** What a workflow asks for when it opens a StepCtx; the worker decides what it gets. */
@@ -296,24 +279,11 @@ export class StepCtx {
     return first;
   }
 
-  /** Refuses an unreachable tool, bad arguments or a gate's verdict before any activity exists. */
-  async callTool(toolId: string, args: unknown, options: CallOptions = {}): Promise<unknown> {
-    const before = this.journal.length;
-    try {
-      const output = await this.governedCall(toolId, args, options);
-      this.status.toolCalled(toolId);
-      return output;
-    } finally {
-      const entry = this.journal[before];
-      if (entry) {
-        this.status.tally.settled(entry);
-        recordRefusal(entry, this.scope.catalog.declared(toolId)?.decl.description);
-      }
-      this.publishStatus();
-    }
-  }
+  /** What the call pipeline needs of this run. */
+  private host?: CallHost;
 
-  private async governedCall(toolId: string, args: unknown, options: CallOptions): Promise<unknown> {
+  /** Refuses an unreachable tool, bad arguments or a gate's verdict before any activity exists. */
+  callTool(toolId: string, args: unknown, options: CallOptions = {}): Promise<unknown> {
     const entry: JournalEntry = {
       position: options.position ?? this.position++,
       toolId,
@@ -324,39 +294,20 @@ export class StepCtx {
     };
     this.journal.push(entry);
     this.status.tally.opened();
-    const call = prepareCall(entry, this.scope.catalog, toolId, args, options.answering);
-    const gated = await gateCall(entry, call, options.gate);
-    await awaitApproval(entry, call, gated, this.escalator);
-    const lease = takeLease(entry, toolId, this.scope.capabilities);
-    if (lease) this.recordLeases();
-    // Charged only now: a call refused at any step before, the lease included, costs nothing.
-    gated.verdict?.charge?.();
-    const output = await performCall(entry, call, gated.args, {
-      ledger: {
-        decision: gated.verdict === undefined ? 'ungoverned' : entry.decision === 'approved' ? 'approved' : 'allowed',
-        trustedArgs: gated.verdict?.allow === true && gated.verdict.trustedArgs === true,
-      },
-      budget: gated.verdict?.remaining?.(),
-      onOrigins: (origins) => {
-        entry.cited = origins.map(({ trusted, origin, reason }) => ({
-          trusted,
-          ...(origin ? { origin } : {}),
-          ...(reason ? { reason } : {}),
-        }));
-        options.onOrigins?.(origins);
-      },
+    this.host ??= {
+      catalog: this.scope.catalog,
       principal: this.scope.principal,
       policy: this.scope.policy,
+      capabilities: this.scope.capabilities,
       escalator: this.escalator,
-      modelCallId: options.modelCallId,
-      lease,
-      delegate: options.delegate,
-      onStarted: () => entry.lease?.states.push('started'),
-    });
-    if (entry.lease) {
-      entry.lease.states.push('committed');
-      this.recordLeases();
-    }
-    return output;
+      leasesChanged: () => this.recordLeases(),
+      settled: (e, done) => {
+        if (done) this.status.toolCalled(e.toolId);
+        this.status.tally.settled(e);
+        recordRefusal(e, this.scope.catalog.declared(e.toolId)?.decl.description);
+        this.publishStatus();
+      },
+    };
+    return runCall(this.host, entry, args, options);
   }
 }

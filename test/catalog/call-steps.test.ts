@@ -1,83 +1,56 @@
-// The call pipeline's steps, each alone: prepare, gate and lease decide and journal without Temporal.
+// The call pipeline's steps, each alone: prepare, gate and lease return their decisions without Temporal
+// (workflows/call/pipeline.ts records them; the integration suites run the whole pipeline).
 import { ToolCatalog } from '../../catalog/tool-catalog';
 import { authorize, mayHold, resolveModel, RunRefused } from '../../catalog/authority';
 import { ToolplaneError } from '../../catalog/errors';
-import { gateCall } from '../../workflows/call/gate';
+import type { ToolCall } from '../../catalog/tool-call';
+import { gatedArgs } from '../../workflows/call/gate';
 import { takeLease } from '../../workflows/call/lease';
 import { prepareCall } from '../../workflows/call/prepare';
-import type { JournalEntry } from '../../workflows/journal';
-import { StepError } from '../../workflows/step-error';
 import { exampleManifest } from '../support/env';
 
 const manifest = exampleManifest();
 const catalog = ToolCatalog.fromManifest(manifest, ['tool://crm/lookup_customer']);
-const entry = (): JournalEntry => ({ position: 3, toolId: 'x', decision: 'allowed', attempts: 0, recovery: 'none' });
-
-function thrown(fn: () => unknown): StepError {
-  try {
-    fn();
-  } catch (err) {
-    if (StepError.is(err)) return err;
-    throw err;
-  }
-  throw new Error('expected a StepError');
-}
 
 describe('prepare', () => {
-  it('refuses an ungranted tool and journals why', () => {
-    const e = entry();
-    const err = thrown(() => prepareCall(e, catalog, 'tool://payments/refund', {}));
-    expect(err).toMatchObject({ code: 'Unreachable', rule: 'unreachable' });
-    expect(e).toMatchObject({ decision: 'refused', outcome: 'refused', rule: 'unreachable' });
+  it('refuses an ungranted tool, saying why; nothing is journalled by the step itself', () => {
+    expect(prepareCall(catalog, 'tool://payments/refund', {})).toMatchObject({
+      refused: { code: 'Unreachable', rule: 'unreachable', reason: expect.stringContaining('tool://payments/refund') },
+    });
   });
 
   it('refuses a call that answers another offer', () => {
     const offer = catalog.offered({ allow: '*' })[0]!;
-    const err = thrown(() =>
-      prepareCall(entry(), catalog, 'tool://tickets/read_ticket', {}, { ...offer, toolId: 'tool://crm/other' }),
-    );
-    expect(err).toMatchObject({ code: 'Unreachable', rule: 'answering' });
+    expect(
+      prepareCall(catalog, 'tool://tickets/read_ticket', {}, { ...offer, toolId: 'tool://crm/other' }),
+    ).toMatchObject({ refused: { code: 'Unreachable', rule: 'answering' } });
+  });
+
+  it('refuses arguments that fail the schema', () => {
+    expect(prepareCall(catalog, 'tool://crm/lookup_customer', { email: 7 })).toMatchObject({
+      refused: { code: 'InvalidArguments', rule: 'schema' },
+    });
   });
 });
 
 describe('gate', () => {
-  const call = prepareCall(entry(), catalog, 'tool://crm/lookup_customer', { email: 'a@example.com' });
+  const call = prepareCall(catalog, 'tool://crm/lookup_customer', { email: 'a@example.com' }) as ToolCall;
 
-  it('replaces the arguments and records substitutions when it allows', async () => {
-    const e = entry();
-    const gated = await gateCall(e, call, () => ({
-      allow: true,
-      args: { email: 'A@example.com' },
-      substitutions: [{ pointer: '/email', written: 'x', sent: 'y' }],
-    }));
-    expect(gated.args).toEqual({ email: 'A@example.com' });
-    expect(e.substitutions).toEqual([{ pointer: '/email', written: 'x', sent: 'y' }]);
-  });
-
-  it('refuses with the rule unless a person may overrule it', async () => {
-    await expect(
-      gateCall(entry(), call, () => ({ allow: false, rule: 'taint:/email', reason: 'untrusted' })),
-    ).rejects.toMatchObject({ code: 'Refused', rule: 'taint:/email' });
-    const asked = await gateCall(entry(), call, () => ({
-      allow: false,
-      rule: 'taint:/email',
-      reason: 'untrusted',
-      askPerson: true,
-    }));
-    expect(asked.verdict).toMatchObject({ askPerson: true });
+  it('sends the arguments an allowing verdict replaced, else the prepared ones', () => {
+    expect(gatedArgs(call, { allow: true, args: { email: 'A@example.com' } })).toEqual({ email: 'A@example.com' });
+    expect(gatedArgs(call, { allow: true })).toEqual({ email: 'a@example.com' });
+    expect(gatedArgs(call, { allow: false, rule: 'taint:/email', reason: 'untrusted', askPerson: true })).toEqual({
+      email: 'a@example.com',
+    });
+    expect(gatedArgs(call, undefined)).toEqual({ email: 'a@example.com' });
   });
 });
 
 describe('lease', () => {
   it('needs the capability the worker granted; names the extension and the position', () => {
-    expect(thrown(() => takeLease(entry(), 'ext:alpha:add_entry', []))).toMatchObject({
-      code: 'LeaseMissing',
-      rule: 'lease',
-    });
-    const e = entry();
-    expect(takeLease(e, 'ext:alpha:add_entry', ['extension-runtime'])).toBe('lease:alpha:3');
-    expect(e.lease).toEqual({ id: 'lease:alpha:3', states: ['granted'] });
-    expect(takeLease(entry(), 'tool://crm/lookup_customer', [])).toBeUndefined();
+    expect(takeLease('ext:alpha:add_entry', 3, [])).toMatchObject({ refused: { code: 'LeaseMissing', rule: 'lease' } });
+    expect(takeLease('ext:alpha:add_entry', 3, ['extension-runtime'])).toBe('lease:alpha:3');
+    expect(takeLease('tool://crm/lookup_customer', 3, [])).toBeUndefined();
   });
 });
 

@@ -113,7 +113,7 @@ describe('the gate hot path', () => {
 
 describe('the effect key', () => {
   const plainKey = (descriptor: unknown, position: number) =>
-    `ek-${bytesToHex(sha256(utf8ToBytes(canonicalJson({ descriptor, position }))))}`;
+    `ek-${Buffer.from(sha256(utf8ToBytes(canonicalJson({ descriptor, position })))).toString('base64url')}`;
 
   it('is the hash of the canonical descriptor and position, whatever the descriptor holds', () => {
     const descriptor = fc.oneof(

@@ -2,13 +2,11 @@
 // replace the arguments (a declared redaction, the trusted value of a protected field).
 import type { ToolCall } from '../../catalog/tool-call';
 import type { RemainingBudget } from '../../common/wire';
-import type { JournalEntry } from '../journal';
-import { StepErrorCode } from '../step-error';
-import { refuse } from './refuse';
 
 /**
  * A check made after preparation and before the effect key exists. Returning a refusal stops
- * the call; returning `args` replaces them.
+ * the call; returning `args` replaces them. Synchronous unless it must ask the worker (what a call
+ * carries), so a call the gate decides at once costs the workflow no promise.
  */
 export type Gate = (call: ToolCall) => GateVerdict | Promise<GateVerdict>;
 
@@ -32,18 +30,7 @@ export type GateVerdict =
   | (VerdictCommon & { allow: true; args?: Record<string, unknown> })
   | (VerdictCommon & { allow: false; rule: string; reason: string });
 
-/** What the gate lets through: the arguments to send and the question for a person, if any. */
-export interface Gated {
-  args: Record<string, unknown>;
-  verdict: GateVerdict | undefined;
-}
-
-export async function gateCall(entry: JournalEntry, call: ToolCall, gate: Gate | undefined): Promise<Gated> {
-  if (!gate) return { args: call.args, verdict: undefined };
-  const verdict = await gate(call);
-  if (verdict.rule) entry.rule = verdict.rule;
-  if (verdict.reason) entry.reason = verdict.reason;
-  if (verdict.substitutions?.length) entry.substitutions = verdict.substitutions;
-  if (!verdict.allow && !verdict.askPerson) refuse(entry, StepErrorCode.Refused, verdict.rule, verdict.reason);
-  return { args: verdict.allow && verdict.args ? verdict.args : call.args, verdict };
+/** The arguments a verdict lets through. */
+export function gatedArgs(call: ToolCall, verdict: GateVerdict | undefined): Record<string, unknown> {
+  return verdict?.allow && verdict.args ? verdict.args : call.args;
 }

@@ -2,26 +2,21 @@
 // extension starts only for a call that passed every gate, in a run the worker granted the lease.
 import { EXTENSION_RUNTIME } from '../../catalog/capabilities';
 import { serverOf } from '../../catalog/tool-id';
-import type { JournalEntry } from '../journal';
 import { StepErrorCode } from '../step-error';
-import { refuse } from './refuse';
+import { refusal, type Refusal } from './refuse';
 
-/** The lease id for this call, or undefined for a tool that needs none. */
+/** The lease id for this call, undefined for a tool that needs none, or the refusal. */
 export function takeLease(
-  entry: JournalEntry,
   toolId: string,
+  position: number,
   capabilities: readonly string[] | undefined,
-): string | undefined {
+): string | undefined | Refusal {
   if (!toolId.startsWith('ext:')) return undefined;
-  if (!capabilities?.includes(EXTENSION_RUNTIME)) {
-    refuse(
-      entry,
+  if (!capabilities?.includes(EXTENSION_RUNTIME))
+    return refusal(
       StepErrorCode.LeaseMissing,
       'lease',
       `${toolId} is an extension tool and this run does not hold the ${EXTENSION_RUNTIME} capability; nothing was started`,
     );
-  }
-  const lease = `lease:${serverOf(toolId)}:${entry.position}`;
-  entry.lease = { id: lease, states: ['granted'] };
-  return lease;
+  return `lease:${serverOf(toolId)}:${position}`;
 }

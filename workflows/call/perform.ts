@@ -1,11 +1,10 @@
-// Workflow-safe, step 5 of a call: the effect key, the request the worker receives, and the
-// recovery state machine (or a delegated child, for tools that run independently).
+// Workflow-safe, step 5 of a call: the request the worker receives, and the recovery state machine
+// (or a delegated child, for tools that run independently).
 import { shortDigest } from '../../catalog/digest';
 import type { Policy } from '../../catalog/policy';
 import type { ToolCall } from '../../catalog/tool-call';
 import type { CitedOrigin, PerformRequest, RemainingBudget } from '../../common/wire';
 import type { LedgerDecision } from '../../ledger/ref';
-import { effectKey } from '../../common/effect-key';
 import type { JournalEntry } from '../journal';
 import { performWithRecovery, type Escalator } from '../recovery';
 import { StepError, StepErrorCode } from '../step-error';
@@ -28,16 +27,9 @@ export interface PerformContext {
   onStarted?: () => void;
 }
 
-export async function performCall(
-  entry: JournalEntry,
-  call: ToolCall,
-  args: Record<string, unknown>,
-  c: PerformContext,
-): Promise<unknown> {
-  const key = effectKey({ tool: call.toolId, args }, entry.position);
-  entry.effectKey = key;
-  if (c.delegate) return delegated(entry, call.toolId, args, c.delegate);
-  const request: PerformRequest = {
+/** The request written to history with the call: only what the worker does not already know. */
+function requestOf(call: ToolCall, args: Record<string, unknown>, c: PerformContext): PerformRequest {
+  return {
     toolId: call.toolId,
     args,
     principal: c.principal,
@@ -51,24 +43,32 @@ export async function performCall(
     ...(c.lease ? { lease: c.lease } : {}),
     ...(c.policy.allow === '*' && !c.policy.deny?.length ? {} : { policy: c.policy }),
   };
-  try {
-    return await performWithRecovery({
-      decl: call.decl,
-      request,
-      effectKey: key,
-      position: entry.position,
-      entry,
-      summary: `${call.toolId.replace(/^tool:\/\//, '')} #${entry.position}`,
-      escalator: c.escalator,
-      onEvents: (events) => {
-        if (events.some((e) => e.kind === 'extension.started')) c.onStarted?.();
-      },
-      onOrigins: c.onOrigins,
-    });
-  } catch (err) {
-    if (StepError.is(err)) entry.error = { code: err.code, message: err.message };
-    throw err;
-  }
+}
+
+/** Sends the call under its effect key: the recovery state machine decides what an unknown outcome means. */
+export function performCall(
+  entry: JournalEntry,
+  call: ToolCall,
+  args: Record<string, unknown>,
+  effectKey: string,
+  c: PerformContext,
+): Promise<unknown> {
+  if (c.delegate) return delegated(entry, call.toolId, args, c.delegate);
+  return performWithRecovery({
+    decl: call.decl,
+    request: requestOf(call, args, c),
+    effectKey,
+    position: entry.position,
+    entry,
+    summary: `${call.toolId.replace(/^tool:\/\//, '')} #${entry.position}`,
+    escalator: c.escalator,
+    onEvents: c.onStarted
+      ? (events) => {
+          if (events.some((e) => e.kind === 'extension.started')) c.onStarted?.();
+        }
+      : undefined,
+    onOrigins: c.onOrigins,
+  });
 }
 
 async function delegated(
@@ -86,8 +86,10 @@ async function delegated(
     // The child's own verdict (InDoubt, Refused, ...) is kept, not flattened to Failed.
     const code = StepError.is(err) ? err.code : StepErrorCode.Failed;
     entry.outcome = code === StepErrorCode.InDoubt ? 'in_doubt' : 'failed';
-    const message = (err as Error).message;
-    entry.error = { code, message };
-    throw new StepError(code, `${toolId} (delegated): ${message}`, StepError.is(err) ? err.rule : undefined);
+    throw new StepError(
+      code,
+      `${toolId} (delegated): ${(err as Error).message}`,
+      StepError.is(err) ? err.rule : undefined,
+    );
   }
 }

@@ -3,27 +3,23 @@
 import { CatalogError } from '../../catalog/errors';
 import type { OfferedTool, ToolCatalog } from '../../catalog/tool-catalog';
 import { ToolCall } from '../../catalog/tool-call';
-import type { JournalEntry } from '../journal';
 import { StepErrorCode } from '../step-error';
-import { refuse } from './refuse';
+import { refusal, type Refusal } from './refuse';
 
 export function prepareCall(
-  entry: JournalEntry,
   catalog: ToolCatalog,
   toolId: string,
   args: unknown,
   answering?: OfferedTool,
-): ToolCall {
-  if (answering && answering.toolId !== toolId) {
-    refuse(entry, StepErrorCode.Unreachable, 'answering', `the model's call named ${answering.toolId}, not ${toolId}`);
-  }
+): ToolCall | Refusal {
+  if (answering && answering.toolId !== toolId)
+    return refusal(StepErrorCode.Unreachable, 'answering', `the model's call named ${answering.toolId}, not ${toolId}`);
   try {
     return ToolCall.prepare(catalog, toolId, args);
   } catch (err) {
     if (!CatalogError.is(err)) throw err;
     const invalid = err.code === 'InvalidArguments';
-    return refuse(
-      entry,
+    return refusal(
       invalid ? StepErrorCode.InvalidArguments : StepErrorCode.Unreachable,
       invalid ? 'schema' : 'unreachable',
       err.message,

@@ -1,12 +1,15 @@
-// Workflow-safe: how a step of the call pipeline ends a call: in the journal, then as a StepError.
-import type { JournalEntry } from '../journal';
-import { StepError, type StepErrorCode } from '../step-error';
+// Workflow-safe: how a step of the call pipeline says no. A step returns a refusal; the pipeline
+// records it in the journal and ends the call with a StepError.
+import type { StepErrorCode } from '../step-error';
 
-export function refuse(entry: JournalEntry, code: StepErrorCode, rule: string, reason: string): never {
-  if (entry.decision !== 'denied') entry.decision = 'refused';
-  entry.rule = rule;
-  entry.reason = reason;
-  entry.outcome = 'refused';
-  entry.error = { code, message: reason };
-  throw new StepError(code, reason, rule);
+export interface Refusal {
+  refused: { code: StepErrorCode; rule: string; reason: string };
+}
+
+export function refusal(code: StepErrorCode, rule: string, reason: string): Refusal {
+  return { refused: { code, rule, reason } };
+}
+
+export function isRefusal(x: object): x is Refusal {
+  return 'refused' in x;
 }

@@ -1,0 +1,141 @@
+// Workflow-safe: one governed call, flat: prepare → gate → approval → lease → perform. Each step
+// returns its decision; this file alone writes them into the call's journal entry. The effect key
+// is computed once, from the arguments the gate let through, and travels as a value. A call the
+// gate decides at once awaits nothing before its activity: no step adds a promise it does not need.
+import type { OfferedTool, ToolCatalog } from '../../catalog/tool-catalog';
+import type { Policy } from '../../catalog/policy';
+import { effectKey } from '../../common/effect-key';
+import type { CitedOrigin } from '../../common/wire';
+import type { JournalEntry } from '../journal';
+import type { Escalator } from '../recovery';
+import { StepError } from '../step-error';
+import { askApproval, type Approval, type Denial } from './approval';
+import { gatedArgs, type Gate, type GateVerdict } from './gate';
+import { takeLease } from './lease';
+import { performCall, type Delegate } from './perform';
+import { prepareCall } from './prepare';
+import { isRefusal, type Refusal } from './refuse';
+
+export interface CallOptions {
+  /** The model's tool call this execution answers; telemetry only, never in the effect key. */
+  modelCallId?: string;
+  /** The offer the model named; a call to any other tool is refused. */
+  answering?: OfferedTool;
+  gate?: Gate;
+  /** A position reserved with `reserve()`, so concurrent calls keep the order the model gave. */
+  position?: number;
+  /** Performs the prepared, governed call elsewhere (a child workflow for independent tools). */
+  delegate?: Delegate;
+  /** Receives the labels of what the tool cited (recalled facts), verified by the worker. */
+  onOrigins?: (origins: CitedOrigin[]) => void;
+}
+
+/** What the pipeline needs of the run it calls for. */
+export interface CallHost {
+  catalog: ToolCatalog;
+  principal: string;
+  policy: Policy;
+  capabilities?: readonly string[];
+  escalator: Escalator;
+  /** The run's leases changed (one granted, started or committed). */
+  leasesChanged(): void;
+  /** The call ended: performed (`done`), or refused or failed, its journal entry final. */
+  settled(entry: JournalEntry, done: boolean): void;
+}
+
+/** Ends the call: the refusal goes into the journal, and the caller gets a StepError. */
+function refuse(entry: JournalEntry, r: Refusal): never {
+  if (entry.decision !== 'denied') entry.decision = 'refused';
+  entry.rule = r.refused.rule;
+  entry.reason = r.refused.reason;
+  entry.outcome = 'refused';
+  entry.error = { code: r.refused.code, message: r.refused.reason };
+  throw new StepError(r.refused.code, r.refused.reason, r.refused.rule);
+}
+
+function recordVerdict(entry: JournalEntry, verdict: GateVerdict): void {
+  if (verdict.rule) entry.rule = verdict.rule;
+  if (verdict.reason) entry.reason = verdict.reason;
+  if (verdict.substitutions?.length) entry.substitutions = verdict.substitutions;
+  if (!verdict.allow && !verdict.askPerson)
+    refuse(entry, { refused: { code: 'Refused', rule: verdict.rule, reason: verdict.reason } });
+}
+
+function recordAnswer(entry: JournalEntry, answer: Approval | Denial): void {
+  if (isRefusal(answer)) {
+    entry.decision = 'denied';
+    if (answer.deniedBy) entry.decidedBy = answer.deniedBy;
+    refuse(entry, answer);
+  }
+  entry.decision = 'approved';
+  entry.decidedBy = answer.approved.by;
+  entry.rule = answer.approved.rule;
+  entry.reason = answer.approved.reason;
+}
+
+const isPromise = <T>(v: T | Promise<T>): v is Promise<T> => typeof (v as { then?: unknown })?.then === 'function';
+
+/** Runs one call through every step; refusals end it before any activity exists. */
+export async function runCall(
+  host: CallHost,
+  entry: JournalEntry,
+  args: unknown,
+  options: CallOptions,
+): Promise<unknown> {
+  let done = false;
+  try {
+    const call = prepareCall(host.catalog, entry.toolId, args, options.answering);
+    if (isRefusal(call)) refuse(entry, call);
+    const decided = options.gate?.(call);
+    const verdict = decided && isPromise(decided) ? await decided : decided;
+    if (verdict) recordVerdict(entry, verdict);
+    const sent = gatedArgs(call, verdict);
+    const key = effectKey({ tool: call.toolId, args: sent }, entry.position);
+    entry.effectKey = key;
+    if (verdict?.askPerson) recordAnswer(entry, await askApproval(call, verdict, key, entry.position, host.escalator));
+    const lease = takeLease(call.toolId, entry.position, host.capabilities);
+    if (typeof lease === 'object') refuse(entry, lease);
+    if (lease) {
+      entry.lease = { id: lease, states: ['granted'] };
+      host.leasesChanged();
+    }
+    // Charged only now: a call refused at any step before, the lease included, costs nothing.
+    verdict?.charge?.();
+    let output: unknown;
+    try {
+      output = await performCall(entry, call, sent, key, {
+        ledger: {
+          decision: verdict === undefined ? 'ungoverned' : entry.decision === 'approved' ? 'approved' : 'allowed',
+          trustedArgs: verdict?.allow === true && verdict.trustedArgs === true,
+        },
+        budget: verdict?.remaining?.(),
+        onOrigins: (origins) => {
+          entry.cited = origins.map(({ trusted, origin, reason }) => ({
+            trusted,
+            ...(origin ? { origin } : {}),
+            ...(reason ? { reason } : {}),
+          }));
+          options.onOrigins?.(origins);
+        },
+        principal: host.principal,
+        policy: host.policy,
+        escalator: host.escalator,
+        modelCallId: options.modelCallId,
+        lease,
+        delegate: options.delegate,
+        onStarted: lease ? () => entry.lease?.states.push('started') : undefined,
+      });
+    } catch (err) {
+      if (StepError.is(err)) entry.error = { code: err.code, message: err.message };
+      throw err;
+    }
+    if (entry.lease) {
+      entry.lease.states.push('committed');
+      host.leasesChanged();
+    }
+    done = true;
+    return output;
+  } finally {
+    host.settled(entry, done);
+  }
+}
