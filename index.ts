@@ -1,6 +1,6 @@
 // toolplane (worker side): the plugin for your own `Worker.create({ plugins })`, the tool seam,
 // tool errors, the blob store, and manifests.
-export { ToolplanePlugin, type ToolplanePluginOptions } from './plugin';
+export { ToolplanePlugin, type ToolplanePluginOptions, type ToolplaneDeployment } from './plugin';
 export type { WorkflowTracing } from './activities/telemetry';
 export type {
   Ctx,
