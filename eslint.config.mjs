@@ -54,6 +54,7 @@ export default tseslint.config(
       'workflow.ts',
       'ai-sdk.ts',
       'examples/ai-sdk-agent/workflows.ts',
+      'test/fixtures/versioning/workflows-b.ts',
     ],
     // path.ts resolves a file name for the worker; manifest-file.ts reads a manifest from disk (parsing is manifest.ts).
     ignores: ['workflows/path.ts', 'catalog/manifest-file.ts'],
