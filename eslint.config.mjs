@@ -54,6 +54,7 @@ export default tseslint.config(
       'workflow.ts',
       'ai-sdk.ts',
       'examples/ai-sdk-agent/workflows.ts',
+      'test/fixtures/versioning/workflows-b.ts',
     ],
     rules: {
       'no-restricted-imports': [

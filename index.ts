@@ -2,7 +2,7 @@
 // tool errors, the blob store, manifests, ledger signing, and ToolplaneError, the base of every
 // toolplane error. What a client process needs too (the search attribute check, ledger key files,
 // the default task queue) is toolplane/client's, which loads no worker code.
-export { ToolplanePlugin, type ToolplanePluginOptions } from './plugin';
+export { ToolplanePlugin, type ToolplanePluginOptions, type ToolplaneDeployment } from './plugin';
 export type { WorkflowTracing } from './activities/telemetry';
 export type { Ctx, Tool, ToolDef, ToolOrigin, ToolOutput, LedgerRef } from './activities/tool';
 export type { ToolEvent, Reconciliation, CarriedContent } from './common/wire';

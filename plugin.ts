@@ -1,7 +1,8 @@
 // The worker-side door: `new ToolplanePlugin({ manifest, tools })` in `Worker.create({ plugins })`
 // contributes toolplane's activities and interceptors to a worker the user owns.
+import type { VersioningBehavior } from '@temporalio/common';
 import { SimplePlugin } from '@temporalio/plugin';
-import type { WorkerOptions } from '@temporalio/worker';
+import type { WorkerDeploymentOptions, WorkerOptions } from '@temporalio/worker';
 import type { Manifest } from './catalog/manifest';
 import { createAuthorizeActivities } from './activities/authorize';
 import { createCarriedActivities } from './activities/carried';
@@ -18,6 +19,25 @@ import { ToolplaneError } from './catalog/errors';
 import { checkSearchAttributes } from './inspect/search-attributes';
 import type { LedgerConfig } from './ledger/keys';
 import { WORKFLOW_INTERCEPTOR_MODULES } from './runtime/workflow-modules';
+
+/**
+ * Temporal Worker Versioning: the version of a worker deployment this worker is. Each deploy whose
+ * workflow code differs gets a new `buildId`; making it current (`temporal worker deployment
+ * set-current-version`) sends new runs to it, while a running run stays on the version it started on.
+ */
+export interface ToolplaneDeployment {
+  /** The worker deployment, shared by every version of one fleet (such as `support-desk`); no `.` or `:`. */
+  deploymentName: string;
+  /** This worker's version within the deployment (such as a commit or image tag). */
+  buildId: string;
+  /**
+   * The versioning behavior of every workflow on this worker that declares none of its own, toolplane's
+   * included (they declare none, so that unversioned workers can run them). Default PINNED: a run
+   * finishes on the version that started it. AUTO_UPGRADE moves running runs to each new current
+   * version, so every change to their commands needs a patch (docs/versioning.md).
+   */
+  defaultVersioningBehavior?: VersioningBehavior;
+}
 
 export interface ToolplanePluginOptions {
   /** The worker's manifest: every tool, principal and model endpoint this worker may serve. */
@@ -57,6 +77,45 @@ export interface ToolplanePluginOptions {
    * stuck.
    */
   checkSearchAttributes?: boolean;
+  /**
+   * Run as a version of a Temporal worker deployment (Worker Versioning): the plugin sets the worker's
+   * `workerDeploymentOptions`. Without it the worker is unversioned, as Temporal's default.
+   */
+  deployment?: ToolplaneDeployment;
+}
+
+/**
+ * The worker's `workerDeploymentOptions` for a deployment version; refuses names Temporal would
+ * reject only once the worker polls (server 1.29: no `.` or `:` in a deployment name, neither
+ * field empty or starting with `__`).
+ */
+export function workerDeploymentOptions(d: ToolplaneDeployment): WorkerDeploymentOptions {
+  const bad = (what: string, value: string): string | undefined =>
+    typeof value !== 'string' || value.trim() === ''
+      ? `${what} is empty`
+      : value.startsWith('__')
+        ? `${what} ${JSON.stringify(value)} starts with "__", which Temporal reserves`
+        : value !== value.trim()
+          ? `${what} ${JSON.stringify(value)} has leading or trailing spaces`
+          : undefined;
+  const problem =
+    bad('the deployment name', d.deploymentName) ??
+    (/[.:]/.test(d.deploymentName)
+      ? `the deployment name ${JSON.stringify(d.deploymentName)} contains "." or ":", which Temporal refuses`
+      : undefined) ??
+    bad('the build id', d.buildId);
+  if (problem) throw new ToolplaneError('UsageError', `worker deployment: ${problem}`);
+  const behavior = d.defaultVersioningBehavior ?? 'PINNED';
+  if (behavior !== 'PINNED' && behavior !== 'AUTO_UPGRADE')
+    throw new ToolplaneError(
+      'UsageError',
+      `worker deployment: defaultVersioningBehavior ${JSON.stringify(behavior)} is neither PINNED nor AUTO_UPGRADE`,
+    );
+  return {
+    version: { deploymentName: d.deploymentName, buildId: d.buildId },
+    useWorkerVersioning: true,
+    defaultVersioningBehavior: behavior,
+  };
 }
 
 export class ToolplanePlugin extends SimplePlugin {
@@ -76,6 +135,7 @@ export class ToolplanePlugin extends SimplePlugin {
       ...createExtensionTools(opts.manifest, extensions),
     ]);
     registry.assertMatches(opts.manifest);
+    if (opts.deployment) workerDeploymentOptions(opts.deployment); // a bad name refuses here, before the worker exists
     const blobs = opts.blobs ?? new FileBlobStore();
     const activities = {
       ...createAuthorizeActivities({ manifest: opts.manifest, allowUngovernedToolRun: opts.allowUngovernedToolRun }),
@@ -140,6 +200,7 @@ export class ToolplanePlugin extends SimplePlugin {
       );
     const configured = super.configureWorker({
       ...options,
+      ...this.deploymentOptions(options),
       sinks: { ...workflowSpanSinks(this.opts.tracing), ...options.sinks },
     });
     const registered = (configured.activities ?? {}) as Record<string, unknown>;
@@ -149,5 +210,30 @@ export class ToolplanePlugin extends SimplePlugin {
     if (!configured.interceptors?.activity?.includes(activityTracing))
       throw new ToolplaneError('ActivityConflict', "the worker's options dropped toolplane's activity interceptor");
     return configured;
+  }
+
+  /** The plugin's deployment version; the worker's own options may repeat it, never name another. */
+  private deploymentOptions(options: WorkerOptions): Pick<WorkerOptions, 'workerDeploymentOptions'> {
+    if (!this.opts.deployment) return {};
+    const ours = workerDeploymentOptions(this.opts.deployment);
+    const theirs = options.workerDeploymentOptions;
+    const same =
+      !theirs ||
+      (theirs.useWorkerVersioning &&
+        theirs.version.deploymentName === ours.version.deploymentName &&
+        theirs.version.buildId === ours.version.buildId &&
+        theirs.defaultVersioningBehavior === ours.defaultVersioningBehavior);
+    if (!same)
+      throw new ToolplaneError(
+        'DeploymentConflict',
+        `the worker's own workerDeploymentOptions (${JSON.stringify(theirs)}) differ from the plugin's deployment ` +
+          `(${JSON.stringify(ours)}); set one of them`,
+      );
+    if (options.useVersioning || (options.buildId !== undefined && options.buildId !== ours.version.buildId))
+      throw new ToolplaneError(
+        'DeploymentConflict',
+        "the worker's buildId/useVersioning (the deprecated build-id versioning) cannot be combined with the plugin's deployment",
+      );
+    return { workerDeploymentOptions: ours };
   }
 }

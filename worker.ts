@@ -3,6 +3,9 @@
  * one task queue. Refuses to start when its tool implementations disagree with the manifest.
  *
  *   toolplane worker --manifest examples/support-desk/manifest.yaml --tools examples/support-desk/tools
+ *
+ * With `--deployment-name` and `--build-id` it runs as one version of a Temporal worker deployment
+ * (Worker Versioning); toolplane's workflows are pinned to the version that started them.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -14,7 +17,12 @@ import type { Manifest } from './catalog/manifest';
 import type { Tool } from './activities/tool';
 import { DEFAULT_TASK_QUEUE } from './common/names';
 import { WORKFLOWS_PATH } from './runtime/workflow-modules';
-import { ToolplanePlugin, type ToolplanePluginOptions } from './plugin';
+import {
+  ToolplanePlugin,
+  workerDeploymentOptions,
+  type ToolplaneDeployment,
+  type ToolplanePluginOptions,
+} from './plugin';
 import { checkSearchAttributes } from './inspect/search-attributes';
 import { LedgerKeyInvalid, loadLedgerKeyFile, type LedgerConfig } from './ledger/keys';
 import { connectionSettings, connectOptions } from './inspect/connection';
@@ -77,6 +85,20 @@ export async function loadToolModules(modules: string[]): Promise<Tool[]> {
     tools.push(...(loaded as Tool[]));
   }
   return tools;
+}
+
+/** Worker Versioning from the flags: both a deployment name and a build id, or neither. */
+function deploymentOf(o: { deploymentName?: string; buildId?: string }): ToolplaneDeployment | undefined {
+  if (!o.deploymentName && !o.buildId) return undefined;
+  if (!o.deploymentName || !o.buildId)
+    throw new ToolplaneError(
+      'UsageError',
+      `Worker Versioning needs both a deployment name and a build id; only the ${o.buildId ? 'build id' : 'deployment name'} is set ` +
+        '(--deployment-name / TOOLPLANE_DEPLOYMENT_NAME, --build-id / TOOLPLANE_BUILD_ID)',
+    );
+  const deployment = { deploymentName: o.deploymentName, buildId: o.buildId };
+  workerDeploymentOptions(deployment); // refuses a name Temporal would refuse, before connecting
+  return deployment;
 }
 
 /** The signing half of a ledger key file; a file with public keys only cannot sign. */
@@ -155,6 +177,18 @@ export async function runWorkerCli(argv: string[]): Promise<void> {
       'a prebuilt workflow bundle (skips bundling at start)',
       process.env.TOOLPLANE_WORKFLOW_BUNDLE,
     )
+    .option(
+      '--deployment-name <name>',
+      'run as a version of this Temporal worker deployment (Worker Versioning; with --build-id) ' +
+        '(default: TOOLPLANE_DEPLOYMENT_NAME, TEMPORAL_DEPLOYMENT_NAME)',
+      process.env.TOOLPLANE_DEPLOYMENT_NAME || process.env.TEMPORAL_DEPLOYMENT_NAME || undefined,
+    )
+    .option(
+      '--build-id <id>',
+      "this worker's version in the deployment, new for each deploy that changes workflow code " +
+        '(default: TOOLPLANE_BUILD_ID, TEMPORAL_WORKER_BUILD_ID)',
+      process.env.TOOLPLANE_BUILD_ID || process.env.TEMPORAL_WORKER_BUILD_ID || undefined,
+    )
     .parse(argv);
   const o = program.opts<{
     manifest: string;
@@ -166,7 +200,10 @@ export async function runWorkerCli(argv: string[]): Promise<void> {
     workflowBundle?: string;
     allowUngovernedToolRun?: boolean;
     ledgerKeys?: string;
+    deploymentName?: string;
+    buildId?: string;
   }>();
+  const deployment = deploymentOf(o);
   const { manifest }: { manifest: Manifest } = loadManifest(o.manifest);
   const tools = await loadToolModules(o.tools);
   const settings = connectionSettings(o);
@@ -183,6 +220,7 @@ export async function runWorkerCli(argv: string[]): Promise<void> {
     ledger: o.ledgerKeys ? ledgerSigning(o.ledgerKeys) : undefined,
     allowUngovernedToolRun: o.allowUngovernedToolRun === true,
     workflowBundle: o.workflowBundle ? { codePath: o.workflowBundle } : undefined,
+    deployment,
     // How long a run waits on this worker's sticky queue before another worker takes it over
     // after a crash; the SDK's default is 10s.
     workerOptions: process.env.TOOLPLANE_STICKY_TIMEOUT
@@ -197,8 +235,11 @@ export async function runWorkerCli(argv: string[]): Promise<void> {
       );
       worker.shutdown();
     });
+  const version = deployment
+    ? ` as version ${deployment.buildId} of worker deployment ${deployment.deploymentName}`
+    : ' (unversioned)';
   console.error(
-    `[worker] pid ${process.pid} polling ${o.taskQueue} on ${settings.address} (namespace ${settings.namespace}) with ${tools.length} tools`,
+    `[worker] pid ${process.pid} polling ${o.taskQueue} on ${settings.address} (namespace ${settings.namespace})${version} with ${tools.length} tools`,
   );
   try {
     await worker.run();

@@ -32,6 +32,8 @@ export interface SpawnOptions {
   killAt?: string;
   tools?: string[];
   env?: Record<string, string>;
+  /** More `toolplane worker` flags, such as `--deployment-name`. */
+  args?: string[];
 }
 
 export function spawnWorker(opts: SpawnOptions): WorkerProcess {
@@ -48,6 +50,7 @@ export function spawnWorker(opts: SpawnOptions): WorkerProcess {
     opts.address,
   ];
   for (const t of opts.tools ?? [path.join(root, 'examples', 'support-desk', 'tools')]) args.push('--tools', t);
+  args.push(...(opts.args ?? []));
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     TOOLPLANE_STORE_DIR: opts.storeDir,
