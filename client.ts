@@ -12,7 +12,7 @@ import { checkSearchAttributes } from './inspect/search-attributes';
 import { MANIFEST_DIGEST, PRINCIPAL, REFUSALS, WAITING_FOR, WaitingFor } from './common/search-attributes';
 import { follow } from './inspect/follow';
 import { formatEffects, loadEffects, type EffectView } from './inspect/journal';
-import type { AgentRunInput, AgentRunResult } from './workflows/agent-run';
+import type { AgentRunInput, AgentRunResult } from './workflows/agent/run';
 import {
   pendingEscalations,
   resolveEscalation,

@@ -46,6 +46,11 @@ export default tseslint.config(
     },
   },
   {
+    // The run, the turn, the governed call, the chain and recovery read top to bottom: no function over 60 lines.
+    files: ['workflows/**/*.ts'],
+    rules: { 'max-lines-per-function': ['error', { max: 60, skipBlankLines: true, skipComments: true, IIFEs: true }] },
+  },
+  {
     // Workflow-safe code: bundled into Temporal's sandbox, replayed; no Node, no activities' code.
     files: [
       'catalog/**/*.ts',

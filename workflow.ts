@@ -3,7 +3,7 @@
 // stay inside: a call is governed through `StepCtx`, `agentRun` or toolplane/ai-sdk's `governedTools`.
 // Types a client also needs (a run's input and result, an escalation's question and answer) are
 // exported by toolplane/client, once; api/toolplane-workflow.api.md is the reviewed surface.
-export { agentRun } from './workflows/agent-run';
+export { agentRun } from './workflows/agent/run';
 export { toolRun } from './workflows/tool-run';
 export { delegatedCall, type DelegatedCallInput, type DelegatedCallResult } from './workflows/delegated-call';
 export { StepCtx, type CallOptions, type OpenRequest, type StepState } from './workflows/step-ctx';

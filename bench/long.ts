@@ -11,7 +11,7 @@ import { temporal } from '@temporalio/proto';
 import type { ScriptTurn } from '../common/wire';
 import { manifestDigest } from '../catalog/digest';
 import type { Manifest } from '../catalog/manifest';
-import type { AgentRunInput, AgentRunResult } from '../workflows/agent-run';
+import type { AgentRunInput, AgentRunResult } from '../workflows/agent/run';
 
 type Event = temporal.api.history.v1.IHistoryEvent;
 

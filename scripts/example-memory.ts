@@ -20,7 +20,7 @@ import { defaultStoreDir } from '../examples/support-desk/keyed-log';
 import { follow } from '../inspect/follow';
 import { generateLedgerKey, loadLedgerKeyFile } from '../ledger/keys';
 import { formatVerdict, verifyProducedBy } from '../ledger/verify';
-import type { AgentRunResult } from '../workflows/agent-run';
+import type { AgentRunResult } from '../workflows/agent/run';
 import { createWorker } from '../worker';
 import { connectOrStart, runUrl } from './dev-server';
 

@@ -13,7 +13,7 @@ import { startAgentRun } from '../client';
 import { agentRunInput } from '../cli';
 import { createTools } from '../examples/support-desk/tools';
 import { follow } from '../inspect/follow';
-import type { AgentRunResult } from '../workflows/agent-run';
+import type { AgentRunResult } from '../workflows/agent/run';
 import { createWorker } from '../worker';
 import { ExtensionManager } from '../activities/extensions/extension-manager';
 import { EXTENSION_RUNTIME } from '../catalog/capabilities';

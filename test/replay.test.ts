@@ -8,7 +8,7 @@ import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { Worker } from '@temporalio/worker';
 import type { AuthorizeResult } from '../common/wire';
 import { effectsFromHistory, journalFromCompletion } from '../inspect/journal';
-import type { AgentRunInput, AgentRunResult } from '../workflows/agent-run';
+import type { AgentRunInput, AgentRunResult } from '../workflows/agent/run';
 
 const dir = path.resolve(__dirname, 'histories');
 const files = fs

@@ -2,18 +2,15 @@
 // `generateText` themselves (with @temporalio/ai-sdk). Every `execute` goes through
 // `StepCtx.callTool` with the same gate, labels and lanes as `agentRun`, so both decide alike.
 import { jsonSchema, tool, type Tool, type ToolExecutionOptions } from 'ai';
-import type { CitedOrigin } from '../common/wire';
 import type { Sensitivity } from '../catalog/manifest';
 import type { OfferedTool } from '../catalog/tool-catalog';
 import { isStoredHandle } from '../common/stored-output';
-import { governanceGate } from './governance';
+import { governedAgentCall } from './agent/governed-call';
 import type { JournalEntry } from './journal';
 import { laneOf } from './lanes';
 import { Budget, type Limits } from './limits';
 import { Provenance, USER_PROMPT, type ProvenanceView } from './provenance';
 import type { StepCtx } from './step-ctx';
-import { produceToolOutput } from './tool-output-labels';
-import { StepError } from './step-error';
 
 /** The governed tools take no context of the caller's: the run's StepCtx is theirs. */
 type ToolContext = Record<string, unknown>;
@@ -27,12 +24,7 @@ export interface GovernedToolsOptions {
   limits?: Limits;
 }
 
-/** What the model is told when a call is refused: the rule and the reason, as `agentRun` tells it. */
-export interface RefusedToolResult {
-  error: string;
-  rule?: string;
-  reason: string;
-}
+export type { RefusedToolResult } from './agent/governed-call';
 
 export interface GovernedTools {
   /** The offered tools by their offered names (`crm__lookup_customer`), for `generateText({ tools })`. */
@@ -69,6 +61,7 @@ export function governedTools(step: StepCtx, options: GovernedToolsOptions): Gov
     callTrusted: true,
     sensitivity: options.promptSensitivity ?? 'internal',
   });
+  const scope = { step, budget, provenance };
   // One model step's calls share what the model had read, and their lanes. A step is told apart by
   // the transcript it was written from, which grows with every step.
   let current: { transcript: number; seen: ProvenanceView; tails: Map<string, Promise<unknown>> } | undefined;
@@ -78,42 +71,11 @@ export function governedTools(step: StepCtx, options: GovernedToolsOptions): Gov
     return current;
   };
 
-  const call = async (
-    offer: OfferedTool,
-    input: unknown,
-    toolCallId: string,
-    seen: ProvenanceView,
-    position: number,
-  ) => {
-    let callTrusted = false;
-    let origins: CitedOrigin[] = [];
-    try {
-      const output = await step.callTool(offer.toolId, input, {
-        position,
-        modelCallId: toolCallId,
-        answering: offer,
-        onOrigins: (o) => (origins = o),
-        gate: governanceGate({
-          principal: step.scope.principal,
-          offer,
-          budget,
-          provenance: seen,
-          onAllowed: (t) => (callTrusted = t),
-        }),
-      });
-      produceToolOutput(provenance, {
-        toolId: offer.toolId,
-        output,
-        callTrusted,
-        origins,
-        sensitivity: step.catalog.declared(offer.toolId)!.decl.sensitivity.output,
-      });
-      // An output stored outside history reaches the model as its preview.
-      return isStoredHandle(output) ? output.preview : output;
-    } catch (err) {
-      if (!StepError.is(err)) throw err;
-      return { error: err.code, rule: err.rule, reason: err.message } satisfies RefusedToolResult;
-    }
+  const call = async (offer: OfferedTool, input: unknown, callId: string, seen: ProvenanceView, position: number) => {
+    const r = await governedAgentCall(scope, { toolId: offer.toolId, args: input, offer, position, callId, seen });
+    if ('refused' in r) return r.refused;
+    // An output stored outside history reaches the model as its preview.
+    return isStoredHandle(r.output) ? r.output.preview : r.output;
   };
 
   const tools: GovernedTools['tools'] = {};

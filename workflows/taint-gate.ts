@@ -3,7 +3,7 @@
 import { pointerCovers, setAt } from '../catalog/json-pointer';
 import type { ProtectedFieldDecl, ToolDecl } from '../catalog/manifest';
 import { sensitivityRank } from '../catalog/sensitivity';
-import { leaves } from '../common/json-leaves';
+import { leaves, type Leaf } from '../common/json-leaves';
 import type { Label, ProvenanceView, Sighting } from './provenance';
 
 /** A look-alike the model wrote, replaced by the exact value the trusted source produced. */
@@ -23,6 +23,8 @@ export type FlowVerdict =
       substitutions?: Substitution[];
     }
   | { allow: false; rule: string; reason: string };
+
+type Refused = Extract<FlowVerdict, { allow: false }>;
 
 const covers = pointerCovers;
 
@@ -90,51 +92,72 @@ function ruleCovering(rules: readonly ProtectedFieldDecl[], pointer: string): Pr
   return undefined;
 }
 
+/** Refusal, or the arguments as their protected fields' trusted values (byte for byte) and what was replaced. */
+function protectFields(
+  rules: readonly ProtectedFieldDecl[],
+  argLeaves: readonly Leaf[],
+  args: Record<string, unknown>,
+  prov: ProvenanceView,
+): Refused | { out: Record<string, unknown>; substitutions: Substitution[] } {
+  let out = args;
+  const substitutions: Substitution[] = [];
+  for (const rule of rules) {
+    if (!('from_sources' in rule)) continue;
+    for (const leaf of argLeaves) {
+      if (!covers(rule.pointer, leaf.pointer)) continue;
+      if (leaf.value === null || typeof leaf.value === 'boolean')
+        return {
+          allow: false,
+          rule: `protected_field:${rule.pointer}`,
+          reason: `${leaf.pointer} is not a value any source produced`,
+        };
+      const field = checkProtectedField(rule, leaf.pointer, leaf.value, prov);
+      if (!field.ok) return { allow: false, rule: `protected_field:${rule.pointer}`, reason: field.reason };
+      if (field.exact !== leaf.value) {
+        out = setAt(out, leaf.pointer, field.exact);
+        substitutions.push({ pointer: leaf.pointer, written: String(leaf.value), sent: String(field.exact) });
+      }
+    }
+  }
+  return { out, substitutions };
+}
+
+/** A mutating tool takes untrusted data only where a field rule admits it (labels are read into `labels`). */
+function refuseTainted(
+  decl: ToolDecl,
+  argLeaves: readonly Leaf[],
+  labels: (Label | undefined)[],
+  prov: ProvenanceView,
+): Refused | undefined {
+  if (decl.safety === 'read_only') return undefined;
+  for (let i = 0; i < argLeaves.length; i++) {
+    const leaf = argLeaves[i]!;
+    if (ruleCovering(decl.protected_fields, leaf.pointer)) continue;
+    const label = (labels[i] = prov.labelOf(leaf.value));
+    if (label.trusted) continue;
+    const origin = label.synthesized
+      ? `the model wrote it after reading ${label.sources.filter((s) => s !== 'user://prompt').join(', ')}`
+      : `it came from ${label.sources.join(', ')}`;
+    return {
+      allow: false,
+      rule: `taint:${leaf.pointer || '/'}`,
+      reason: `${leaf.pointer || 'the arguments'} is untrusted (${origin}) and no field rule admits it into a ${decl.safety} tool`,
+    };
+  }
+  return undefined;
+}
+
 export function checkDataFlow(decl: ToolDecl, args: Record<string, unknown>, prov: ProvenanceView): FlowVerdict {
   try {
     const argLeaves = leaves(args);
-    const rules = decl.protected_fields;
     // Each argument's label, read once: the taint and sensitivity checks below both need it.
     const labels: (Label | undefined)[] = [];
-
-    let out = args;
-    const substitutions: Substitution[] = [];
-    for (const rule of rules) {
-      if (!('from_sources' in rule)) continue;
-      for (const leaf of argLeaves) {
-        if (!covers(rule.pointer, leaf.pointer)) continue;
-        if (leaf.value === null || typeof leaf.value === 'boolean')
-          return {
-            allow: false,
-            rule: `protected_field:${rule.pointer}`,
-            reason: `${leaf.pointer} is not a value any source produced`,
-          };
-        const field = checkProtectedField(rule, leaf.pointer, leaf.value, prov);
-        if (!field.ok) return { allow: false, rule: `protected_field:${rule.pointer}`, reason: field.reason };
-        if (field.exact !== leaf.value) {
-          out = setAt(out, leaf.pointer, field.exact);
-          substitutions.push({ pointer: leaf.pointer, written: String(leaf.value), sent: String(field.exact) });
-        }
-      }
-    }
-
-    if (decl.safety !== 'read_only') {
-      for (let i = 0; i < argLeaves.length; i++) {
-        const leaf = argLeaves[i]!;
-        if (ruleCovering(rules, leaf.pointer)) continue;
-        const label = (labels[i] = prov.labelOf(leaf.value));
-        if (!label.trusted) {
-          const origin = label.synthesized
-            ? `the model wrote it after reading ${label.sources.filter((s) => s !== 'user://prompt').join(', ')}`
-            : `it came from ${label.sources.join(', ')}`;
-          return {
-            allow: false,
-            rule: `taint:${leaf.pointer || '/'}`,
-            reason: `${leaf.pointer || 'the arguments'} is untrusted (${origin}) and no field rule admits it into a ${decl.safety} tool`,
-          };
-        }
-      }
-    }
+    const protectedArgs = protectFields(decl.protected_fields, argLeaves, args, prov);
+    if ('allow' in protectedArgs) return protectedArgs;
+    const { substitutions } = protectedArgs;
+    let out = protectedArgs.out;
+    const tainted = refuseTainted(decl, argLeaves, labels, prov);
+    if (tainted) return tainted;
 
     const redacted: string[] = [];
     const maxRank = sensitivityRank(decl.sensitivity.max);

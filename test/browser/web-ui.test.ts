@@ -6,7 +6,7 @@ import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { chromium, type Browser, type FrameLocator, type Page } from 'playwright-core';
 import type { Manifest } from '../../catalog/manifest';
-import type { AgentRunResult } from '../../workflows/agent-run';
+import type { AgentRunResult } from '../../workflows/agent/run';
 import { startAgentRun } from '../../client';
 import { resolveEscalation } from '../../workflows/escalation';
 import { waitForPending } from '../support/escalations';

@@ -20,7 +20,7 @@ import { outbox } from '../../examples/support-desk/tools/mail';
 import { spawnWorker, writeManifest, type WorkerProcess } from '../../scripts/worker-process';
 import { writeWorkflowBundle } from '../../scripts/workflow-bundle';
 import { resolveEscalation } from '../../workflows/escalation';
-import type { AgentRunResult } from '../../workflows/agent-run';
+import type { AgentRunResult } from '../../workflows/agent/run';
 import { agentInput } from '../support/agent';
 import { makeCurrent, tasksOf, versionOf } from '../support/deployment';
 import { exampleManifest } from '../support/env';

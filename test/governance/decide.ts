@@ -2,7 +2,7 @@
 // question it asks, in order.
 import { randomUUID } from 'node:crypto';
 import type { Manifest } from '../../catalog/manifest';
-import type { AgentRunResult } from '../../workflows/agent-run';
+import type { AgentRunResult } from '../../workflows/agent/run';
 import { pendingEscalations, resolveEscalation } from '../../workflows/escalation';
 import type { AiSdkAgentResult } from '../../examples/ai-sdk-agent/workflows';
 import type { ScriptedTurn } from '../../examples/ai-sdk-agent/scripted-model';

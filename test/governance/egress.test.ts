@@ -7,7 +7,7 @@ import type { Manifest, ToolDecl } from '../../catalog/manifest';
 import { createTools as bankingTools, LANDLORD_IBAN } from '../../examples/banking/tools';
 import { effectsStore } from '../../examples/worlds/fixture-tools';
 import { createTools as workspaceTools } from '../../examples/workspace/tools';
-import type { AgentRunResult } from '../../workflows/agent-run';
+import type { AgentRunResult } from '../../workflows/agent/run';
 import { runDeciding } from './decide';
 import { runAgent } from '../support/agent';
 import { harness, testDir, type Harness } from '../support/env';

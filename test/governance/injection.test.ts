@@ -7,7 +7,7 @@ import type { Manifest } from '../../catalog/manifest';
 import { createTools as bankingTools } from '../../examples/banking/tools';
 import { effectsStore } from '../../examples/worlds/fixture-tools';
 import { createTools as workspaceTools } from '../../examples/workspace/tools';
-import type { AgentRunResult } from '../../workflows/agent-run';
+import type { AgentRunResult } from '../../workflows/agent/run';
 import type { JournalEntry } from '../../workflows/journal';
 import { runAiSdkAgentWorker } from '../support/ai-sdk-agent';
 import { harness, testDir, type Harness } from '../support/env';

@@ -7,7 +7,7 @@ import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '
 import { buildProgram } from '../../cli';
 import type { ModelsDecl } from '../../catalog/authority';
 import { createTools } from '../../examples/support-desk/tools';
-import type { AgentRunInput, AgentRunResult } from '../../workflows/agent-run';
+import type { AgentRunInput, AgentRunResult } from '../../workflows/agent/run';
 import { exampleManifest, harness, testDir, type Harness } from '../support/env';
 import { startFakeAnthropic, toolResults, type AnthropicReply, type MessagesRequest } from '../support/fake-anthropic';
 import { startFakeChat, type ChatRequest, type Reply } from '../support/fake-chat';

@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Manifest, ToolDecl } from '../../catalog/manifest';
 import { manifestDigest } from '../../catalog/digest';
-import type { AgentRunInput, AgentRunResult } from '../../workflows/agent-run';
+import type { AgentRunInput, AgentRunResult } from '../../workflows/agent/run';
 import { resolveEscalation } from '../../workflows/escalation';
 import { waitForPending } from '../support/escalations';
 import { checkDataFlow } from '../../workflows/taint-gate';

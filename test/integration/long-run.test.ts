@@ -7,7 +7,7 @@ import { Worker } from '@temporalio/worker';
 import type { ScriptTurn } from '../../common/wire';
 import { readJournal } from '../../client';
 import { REFUSALS, TOOLS_CALLED } from '../../common/search-attributes';
-import type { AgentRunResult } from '../../workflows/agent-run';
+import type { AgentRunResult } from '../../workflows/agent/run';
 import { agentInput } from '../support/agent';
 import { exampleManifest, harness, testDir, type Harness } from '../support/env';
 import { scheduledActivities, type HistoryEvent } from '../support/history';

@@ -10,7 +10,7 @@ import { WORKFLOW_INTERCEPTOR_MODULES, WORKFLOWS_PATH } from '../../runtime/work
 import { workflowSpanSinks } from '../../activities/telemetry';
 import { idempotencyKey } from '../../common/effect-key';
 import { effectsFromHistory } from '../../inspect/journal';
-import type { AgentRunResult } from '../../workflows/agent-run';
+import type { AgentRunResult } from '../../workflows/agent/run';
 import type { ToolRunResult } from '../../workflows/tool-run';
 import type { Tool } from '../../activities/tool';
 import { loadManifest } from '../../runtime/manifest-file';

@@ -7,7 +7,7 @@ import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '
 import { Worker } from '@temporalio/worker';
 import { loadManifest } from '../../runtime/manifest-file';
 import type { ToolRunResult } from '../../workflows/tool-run';
-import type { AgentRunInput, AgentRunResult } from '../../workflows/agent-run';
+import type { AgentRunInput, AgentRunResult } from '../../workflows/agent/run';
 import { exampleManifest, harness, testDir, type Harness } from '../support/env';
 import { SCENARIO_MANIFEST, scenarioTools } from '../support/scenario-tools';
 import { supportDesk } from '../support/desk';

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import type { Tool } from '../../activities/tool';
 import { loadManifest } from '../../runtime/manifest-file';
-import type { AgentRunResult } from '../../workflows/agent-run';
+import type { AgentRunResult } from '../../workflows/agent/run';
 import { runAgent } from '../support/agent';
 import { harness, type Harness } from '../support/env';
 import { historyOf, type HistoryEvent } from '../support/history';

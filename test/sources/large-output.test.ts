@@ -9,7 +9,7 @@ import { BlobNotFound, FileBlobStore, type BlobStore } from '../../activities/bl
 import { loadManifest } from '../../runtime/manifest-file';
 import type { Manifest, ToolDeclInput } from '../../catalog/manifest';
 import { ToolDecl } from '../../catalog/manifest';
-import type { AgentRunInput, AgentRunResult } from '../../workflows/agent-run';
+import type { AgentRunInput, AgentRunResult } from '../../workflows/agent/run';
 import { harness, testDir, type Harness } from '../support/env';
 import { startFakeChat, type ChatRequest, type Reply } from '../support/fake-chat';
 import { historyOf } from '../support/history';

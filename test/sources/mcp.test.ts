@@ -8,7 +8,7 @@ import { manifestDigest } from '../../catalog/digest';
 import { loadManifest } from '../../runtime/manifest-file';
 import type { Manifest, ServerDecl } from '../../catalog/manifest';
 import { KeyedLog } from '../../examples/support-desk/keyed-log';
-import type { AgentRunInput, AgentRunResult } from '../../workflows/agent-run';
+import type { AgentRunInput, AgentRunResult } from '../../workflows/agent/run';
 import { idempotencyKey } from '../../common/effect-key';
 import type { ToolRunResult } from '../../workflows/tool-run';
 import { harness, testDir, type Harness } from '../support/env';

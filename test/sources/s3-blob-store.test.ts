@@ -17,7 +17,7 @@ import { S3BlobStore, S3BlobStoreMisconfigured } from '../../activities/s3-blob-
 import type { Tool } from '../../activities/tool';
 import { loadManifest } from '../../runtime/manifest-file';
 import { ToolDecl, type Manifest } from '../../catalog/manifest';
-import type { AgentRunInput, AgentRunResult } from '../../workflows/agent-run';
+import type { AgentRunInput, AgentRunResult } from '../../workflows/agent/run';
 import type { ToolRunInput, ToolRunResult } from '../../workflows/tool-run';
 import { idempotencyKey } from '../../common/effect-key';
 import { ActivityName } from '../../common/names';

@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import type { ScriptTurn } from '../../common/wire';
 import { manifestDigest } from '../../catalog/digest';
 import type { Manifest } from '../../catalog/manifest';
-import type { AgentRunInput, AgentRunResult } from '../../workflows/agent-run';
+import type { AgentRunInput, AgentRunResult } from '../../workflows/agent/run';
 import type { Harness } from './env';
 
 export interface Script {

@@ -20,7 +20,7 @@ import { freePort, startDevServer } from '../../scripts/dev-server';
 import { resolveEscalation } from '../../workflows/escalation';
 import { waitForPending } from './escalations';
 import type { ToolRunInput } from '../../workflows/tool-run';
-import type { AgentRunInput } from '../../workflows/agent-run';
+import type { AgentRunInput } from '../../workflows/agent/run';
 import { readScript } from '../../cli';
 import { createWorker } from '../../worker';
 import { SCENARIO_MANIFEST, scenarioTools } from './scenario-tools';

@@ -12,7 +12,7 @@ import { StepError } from '../step-error';
 import { askApproval, type Approval, type Denial } from './approval';
 import { gatedArgs, type Gate, type GateVerdict } from './gate';
 import { takeLease } from './lease';
-import { performCall, type Delegate } from './perform';
+import { performCall, type Delegate, type PerformContext } from './perform';
 import { prepareCall } from './prepare';
 import { isRefusal, type Refusal } from './refuse';
 
@@ -75,6 +75,38 @@ function recordAnswer(entry: JournalEntry, answer: Approval | Denial): void {
 
 const isPromise = <T>(v: T | Promise<T>): v is Promise<T> => typeof (v as { then?: unknown })?.then === 'function';
 
+/** What the send needs beside the call: how the run decided it, and where its results go. */
+function performContext(
+  host: CallHost,
+  entry: JournalEntry,
+  verdict: GateVerdict | undefined,
+  options: CallOptions,
+  lease: string | undefined,
+): PerformContext {
+  return {
+    ledger: {
+      decision: verdict === undefined ? 'ungoverned' : entry.decision === 'approved' ? 'approved' : 'allowed',
+      trustedArgs: verdict?.allow === true && verdict.trustedArgs === true,
+    },
+    budget: verdict?.remaining?.(),
+    onOrigins: (origins) => {
+      entry.cited = origins.map(({ trusted, origin, reason }) => ({
+        trusted,
+        ...(origin ? { origin } : {}),
+        ...(reason ? { reason } : {}),
+      }));
+      options.onOrigins?.(origins);
+    },
+    principal: host.principal,
+    policy: host.policy,
+    escalator: host.escalator,
+    modelCallId: options.modelCallId,
+    lease,
+    delegate: options.delegate,
+    onStarted: lease ? () => entry.lease?.states.push('started') : undefined,
+  };
+}
+
 /** Runs one call through every step; refusals end it before any activity exists. */
 export async function runCall(
   host: CallHost,
@@ -103,28 +135,7 @@ export async function runCall(
     verdict?.charge?.();
     let output: unknown;
     try {
-      output = await performCall(entry, call, sent, key, {
-        ledger: {
-          decision: verdict === undefined ? 'ungoverned' : entry.decision === 'approved' ? 'approved' : 'allowed',
-          trustedArgs: verdict?.allow === true && verdict.trustedArgs === true,
-        },
-        budget: verdict?.remaining?.(),
-        onOrigins: (origins) => {
-          entry.cited = origins.map(({ trusted, origin, reason }) => ({
-            trusted,
-            ...(origin ? { origin } : {}),
-            ...(reason ? { reason } : {}),
-          }));
-          options.onOrigins?.(origins);
-        },
-        principal: host.principal,
-        policy: host.policy,
-        escalator: host.escalator,
-        modelCallId: options.modelCallId,
-        lease,
-        delegate: options.delegate,
-        onStarted: lease ? () => entry.lease?.states.push('started') : undefined,
-      });
+      output = await performCall(entry, call, sent, key, performContext(host, entry, verdict, options, lease));
     } catch (err) {
       if (StepError.is(err)) entry.error = { code: err.code, message: err.message };
       throw err;

@@ -1,0 +1,86 @@
+// Workflow-safe: a long agent run is a chain of runs of one workflow id. When its history grows
+// long, a run hands everything its decisions depend on to a fresh run (continue-as-new): positions,
+// leases, budgets, labels and the conversation go on, and the chain counts as one run.
+import { ApplicationFailure, continueAsNew, workflowInfo } from '@temporalio/workflow';
+import type { ChatMessage } from '../../common/wire';
+import type { JournalEntry } from '../journal';
+import { summarize, type JournalSummary } from '../journal-summary';
+import type { Budget, Usage } from '../limits';
+import type { Provenance, ProvenanceState } from '../provenance';
+import type { StepCtx, StepState } from '../step-ctx';
+import type { Conversation } from './turn';
+
+/** What a run hands the run that continues it: everything its decisions depend on. */
+export interface AgentRunCarry {
+  v: 1;
+  /** The worker's answer at the chain's start; the continued run asks for exactly it, pinned to the same manifest. */
+  authority: { manifestDigest: string; grants: string[]; capabilities: string[] };
+  /** When the chain started: the deadline counts from here. */
+  startedAt: number;
+  step: StepState;
+  usage: Usage;
+  provenance: ProvenanceState;
+  /** The conversation so far, kept by the worker, and what the model has not yet read. */
+  transcript: string;
+  messages: ChatMessage[];
+  summary: JournalSummary;
+  /** The journal of the run that continued: kept in its history, where `toolplane show` reads it. */
+  journal: JournalEntry[];
+}
+
+/** Carried state comes only from the run this one continues; a client that sends it is refused. */
+export function refuseForeignCarry(carry: AgentRunCarry | undefined): void {
+  if (carry && !workflowInfo().continuedFromExecutionRunId)
+    throw ApplicationFailure.nonRetryable(
+      'a run may not start from carried state; only a run continuing as new passes it on',
+      'RunRefused',
+    );
+}
+
+/** Temporal suggests continuing, or the run's own limit of events is reached. */
+export function historyIsLong(continueAsNewAfterEvents: number | undefined): boolean {
+  const info = workflowInfo();
+  return (
+    info.continueAsNewSuggested ||
+    (continueAsNewAfterEvents !== undefined && info.historyLength >= continueAsNewAfterEvents)
+  );
+}
+
+export interface ChainState {
+  step: StepCtx;
+  budget: Budget;
+  provenance: Provenance;
+  conversation: Conversation;
+  startedAt: number;
+  /** The summary the chain carried into this run. */
+  carried?: JournalSummary;
+}
+
+/** Hands everything the run's decisions depend on to a fresh run of the same workflow id. */
+export function continueChain<I extends { carry?: AgentRunCarry; model: object }>(
+  input: I,
+  s: ChainState,
+): Promise<never> {
+  const journal = s.step.ordered();
+  const { step } = s;
+  return continueAsNew<(input: I) => Promise<unknown>>({
+    ...input,
+    model: s.conversation.modelByRef,
+    carry: {
+      v: 1,
+      authority: {
+        manifestDigest: step.scope.manifestDigest!,
+        grants: [...step.scope.grants],
+        capabilities: [...(step.scope.capabilities ?? [])],
+      },
+      startedAt: s.startedAt,
+      step: step.state(),
+      usage: s.budget.usage,
+      provenance: s.provenance.state(),
+      transcript: s.conversation.transcript!,
+      messages: s.conversation.unread,
+      summary: summarize(journal, s.carried),
+      journal,
+    },
+  });
+}

@@ -1,0 +1,76 @@
+// Workflow-safe: one governed tool call of an agent, the same for `agentRun` and the AI SDK tools.
+// The gate judges the call against what the model had read when it wrote it; the output enters the
+// run's provenance as the tool's untrusted data. A refusal is an answer the model is told, not an error.
+import type { OfferedTool } from '../../catalog/tool-catalog';
+import type { CitedOrigin } from '../../common/wire';
+import { governanceGate } from '../governance';
+import type { Budget } from '../limits';
+import type { Provenance, ProvenanceView } from '../provenance';
+import type { Delegate } from '../call/perform';
+import type { StepCtx } from '../step-ctx';
+import { StepError } from '../step-error';
+import { produceToolOutput } from '../tool-output-labels';
+
+/** What the model is told when a call is refused: the rule and the reason. */
+export interface RefusedToolResult {
+  error: string;
+  rule?: string;
+  reason: string;
+}
+
+export interface AgentCall {
+  toolId: string;
+  args: unknown;
+  /** The offer the model named (absent: it named no offered tool, which the gate refuses). */
+  offer: OfferedTool | undefined;
+  position: number;
+  /** The model's id for the call. */
+  callId: string;
+  /** What the model had read when it wrote the call. */
+  seen: ProvenanceView;
+  /** Runs the governed call as a subagent (independent tools). */
+  delegate?: Delegate;
+}
+
+/** The run's state every governed call of an agent shares. */
+export interface AgentCallScope {
+  step: StepCtx;
+  budget: Budget;
+  provenance: Provenance;
+}
+
+export async function governedAgentCall(
+  scope: AgentCallScope,
+  c: AgentCall,
+): Promise<{ output: unknown } | { refused: RefusedToolResult }> {
+  let callTrusted = false;
+  let origins: CitedOrigin[] = [];
+  const { step } = scope;
+  try {
+    const output = await step.callTool(c.toolId, c.args, {
+      position: c.position,
+      modelCallId: c.callId,
+      answering: c.offer,
+      onOrigins: (o) => (origins = o),
+      gate: governanceGate({
+        principal: step.scope.principal,
+        offer: c.offer,
+        budget: scope.budget,
+        provenance: c.seen,
+        onAllowed: (t) => (callTrusted = t),
+      }),
+      ...(c.delegate ? { delegate: c.delegate } : {}),
+    });
+    produceToolOutput(scope.provenance, {
+      toolId: c.toolId,
+      output,
+      callTrusted,
+      origins,
+      sensitivity: step.catalog.declared(c.toolId)!.decl.sensitivity.output,
+    });
+    return { output };
+  } catch (err) {
+    if (!StepError.is(err)) throw err;
+    return { refused: { error: err.code, rule: err.rule, reason: err.message } };
+  }
+}

@@ -1,0 +1,164 @@
+// Workflow-safe: an agent run. Model turns and tool calls alternate; every call is governed.
+import type { ModelRequest } from '../../catalog/authority';
+import type { Sensitivity } from '../../catalog/manifest';
+import { ALLOW_ALL, type Policy } from '../../catalog/policy';
+import { isStoredHandle, storedOf } from '../../common/stored-output';
+import type { ChatMessage, ModelToolCall } from '../../common/wire';
+import { refuseMalformedInput } from '../input-check';
+import type { JournalEntry } from '../journal';
+import { summarize, type JournalSummary } from '../journal-summary';
+import { laneOf, runInLanes } from '../lanes';
+import { Budget, type Limits, type Usage } from '../limits';
+import { Provenance, USER_PROMPT } from '../provenance';
+import { nameRunSpan } from '../run-span';
+import { StepCtx } from '../step-ctx';
+import { continueChain, historyIsLong, refuseForeignCarry, type AgentRunCarry, type ChainState } from './chain';
+import { delegateTo } from './delegate';
+import { governedAgentCall } from './governed-call';
+import { Conversation, readCall } from './turn';
+
+export type { AgentRunCarry } from './chain';
+
+export interface AgentRunInput {
+  prompt: string;
+  principal: string;
+  /** Tools the run asks for (default: every tool the worker lets this principal have). */
+  grants?: string[];
+  /** The manifest digest the caller pinned; a worker with another manifest refuses the run. */
+  manifestDigest?: string;
+  /** A worker-declared model endpoint by name. */
+  model: ModelRequest;
+  policy?: Policy;
+  limits?: Limits;
+  systemPrompt?: string;
+  /** How sensitive the prompt itself is (default internal). */
+  promptSensitivity?: Sensitivity;
+  delegationDepth?: number;
+  /** Capabilities the run asks for, such as `extension-runtime`; the worker decides. */
+  capabilities?: string[];
+  /**
+   * Continue as new once this run's history holds this many events (default: when Temporal
+   * suggests it). The chain is one run: positions, budgets, labels and the conversation go on.
+   */
+  continueAsNewAfterEvents?: number;
+  /** Set by the run itself when it continues as new; a run a client starts with it is refused. */
+  carry?: AgentRunCarry;
+}
+
+export interface AgentRunResult {
+  status: 'completed' | 'limit';
+  answer?: string;
+  /** The limit that ended the run. */
+  rule?: string;
+  reason?: string;
+  /** This run's entries; a chain's earlier runs hold theirs in their histories. */
+  journal: JournalEntry[];
+  /** The whole chain's journal in numbers. */
+  summary?: JournalSummary;
+  usage: Usage;
+}
+
+export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
+  nameRunSpan(input.principal);
+  refuseMalformedInput('agentRun', input);
+  refuseForeignCarry(input.carry);
+  const run = await openRun(input);
+  // A run that fails or is cancelled says so, and no longer claims to wait for anyone.
+  try {
+    for (;;) {
+      const turnLimit = run.budget.checkTurn(Date.now());
+      if (!turnLimit.ok) return finish(run, { status: 'limit', rule: turnLimit.rule, reason: turnLimit.reason });
+      const turn = await run.conversation.take(run.budget.usage.turns + 1);
+      run.budget.chargeTurn(turn.usage);
+      const calls = turn.message.toolCalls ?? [];
+      if (calls.length === 0) return finish(run, { status: 'completed', answer: turn.message.content });
+      run.conversation.deliver(await callTools(run, input, calls));
+      if (historyIsLong(input.continueAsNewAfterEvents)) await continueChain(input, run);
+    }
+  } catch (err) {
+    run.step.ended(err);
+    throw err;
+  }
+}
+
+/** Asks the worker what the run may hold (a continued run: exactly what the chain held), and picks up the chain. */
+async function openRun(input: AgentRunInput): Promise<ChainState> {
+  const { carry } = input;
+  const policy = input.policy ?? ALLOW_ALL;
+  // The worker holds the script: its authority, and turns after the first, name only the endpoint.
+  const { script: _script, ...modelByRef } = input.model;
+  const step = await StepCtx.open({
+    principal: input.principal,
+    grants: carry ? carry.authority.grants : input.grants,
+    capabilities: carry ? carry.authority.capabilities : input.capabilities,
+    manifestDigest: carry ? carry.authority.manifestDigest : input.manifestDigest,
+    model: modelByRef,
+    policy,
+  });
+  const startedAt = carry?.startedAt ?? Date.now();
+  const budget = new Budget(input.limits ?? {}, startedAt, input.delegationDepth ?? 0, carry?.usage);
+  const provenance = carry ? Provenance.restore(carry.provenance) : new Provenance();
+  if (carry) step.resume(carry.step);
+  else
+    provenance.produce(input.prompt, {
+      source: USER_PROMPT,
+      trusted: true,
+      callTrusted: true,
+      sensitivity: input.promptSensitivity ?? 'internal',
+    });
+  const conversation = new Conversation(
+    input.model,
+    step.catalog.offered(policy),
+    carry?.transcript,
+    carry ? carry.messages : Conversation.opening(input.prompt, input.systemPrompt),
+  );
+  return { step, budget, provenance, conversation, startedAt, carried: carry?.summary };
+}
+
+/**
+ * A turn's calls, judged against what the model had read when it wrote them. Positions follow the
+ * model's order; lanes decide what may run at the same time. Each result is what the model reads.
+ */
+function callTools(run: ChainState, input: AgentRunInput, calls: ModelToolCall[]): Promise<ChatMessage[]> {
+  const { step } = run;
+  const offered = run.conversation.offered;
+  const base = step.reserve(calls.length);
+  const seen = run.provenance.snapshot();
+  const delegate = delegateTo({
+    principal: input.principal,
+    capabilities: step.scope.capabilities,
+    manifestDigest: input.manifestDigest,
+  });
+  return runInLanes(
+    calls.map((c, i) => {
+      const { offer, toolId, args } = readCall(offered, c);
+      const decl = step.catalog.declared(toolId)?.decl;
+      const position = base + i;
+      const independent = decl?.concurrency?.class === 'independent';
+      return {
+        lane: laneOf(decl, args, position),
+        run: async (): Promise<ChatMessage> => {
+          const r = await governedAgentCall(run, {
+            toolId,
+            args,
+            offer,
+            position,
+            callId: c.id,
+            seen,
+            ...(independent ? { delegate } : {}),
+          });
+          if ('refused' in r) return { role: 'tool', toolCallId: c.id, content: JSON.stringify(r.refused) };
+          if (isStoredHandle(r.output))
+            return { role: 'tool', toolCallId: c.id, content: r.output.preview, stored: storedOf(r.output) };
+          return { role: 'tool', toolCallId: c.id, content: JSON.stringify(r.output) };
+        },
+      };
+    }),
+  );
+}
+
+function finish(run: ChainState, r: Omit<AgentRunResult, 'journal' | 'usage'>): AgentRunResult {
+  run.step.releaseLeases();
+  const journal = run.step.ordered();
+  return { ...r, journal, summary: summarize(journal, run.carried), usage: run.budget.usage };
+}

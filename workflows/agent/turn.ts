@@ -1,0 +1,83 @@
+// Workflow-safe: the model's side of an agent run. The conversation lives on the worker, by
+// reference (`transcript`); each turn sends only what the model has not read yet, and the offered
+// tools by digest after the first turn. Turns are numbered from 1 in the Web UI: `model turn 3`.
+import { ApplicationFailure, proxyActivities } from '@temporalio/workflow';
+import type { ModelRequest } from '../../catalog/authority';
+import { offeredDigest, type OfferedTool } from '../../catalog/tool-catalog';
+import type { ChatMessage, ModelActivities, ModelToolCall, ModelTurnResult } from '../../common/wire';
+
+const { modelTurn } = proxyActivities<ModelActivities>({
+  startToCloseTimeout: '2m',
+  retry: {
+    maximumAttempts: 3,
+    initialInterval: '1s',
+    nonRetryableErrorTypes: ['ModelAuth', 'ModelRequestInvalid', 'ModelRefused', 'TranscriptUnavailable'],
+  },
+});
+
+export class Conversation {
+  private readonly toolsDigest: string;
+  /** The model by endpoint name only: the worker holds any script and every key. */
+  readonly modelByRef: ModelRequest;
+
+  constructor(
+    private readonly model: ModelRequest,
+    /** The tools the run's model is offered. */
+    readonly offered: OfferedTool[],
+    /** The conversation so far, by reference (absent before the first turn). */
+    public transcript: string | undefined,
+    /** What the model has not read yet. */
+    public unread: ChatMessage[],
+  ) {
+    const { script: _script, ...byRef } = model;
+    this.modelByRef = byRef;
+    this.toolsDigest = offeredDigest(offered);
+  }
+
+  /** The opening messages of a run: its system prompt, if any, and the user's prompt. */
+  static opening(prompt: string, systemPrompt?: string): ChatMessage[] {
+    return [
+      ...(systemPrompt ? [{ role: 'system' as const, content: systemPrompt }] : []),
+      { role: 'user', content: prompt },
+    ];
+  }
+
+  /** Asks the model for its next turn with what it has not read; the transcript then holds its reply. */
+  async take(number: number): Promise<ModelTurnResult> {
+    const first = this.transcript === undefined;
+    const turn = await modelTurn.executeWithOptions({ summary: `model turn ${number}` }, [
+      {
+        model: first ? this.model : this.modelByRef,
+        transcript: this.transcript,
+        messages: this.unread,
+        toolsDigest: this.toolsDigest,
+        ...(first ? { tools: this.offered } : {}),
+      },
+    ]);
+    if (!turn.transcript)
+      throw ApplicationFailure.nonRetryable('the model turn kept no transcript for the run', 'TranscriptUnavailable');
+    this.transcript = turn.transcript;
+    this.unread = [];
+    return turn;
+  }
+
+  /** The tool results of a turn: what the model reads next. */
+  deliver(results: ChatMessage[]): void {
+    this.unread = results;
+  }
+}
+
+/** A model's call as the run reads it: the offer it named and its arguments (text that is no JSON stays text). */
+export function readCall(
+  offered: readonly OfferedTool[],
+  c: ModelToolCall,
+): { offer?: OfferedTool; toolId: string; args: unknown } {
+  const offer = offered.find((o) => o.name === c.name || o.toolId === c.name);
+  let args: unknown;
+  try {
+    args = JSON.parse(c.arguments);
+  } catch {
+    args = c.arguments;
+  }
+  return { offer, toolId: offer?.toolId ?? c.name, args };
+}
