@@ -110,7 +110,9 @@ export class RunRefused extends CatalogError<{ reason: RunRefusedReason; names: 
 function principalDecl(principals: PrincipalsDecl | undefined, principal: string): PrincipalDecl {
   // No section: any principal may be granted any declared tool, and holds no capability.
   if (!principals) return { tools: '*', capabilities: [] };
-  return principals[principal] ?? principals['*'] ?? { tools: [], capabilities: [] };
+  // Own entries only: a principal named `__proto__` or `constructor` is a name, not a lookup into Object.
+  const own = (name: string) => (Object.prototype.hasOwnProperty.call(principals, name) ? principals[name] : undefined);
+  return own(principal) ?? own('*') ?? { tools: [], capabilities: [] };
 }
 
 /** May this principal be granted this declared tool? */

@@ -75,6 +75,15 @@ describe('authority', () => {
     expect(mayHold(principals, 'agent:desk', 'extension-runtime')).toBe(true);
   });
 
+  it('takes a principal named like an Object property for a name: granted what "*" grants, nothing more', () => {
+    for (const principal of ['__proto__', 'constructor', 'toString', 'hasOwnProperty'])
+      expect(authorize(declared, 'sha256:x', { principal, grants: ['tool://payments/refund'] })).toMatchObject({
+        principal,
+        grants: [],
+        withheld: { grants: ['tool://payments/refund'] },
+      });
+  });
+
   it('refuses what the worker does not declare, and another pinned manifest', () => {
     expect(() => authorize(declared, 'sha256:x', { principal: 'agent:desk', grants: ['tool://x/y'] })).toThrow(
       RunRefused,

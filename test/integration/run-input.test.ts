@@ -75,7 +75,9 @@ describe('a run with bad input', () => {
   it.each([
     ['agentRun', { ...agentInput(exampleManifest(), { prompt: 'x', turns: [] }), limits: { deadline: 'soon' } }],
     ['toolRun', { principal: 'agent:test', calls: [{ toolId: 'refund', args: {} }] }],
-  ])('started by a raw client, fails its %s at once: typed, not retried', async (workflowType, input) => {
+    ['agentRun', null],
+    ['toolRun', null],
+  ])('started by a raw client, fails its %s at once: typed, not retried (input %j)', async (workflowType, input) => {
     const workflowId = `run-input-${randomUUID()}`;
     const err = await h.client.workflow
       .execute(workflowType, { taskQueue: h.taskQueue, workflowId, args: [input] })
@@ -84,7 +86,9 @@ describe('a run with bad input', () => {
     const cause = (err as WorkflowFailedError).cause;
     expect(cause).toBeInstanceOf(ApplicationFailure);
     expect(cause).toMatchObject({ type: 'RunInputInvalid', nonRetryable: true });
-    expect((cause as Error).message).toMatch(workflowType === 'agentRun' ? /limits\.deadline/ : /calls\[0\]\.toolId/);
+    expect((cause as Error).message).toMatch(
+      input === null ? /input/ : workflowType === 'agentRun' ? /limits\.deadline/ : /calls\[0\]\.toolId/,
+    );
     // One workflow task, and no activity: nothing was done and nothing was retried.
     const events = await historyOf(h.client, workflowId);
     expect(events.filter((e) => e.workflowTaskFailedEventAttributes)).toHaveLength(0);

@@ -59,8 +59,9 @@ export interface AgentRunResult {
 }
 
 export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
-  nameRunSpan(input.principal);
+  // Checked before anything reads it: a null or malformed input fails the run at once, typed.
   refuseMalformedInput('agentRun', input);
+  nameRunSpan(input.principal);
   refuseForeignCarry(input.carry);
   const run = await openRun(input);
   // A run that fails or is cancelled says so, and no longer claims to wait for anyone.
