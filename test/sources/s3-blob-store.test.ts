@@ -43,7 +43,8 @@ const echo: Tool = {
   call: async (_ctx, input) => ({ report: 'r'.repeat((input as { size: number }).size) }),
 };
 
-// A cold build of weed on a loaded two-core machine; a cached weed is found in well under a second.
+// The suite's setup may include a cold build of weed on a loaded two-core machine (16 min seen); a cached weed is
+// found in well under a second.
 const WEED_BUILD_TIMEOUT_MS = 45 * 60_000;
 
 describe('S3BlobStore (SeaweedFS)', () => {
@@ -55,14 +56,11 @@ describe('S3BlobStore (SeaweedFS)', () => {
   const keys = async (prefix: string): Promise<string[]> =>
     ((await s3.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix }))).Contents ?? []).map((o) => o.Key!);
 
-  let weed: string;
-  // A fresh machine has no weed: the suite obtains it itself (the cache outside the clone, else a Go build of
-  // many minutes, one per machine at a time), its progress written straight to stderr, past jest's console
-  // buffering. Without go or the module proxy it fails here, saying what it tried.
   beforeAll(async () => {
-    weed = await findWeed((line) => process.stderr.write(`[seaweedfs] ${line}\n`));
-  }, WEED_BUILD_TIMEOUT_MS);
-  beforeAll(async () => {
+    // A fresh machine has no weed: the suite obtains it itself (the cache outside the clone, else a Go build of
+    // many minutes, one per machine at a time), its progress written straight to stderr, past jest's console
+    // buffering. Without go or the module proxy it fails here, saying what it tried.
+    const weed = await findWeed((line) => process.stderr.write(`[seaweedfs] ${line}\n`));
     seaweed = await startSeaweed({ weed });
     s3 = new S3Client({
       region: 'us-east-1',
@@ -71,7 +69,7 @@ describe('S3BlobStore (SeaweedFS)', () => {
       credentials: seaweed.credentials,
     });
     await s3.send(new CreateBucketCommand({ Bucket: bucket }));
-  });
+  }, WEED_BUILD_TIMEOUT_MS);
   afterAll(async () => {
     s3?.destroy();
     await seaweed?.stop();
