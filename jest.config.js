@@ -18,8 +18,15 @@ module.exports = {
     '^zod/v4/locales/(.*)\\.js$': '<rootDir>/node_modules/zod/v4/locales/$1.cjs',
   },
   testMatch: ['<rootDir>/test/**/*.test.ts'],
-  // The cluster tests start their own cluster: `npm run test:cluster` (jest.cluster.config.js).
-  testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/cluster/'],
+  // The cluster tests start their own cluster: `npm run test:cluster` (jest.cluster.config.js). The fault suites
+  // (real process kills, the chaos campaign) and the packed-package test took 160 s of jest's 530 s on a near-quiet
+  // two-core machine, so they run on their own: `npm run test:slow` (jest.slow.config.js); `.ci/run` runs all three.
+  testPathIgnorePatterns: [
+    '/node_modules/',
+    '<rootDir>/test/cluster/',
+    '<rootDir>/test/fault/',
+    '<rootDir>/test/package/',
+  ],
   setupFiles: ['<rootDir>/test/support/setup-runtime.ts'],
   globalSetup: '<rootDir>/test/support/global-setup.ts',
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',

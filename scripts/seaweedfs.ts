@@ -29,7 +29,8 @@ export class WeedUnavailable extends Error {
       [
         'Could not find or build SeaweedFS (weed). Tried:',
         ...attempts.map((a) => `  - ${a}`),
-        `Run \`${WEED_COMMAND}\` (needs go and the Go module proxy), or point SEAWEEDFS_WEED at a weed binary.`,
+        'The build needs go on PATH and the Go module proxy; with them, ' +
+          `\`${WEED_COMMAND}\` builds it into the cache. Or point SEAWEEDFS_WEED at a weed binary.`,
       ].join('\n'),
     );
     this.name = 'WeedUnavailable';
@@ -73,6 +74,85 @@ async function build(dest: string, log: Log): Promise<void> {
   if (code !== 0) throw new Error(`go build exited with ${code}`);
 }
 
+/** True when a process with this pid exists (signal 0 only asks). */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** A lock whose holder has not touched it for this long is taken to be gone (another machine, a reused pid). */
+const LOCK_STALE_MS = 120_000;
+
+/**
+ * Holds `<dir>/build.lock` while `fn` runs, so two test runs (two clones, or a test run and
+ * `npx tsx scripts/seaweedfs.ts`) on one machine build weed once: the second waits, with progress,
+ * and then finds the first one's binary in the cache. A lock whose holder is gone is taken over.
+ */
+async function withBuildLock<T>(dir: string, log: Log, ready: () => T | undefined, fn: () => Promise<T>): Promise<T> {
+  const lock = path.join(dir, 'build.lock');
+  const waitingSince = Date.now();
+  let lastSaid = 0;
+  for (;;) {
+    let fd: number | undefined;
+    try {
+      fd = fs.openSync(lock, 'wx');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+    if (fd !== undefined) {
+      fs.writeSync(fd, String(process.pid));
+      fs.closeSync(fd);
+      const touch = setInterval(() => {
+        try {
+          const now = new Date();
+          fs.utimesSync(lock, now, now);
+        } catch {
+          // removed under us: the build goes on, the cache rename decides
+        }
+      }, 15_000);
+      try {
+        // The holder before us may have finished the build while we looked.
+        return ready() ?? (await fn());
+      } finally {
+        clearInterval(touch);
+        fs.rmSync(lock, { force: true });
+      }
+    }
+    let holder = NaN;
+    let age = 0;
+    try {
+      holder = Number(fs.readFileSync(lock, 'utf8').trim());
+      age = Date.now() - fs.statSync(lock).mtimeMs;
+    } catch {
+      continue; // released between our open and our read
+    }
+    if ((Number.isInteger(holder) && holder > 0 && !alive(holder)) || age > LOCK_STALE_MS) {
+      log(`taking over ${lock} (its holder, pid ${holder}, is gone)`);
+      fs.rmSync(lock, { force: true });
+      continue;
+    }
+    if (Date.now() - lastSaid >= 15_000) {
+      lastSaid = Date.now();
+      log(
+        `another process (pid ${holder}) is building weed into ${dir}; waiting for it ` +
+          `(${Math.round((Date.now() - waitingSince) / 1000)}s)`,
+      );
+    }
+    await new Promise((r) => setTimeout(r, 1_000));
+    const done = ready();
+    if (done !== undefined) return done;
+  }
+}
+
+/**
+ * The weed binary: SEAWEEDFS_WEED, else the cache, else a build from the Go module proxy into the
+ * cache (one build per machine at a time), with progress through `log` and the build's own output
+ * on stderr.
+ */
 export async function findWeed(log: Log = (l) => console.error(`[seaweedfs] ${l}`)): Promise<string> {
   const attempts: string[] = [];
   const fromEnv = process.env.SEAWEEDFS_WEED;
@@ -82,19 +162,25 @@ export async function findWeed(log: Log = (l) => console.error(`[seaweedfs] ${l}
   }
   const dir = weedCacheDir();
   const cached = path.join(dir, 'weed');
-  if (isExecutable(cached) && answersVersion(cached)) {
+  const inCache = () => (isExecutable(cached) && answersVersion(cached) ? cached : undefined);
+  if (inCache()) {
     log(`using ${cached} [route: cache]`);
     return cached;
   }
   attempts.push(`cache ${cached}: empty`);
   fs.mkdirSync(dir, { recursive: true });
   const partial = `${cached}.partial-${process.pid}`;
+  let built = false;
   try {
-    await build(partial, log);
-    if (!answersVersion(partial)) throw new Error('the built binary does not answer `weed version`');
-    fs.renameSync(partial, cached);
-    log(`using ${cached} [route: go build]`);
-    return cached;
+    const weed = await withBuildLock(dir, log, inCache, async () => {
+      built = true;
+      await build(partial, log);
+      if (!answersVersion(partial)) throw new Error('the built binary does not answer `weed version`');
+      fs.renameSync(partial, cached);
+      return cached;
+    });
+    log(`using ${weed} [route: ${built ? 'go build' : 'cache, built by another process'}]`);
+    return weed;
   } catch (err) {
     fs.rmSync(partial, { force: true });
     attempts.push(`go build: ${(err as Error).message}`);

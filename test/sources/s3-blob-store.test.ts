@@ -22,7 +22,7 @@ import type { ToolRunInput, ToolRunResult } from '../../workflows/tool-run';
 import { idempotencyKey } from '../../common/effect-key';
 import { ActivityName } from '../../common/names';
 import { paymentsStore } from '../../examples/support-desk/payments-store';
-import { cachedWeed, startSeaweed, WEED_COMMAND, type Seaweed } from '../../scripts/seaweedfs';
+import { findWeed, startSeaweed, type Seaweed } from '../../scripts/seaweedfs';
 import { freePort } from '../../scripts/dev-server';
 import { spawnWorker, writeManifest, type WorkerProcess } from '../../scripts/worker-process';
 import { BIG_REPORT_BYTES } from '../fixtures/large-output-tools';
@@ -43,6 +43,10 @@ const echo: Tool = {
   call: async (_ctx, input) => ({ report: 'r'.repeat((input as { size: number }).size) }),
 };
 
+// The suite's setup may include a cold build of weed on a loaded two-core machine (16 min seen); a cached weed is
+// found in well under a second.
+const WEED_BUILD_TIMEOUT_MS = 45 * 60_000;
+
 describe('S3BlobStore (SeaweedFS)', () => {
   let seaweed: Seaweed;
   let s3: S3Client;
@@ -53,13 +57,10 @@ describe('S3BlobStore (SeaweedFS)', () => {
     ((await s3.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix }))).Contents ?? []).map((o) => o.Key!);
 
   beforeAll(async () => {
-    const weed = cachedWeed();
-    if (!weed) {
-      throw new Error(
-        `SeaweedFS (weed) is not installed: run \`${WEED_COMMAND}\` (builds it into the toolplane cache) ` +
-          'or set SEAWEEDFS_WEED to a weed binary.',
-      );
-    }
+    // A fresh machine has no weed: the suite obtains it itself (the cache outside the clone, else a Go build of
+    // many minutes, one per machine at a time), its progress written straight to stderr, past jest's console
+    // buffering. Without go or the module proxy it fails here, saying what it tried.
+    const weed = await findWeed((line) => process.stderr.write(`[seaweedfs] ${line}\n`));
     seaweed = await startSeaweed({ weed });
     s3 = new S3Client({
       region: 'us-east-1',
@@ -68,7 +69,7 @@ describe('S3BlobStore (SeaweedFS)', () => {
       credentials: seaweed.credentials,
     });
     await s3.send(new CreateBucketCommand({ Bucket: bucket }));
-  });
+  }, WEED_BUILD_TIMEOUT_MS);
   afterAll(async () => {
     s3?.destroy();
     await seaweed?.stop();

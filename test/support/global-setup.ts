@@ -1,4 +1,6 @@
 // One real dev server for the whole suite (free ports, temporary SQLite file) and one workflow bundle.
+// On a fresh machine the Temporal CLI is obtained here (scripts/temporal-cli.ts, cached outside the clone),
+// and what that does is printed; SeaweedFS's weed is obtained by the S3 suite, the only one that needs it.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -13,7 +15,7 @@ export default async function globalSetup(): Promise<void> {
     port,
     uiPort,
     dbFile: path.join(dir, 'temporal.sqlite'),
-    log: () => {},
+    log: (line) => process.stderr.write(`[test setup] ${line}\n`),
   });
   (globalThis as { __toolplaneServer?: TemporalServer }).__toolplaneServer = server;
   const bundlePath = path.join(dir, 'workflow-bundle.js');
