@@ -4,6 +4,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
+import { findChromium } from '../../scripts/chromium';
 import { chromium, type Browser, type FrameLocator, type Page } from 'playwright-core';
 import type { Manifest } from '../../catalog/manifest';
 import type { AgentRunResult } from '../../workflows/agent/run';
@@ -15,7 +16,6 @@ import { exampleManifest, harness, testDir, type Harness } from '../support/env'
 import { supportDesk } from '../support/desk';
 
 export const SCREENSHOTS = path.resolve(__dirname, '..', '..', 'artifacts', 'screenshots');
-const CHROMIUM = process.env.TOOLPLANE_CHROMIUM ?? '/usr/bin/chromium';
 
 describe('the Web UI shows what toolplane publishes', () => {
   const dir = testDir('web-ui');
@@ -29,18 +29,16 @@ describe('the Web UI shows what toolplane publishes', () => {
   let browser: Browser;
 
   beforeAll(async () => {
-    if (!fs.existsSync(CHROMIUM))
-      throw new Error(
-        `${CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium), as .ci/run does`,
-      );
+    // A fresh machine installs Debian's chromium here (root and apt-get), as the S3 suite builds weed.
+    const executablePath = await findChromium();
     fs.mkdirSync(SCREENSHOTS, { recursive: true });
     h = await harness(`web-ui-${randomUUID()}`);
     await h.runWorker({
       manifest: askable,
       tools: desk.tools,
     });
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu'] });
-  });
+    browser = await chromium.launch({ executablePath, args: ['--no-sandbox', '--disable-gpu'] });
+  }, 600_000);
   afterAll(async () => {
     await browser?.close();
     await h?.close();
