@@ -96,6 +96,8 @@ export type RunEnd = { how: 'cancelled' } | { how: 'failed'; message: string };
 
 /** What Current Details say beyond the tally and what waits now. */
 export interface DetailsExtras {
+  /** What the run is about, first (`StepCtx.summarise`). */
+  headline?: string;
   /** Waits for a person that a cancellation cut short: nobody decided those calls. */
   cutShort?: readonly PendingEscalation[];
   end?: RunEnd;
@@ -123,6 +125,7 @@ function waitingLines(p: PendingEscalation): string[] {
 export function detailsOf(tally: CallTally, pending: readonly PendingEscalation[], extras: DetailsExtras = {}): string {
   const lines: string[] = [];
   const cutShort = extras.cutShort ?? [];
+  if (extras.headline) lines.push(extras.headline);
   if (extras.end?.how === 'cancelled') lines.push('**Cancelled**: the run waits for nobody.');
   else if (extras.end?.how === 'failed') lines.push(`**Failed**: ${extras.end.message}`);
   for (const p of pending) lines.push(...waitingLines(p));
@@ -167,6 +170,8 @@ export class RunStatusBoard {
   readonly tally = new CallTally();
   private readonly cutShort: PendingEscalation[] = [];
   private end?: RunEnd;
+  /** The line Current Details start with (`StepCtx.summarise`). */
+  headline?: string;
 
   /** Refusals over the whole chain. */
   refusals(): number {
@@ -195,7 +200,9 @@ export class RunStatusBoard {
 
   publish(pending: readonly PendingEscalation[]): void {
     if (this.end) pending = [];
-    setCurrentDetails(detailsOf(this.tally, pending, { cutShort: this.cutShort, end: this.end }));
+    setCurrentDetails(
+      detailsOf(this.tally, pending, { headline: this.headline, cutShort: this.cutShort, end: this.end }),
+    );
     const last = (this.last ??= { refusals: this.carriedRefusals, waitingFor: WaitingFor.None });
     const now: RunStatus = { refusals: this.refusals(), waitingFor: waitingFor(pending) };
     if (now.refusals === last.refusals && now.waitingFor === last.waitingFor) return;

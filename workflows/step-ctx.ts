@@ -6,10 +6,8 @@ import {
   ApplicationFailure,
   condition,
   ContinueAsNew,
-  getCurrentDetails,
   isCancellation,
   proxyLocalActivities,
-  setCurrentDetails,
   setHandler,
   upsertMemo,
   upsertSearchAttributes,
@@ -103,10 +101,6 @@ export class StepCtx {
   /** Leases the runs before this one (of a continued chain) took and did not release. */
   private carriedLeases: LeaseRecord[] = [];
   private readonly status = new RunStatusBoard();
-  /** The line `summarise` put first in the run's Current Details. */
-  private headline?: string;
-  /** The status details last published, without the headline. */
-  private details = '';
 
   /**
    * Asks the worker what this run may reach and hold (its manifest and the principal's grants),
@@ -150,7 +144,8 @@ export class StepCtx {
     setHandler(pendingEscalations, () => [...this.pending.values()].filter((p) => !p.decision).map((p) => p.info));
     // Rejected in the handler, never in a validator: a validator's rejection leaves a speculative
     // workflow task the server drops, and an SDK flag the OpenTelemetry interceptors first set there
-    // is then missing from history, so the run fails every task after a restart (sdk-typescript#2023).
+    // is then missing from history, so the run fails every task after a restart (the family of
+    // sdk-typescript#2023, which reports the PRNG drift; this flag loss has no upstream report).
     // An accepted update that fails is in history: the audit keeps the rejected attempt too.
     setHandler(resolveEscalation, (decision) => {
       const p = this.pending.get(decision.effectKey);
@@ -247,8 +242,6 @@ export class StepCtx {
   /** Refusals, whom the run waits for and a summary of its effects, where operators look. */
   private publishStatus(): void {
     this.status.publish([...this.pending.values()].filter((p) => !p.decision).map((p) => p.info));
-    this.details = getCurrentDetails();
-    if (this.headline) this.showDetails();
   }
 
   /**
@@ -259,12 +252,8 @@ export class StepCtx {
    */
   summarise(text: string): void {
     const line = text.replace(/\s+/g, ' ').trim();
-    this.headline = `**Summary**: ${line.length > SUMMARY_CHARS ? `${line.slice(0, SUMMARY_CHARS - 1)}…` : line}`;
-    this.showDetails();
-  }
-
-  private showDetails(): void {
-    setCurrentDetails([this.headline, this.details].filter(Boolean).join('\n\n'));
+    this.status.headline = `**Summary**: ${line.length > SUMMARY_CHARS ? `${line.slice(0, SUMMARY_CHARS - 1)}…` : line}`;
+    this.publishStatus();
   }
 
   /** The journal in position order (concurrent calls may enter it out of order). */
