@@ -15,7 +15,7 @@ import { StepCtx } from '../step-ctx';
 import { continueChain, historyIsLong, refuseForeignCarry, type AgentRunCarry, type ChainState } from './chain';
 import { delegateTo } from './delegate';
 import { governedAgentCall } from './governed-call';
-import { Conversation, readCall } from './turn';
+import { byReference, Conversation, readCall } from './turn';
 
 export type { AgentRunCarry } from './chain';
 
@@ -86,14 +86,13 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
 async function openRun(input: AgentRunInput): Promise<ChainState> {
   const { carry } = input;
   const policy = input.policy ?? ALLOW_ALL;
-  // The worker holds the script: its authority, and turns after the first, name only the endpoint.
-  const { script: _script, ...modelByRef } = input.model;
   const step = await StepCtx.open({
     principal: input.principal,
     grants: carry ? carry.authority.grants : input.grants,
     capabilities: carry ? carry.authority.capabilities : input.capabilities,
     manifestDigest: carry ? carry.authority.manifestDigest : input.manifestDigest,
-    model: modelByRef,
+    // The worker holds the script: its authority names only the endpoint.
+    model: byReference(input.model),
     policy,
   });
   const startedAt = carry?.startedAt ?? Date.now();

@@ -15,9 +15,15 @@ const { modelTurn } = proxyActivities<ModelActivities>({
   },
 });
 
+/** A model by endpoint name only: the worker holds any script it plays, and every key. */
+export function byReference(model: ModelRequest): ModelRequest {
+  const { script: _script, ...byRef } = model;
+  return byRef;
+}
+
 export class Conversation {
   private readonly toolsDigest: string;
-  /** The model by endpoint name only: the worker holds any script and every key. */
+  /** The model by endpoint name only (`byReference`). */
   readonly modelByRef: ModelRequest;
 
   constructor(
@@ -29,8 +35,7 @@ export class Conversation {
     /** What the model has not read yet. */
     public unread: ChatMessage[],
   ) {
-    const { script: _script, ...byRef } = model;
-    this.modelByRef = byRef;
+    this.modelByRef = byReference(model);
     this.toolsDigest = offeredDigest(offered);
   }
 
