@@ -9,7 +9,7 @@ import type { Manifest } from './catalog/manifest';
 import { DEFAULT_TASK_QUEUE, WorkflowName } from './common/names';
 import { assertRunInput } from './common/run-input';
 import { checkSearchAttributes } from './inspect/search-attributes';
-import { MANIFEST_DIGEST, PRINCIPAL, REFUSALS, WAITING_FOR, WaitingFor } from './common/search-attributes';
+import { MANIFEST_DIGEST, REFUSALS, WAITING_FOR, WaitingFor } from './common/search-attributes';
 import { follow } from './inspect/follow';
 import { formatEffects, loadEffects, type EffectView } from './inspect/journal';
 import type { AgentRunInput, AgentRunResult } from './workflows/agent/run';
@@ -45,14 +45,12 @@ function searchAttributesChecked(client: Client): Promise<void> {
 }
 
 /**
- * Toolplane's search attributes for a run: who it asks to act for, the manifest it is pinned to, and
- * (so `toolplane list --refused/--waiting` can filter from the start) no refusals, waiting for nobody.
- * The principal and the manifest are the client's word until the run opens its StepCtx: the run then
- * labels itself with the worker's answer, and upserts it only where it differs from these.
+ * Toolplane's search attributes for a run: the manifest it is pinned to, and (so `toolplane list
+ * --refused/--waiting` can filter from the start) no refusals, waiting for nobody. Not the principal:
+ * the run labels itself with the one the worker established, never with a client's word.
  */
-function searchAttributesOf(input: { principal: string; manifestDigest?: string }): SearchAttributePair[] {
+function searchAttributesOf(input: { manifestDigest?: string }): SearchAttributePair[] {
   return [
-    { key: PRINCIPAL, value: input.principal },
     { key: REFUSALS, value: 0 },
     { key: WAITING_FOR, value: WaitingFor.None },
     ...(input.manifestDigest ? [{ key: MANIFEST_DIGEST, value: input.manifestDigest }] : []),

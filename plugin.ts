@@ -18,6 +18,8 @@ import { ToolRegistry } from './activities/tool-registry';
 import { ToolplaneError } from './catalog/errors';
 import { checkSearchAttributes } from './inspect/search-attributes';
 import type { LedgerConfig } from './ledger/keys';
+import { CredentialVerifier, type IdentityConfig } from './activities/identity/credentials';
+import { loadTicketKey, TicketIssuer } from './activities/identity/tickets';
 import { WORKFLOW_INTERCEPTOR_MODULES } from './runtime/workflow-modules';
 
 /**
@@ -61,6 +63,21 @@ export interface ToolplanePluginOptions {
   verifySources?: boolean;
   /** Serve `toolRun`, the workflow without a data-flow gate (tests, internals). Default false: such runs are refused. */
   allowUngovernedToolRun?: boolean;
+  /**
+   * Who may act through this worker: the issuers whose JWTs it verifies. With it, a run must carry a
+   * credential (bound to its workflow id) and its principal is the token's subject; an approval must
+   * carry the approver's. A worker whose manifest declares principals refuses runs without it, unless
+   * `insecureAssertedPrincipals`.
+   */
+  identity?: IdentityConfig;
+  /** Take a run's principal on its word, although the manifest declares principals (tests, local work only). */
+  insecureAssertedPrincipals?: boolean;
+  /**
+   * The key this worker makes run tickets with (base64url or hex, at least 32 bytes). Every worker of a
+   * task queue needs the same one. Default: `TOOLPLANE_TICKET_KEY`, else `ticket.key` in the data
+   * directory (`TOOLPLANE_DATA_DIR` or `.data`), made on first use.
+   */
+  ticketKey?: string;
   /** Starts and stops `ext:` tools' extension processes; one is made if not given. */
   extensions?: ExtensionManager;
   log?: (line: string) => void;
@@ -137,17 +154,25 @@ export class ToolplanePlugin extends SimplePlugin {
     registry.assertMatches(opts.manifest);
     if (opts.deployment) workerDeploymentOptions(opts.deployment); // a bad name refuses here, before the worker exists
     const blobs = opts.blobs ?? new FileBlobStore();
+    const tickets = new TicketIssuer(loadTicketKey(opts.ticketKey));
     const activities = {
-      ...createAuthorizeActivities({ manifest: opts.manifest, allowUngovernedToolRun: opts.allowUngovernedToolRun }),
+      ...createAuthorizeActivities({
+        manifest: opts.manifest,
+        tickets,
+        credentials: opts.identity ? new CredentialVerifier(opts.identity) : undefined,
+        insecureAssertedPrincipals: opts.insecureAssertedPrincipals,
+        allowUngovernedToolRun: opts.allowUngovernedToolRun,
+      }),
       ...createToolActivities({
         registry,
         manifest: opts.manifest,
+        tickets,
         ledger: opts.ledger,
         blobs,
         largeOutputBytes: opts.largeOutputBytes,
       }),
-      ...createCarriedActivities({ registry, manifest: opts.manifest }),
-      ...createModelActivities({ models: opts.manifest.models, blobs, transcripts: opts.transcripts }),
+      ...createCarriedActivities({ registry, manifest: opts.manifest, tickets }),
+      ...createModelActivities({ models: opts.manifest.models, blobs, transcripts: opts.transcripts, tickets }),
     };
     super({
       name: 'toolplane',

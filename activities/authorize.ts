@@ -1,22 +1,95 @@
-// The first activity of every run: the worker answers what the run may hold. Recorded in history,
-// so replay sees the same answer.
-import { authorize, resolveModel, RunRefused, RunRefusedReason } from '../catalog/authority';
+// The first activity of every run: the worker establishes who the run acts for (a verified
+// credential, or the ticket of the run it continues or of its delegating parent), answers what it may
+// hold, and issues the ticket every later call presents. Recorded in history, so replay sees the same answer.
+import { Context } from '@temporalio/activity';
+import { authorize, ModelRefused, mayUseModel, resolveModel, RunRefused, RunRefusedReason } from '../catalog/authority';
+import { EXTENSION_RUNTIME } from '../catalog/capabilities';
 import { manifestDigest } from '../catalog/digest';
 import type { Manifest } from '../catalog/manifest';
-import { asFinalRefusal } from './catalog-failure';
+import { modelPermit, toolPermit, type RunIdentity } from '../common/ticket';
+import { asFinalRefusalAsync } from './catalog-failure';
+import { IdentityRefused, type CredentialVerifier } from './identity/credentials';
+import type { RunIds, TicketIssuer } from './identity/tickets';
 import type { AuthorizeActivities, AuthorizeRequest, AuthorizeResult } from '../common/wire';
 
 export interface AuthorizeDeps {
   manifest: Manifest;
+  tickets: TicketIssuer;
+  /** Verifies run credentials; without it a run's principal is its word (see `insecureAssertedPrincipals`). */
+  credentials?: CredentialVerifier;
+  /** Accept a principal a run only names, on a worker whose manifest declares principals (tests, local work). */
+  insecureAssertedPrincipals?: boolean;
   /** Serve `toolRun`, which has no data-flow gate (tests, internals). Off unless configured. */
   allowUngovernedToolRun?: boolean;
 }
 
+/** What a run's own credential, or the ticket it carries, establishes. */
+interface Established {
+  identity: RunIdentity;
+  /** A carried ticket bounds what the run may ask for. */
+  bound?: { grants: string[]; capabilities: string[] };
+}
+
+function only<T>(asked: readonly T[] | undefined, within: readonly T[]): T[] {
+  return (asked ?? within).filter((x) => within.includes(x));
+}
+
 export function createAuthorizeActivities(deps: AuthorizeDeps): AuthorizeActivities {
   const digest = manifestDigest(deps.manifest);
+
+  /** The ticket a continued run or a delegated child shows, checked against the ids Temporal gave it. */
+  const fromCarried = (run: RunIds, req: AuthorizeRequest): Established => {
+    const c = req.carried!;
+    const related =
+      c.from === 'continued'
+        ? c.workflowId === run.workflowId
+        : run.workflowId.startsWith(`${c.workflowId}/delegated-`);
+    if (!related || !deps.tickets.carries({ workflowId: c.workflowId, runId: c.runId }, c.carry))
+      throw new IdentityRefused(
+        'bad_signature',
+        `the ticket this run carries from ${c.from === 'continued' ? 'the run it continues' : 'its parent'} (${c.workflowId}) was not issued to that run by this worker`,
+      );
+    return { identity: c.carry.identity, bound: { grants: c.carry.grants, capabilities: c.carry.capabilities } };
+  };
+
+  const establish = async (run: RunIds, req: AuthorizeRequest): Promise<Established> => {
+    if (req.carried) return fromCarried(run, req);
+    if (deps.credentials) {
+      const v = await deps.credentials.verify(req.credential, {
+        workflowId: run.workflowId,
+        requireBinding: true,
+        what: 'the run',
+      });
+      if (req.principal && req.principal !== v.principal)
+        throw new IdentityRefused(
+          'principal_mismatch',
+          `the run asks to act as ${req.principal}, but its credential is ${v.principal}'s`,
+        );
+      return { identity: { principal: v.principal, groups: v.groups, issuer: v.issuer } };
+    }
+    if (deps.manifest.principals && !deps.insecureAssertedPrincipals)
+      throw new IdentityRefused(
+        'asserted',
+        `this worker declares principals but verifies no credentials, so it cannot tell who ${req.principal} is; ` +
+          'configure its identity (issuers), or insecureAssertedPrincipals for tests',
+      );
+    if (!req.principal) throw new IdentityRefused('missing', 'the run names no principal and carries no credential');
+    return { identity: { principal: req.principal, groups: [] } };
+  };
+
   return {
     async authorizeRun(req: AuthorizeRequest): Promise<AuthorizeResult> {
-      return asFinalRefusal(() => {
+      return asFinalRefusalAsync(async () => {
+        const info = Context.current().info;
+        if (!info.isLocal)
+          throw new IdentityRefused(
+            'asserted',
+            'authorizeRun answers only the run it runs beside (a local activity); it was scheduled as an activity',
+          );
+        const run = {
+          workflowId: info.workflowExecution?.workflowId ?? '',
+          runId: info.workflowExecution?.runId ?? '',
+        };
         if (req.ungoverned && !deps.allowUngovernedToolRun) {
           throw new RunRefused(
             RunRefusedReason.Ungoverned,
@@ -24,8 +97,26 @@ export function createAuthorizeActivities(deps: AuthorizeDeps): AuthorizeActivit
             'this worker does not serve toolRun, which has no data-flow gate; start agentRun, or configure the worker with allowUngovernedToolRun',
           );
         }
+        const { identity, bound } = await establish(run, req);
         const model = req.model ? resolveModel(deps.manifest.models, req.model) : undefined;
-        const authority = authorize(deps.manifest, digest, req);
+        if (model && !mayUseModel(deps.manifest.principals, identity, model.endpoint))
+          throw new ModelRefused(
+            `${identity.principal} may not use model endpoint "${model.endpoint}" on this worker (its principals entry lists the endpoints it may)`,
+            { endpoint: model.endpoint },
+          );
+        const asked = bound
+          ? { grants: only(req.grants, bound.grants), capabilities: only(req.capabilities, bound.capabilities) }
+          : { grants: req.grants, capabilities: req.capabilities };
+        const authority = authorize(deps.manifest, digest, {
+          ...req,
+          ...asked,
+          principal: identity.principal,
+          groups: identity.groups,
+        });
+        const permits = authority.grants
+          .filter((id) => !id.startsWith('ext:') || authority.capabilities.includes(EXTENSION_RUNTIME))
+          .map(toolPermit);
+        if (model) permits.push(modelPermit(model.endpoint));
         return {
           ...authority,
           // Which endpoint and model answer, for the record; a script the worker plays stays on the worker.
@@ -34,6 +125,8 @@ export function createAuthorizeActivities(deps: AuthorizeDeps): AuthorizeActivit
             : {}),
           tools: deps.manifest.tools.filter((t) => authority.grants.includes(t.id)),
           declared: deps.manifest.tools.map((t) => t.id),
+          identity,
+          ticket: deps.tickets.issue(run, identity, permits, authority.grants, authority.capabilities),
         };
       });
     },

@@ -6,11 +6,15 @@ import { shortDigest, toolDigest } from '../catalog/digest';
 import { ctxFromActivity } from './ctx';
 import type { CarriedActivities, CarriedContent, CarriedRequest } from '../common/wire';
 import type { ToolRegistry } from './tool-registry';
+import { toolPermit } from '../common/ticket';
+import { checkTicket } from './identity/ticket-check';
+import type { TicketIssuer } from './identity/tickets';
 
 export interface CarriedActivityDeps {
   registry: ToolRegistry;
   /** The worker's own manifest: a run that declares the tool otherwise is refused. */
   manifest?: Manifest;
+  tickets: TicketIssuer;
 }
 
 /** Every failure is final: a resolver that cannot say what leaves refuses the call. */
@@ -35,6 +39,7 @@ export function createCarriedActivities(deps: CarriedActivityDeps): CarriedActiv
   const declared = new Map((deps.manifest?.tools ?? []).map((t) => [t.id, shortDigest(toolDigest(t))]));
   return {
     async resolveCarried(req: CarriedRequest): Promise<CarriedContent> {
+      checkTicket(deps.tickets, req, toolPermit(req.toolId), 'CarriedUnresolved');
       const tool = deps.registry.get(req.toolId);
       if (!tool?.carried)
         throw refused(`${req.toolId} has no carried() on this worker, so what it would carry is unknown`);

@@ -1,8 +1,7 @@
 // The tool activity: performs one call, at most once per idempotency key as far as the tool honours it.
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { FailureType } from '../catalog/failure-types';
-import { mayGrant, mayHold } from '../catalog/authority';
-import { EXTENSION_RUNTIME } from '../catalog/capabilities';
+import { sharesFactsWith } from '../catalog/authority';
 import type { Manifest, Safety } from '../catalog/manifest';
 import { serverOf } from '../catalog/manifest';
 import { shortDigest, toolDigest } from '../catalog/digest';
@@ -22,7 +21,10 @@ import type {
   ToolEvent,
 } from '../common/wire';
 import { leaves } from '../common/json-leaves';
+import { toolPermit } from '../common/ticket';
 import { ctxFromActivity } from './ctx';
+import { checkTicket } from './identity/ticket-check';
+import type { TicketIssuer } from './identity/tickets';
 import { withToolSpan, type GenAiToolType } from './telemetry';
 import type { LedgerRef, Tool } from './tool';
 import { ToolError } from './tool-errors';
@@ -32,6 +34,8 @@ export interface ToolActivityDeps {
   registry: ToolRegistry;
   /** The worker's own manifest: it decides what a principal may reach and hold. */
   manifest: Manifest;
+  /** Checks the ticket each request presents: only a run this worker authorized reaches a tool. */
+  tickets: TicketIssuer;
   /** How a tool is served, for `gen_ai.tool.type`; in-process tools by default. */
   toolType?: (toolId: string) => GenAiToolType;
   /** Signs `produced_by` references; a worker without one cannot serve `requires_ledger` tools. */
@@ -50,6 +54,7 @@ interface Citation {
 async function verifyCitations(
   citations: Citation[],
   publicKeys: LedgerPublicKeys | undefined,
+  reader: { principal: string; manifest: Manifest },
 ): Promise<CitedOrigin[]> {
   const out: CitedOrigin[] = [];
   for (const c of citations) {
@@ -66,14 +71,26 @@ async function verifyCitations(
     }
     try {
       const v = await verifyProducedBy(Context.current().client, c.producedBy, { publicKeys, args: c.args });
-      if (!v.valid) out.push({ values, trusted: false, reason: `${v.reason}: ${v.message}` });
-      else
-        out.push({
-          values,
-          trusted: v.origin.trustedArgs,
-          origin: `${v.origin.workflowId}/${v.origin.runId}/${v.origin.effectKey}`,
-          ...(v.origin.trustedArgs ? {} : { reason: 'the origin call had untrusted arguments' }),
-        });
+      if (!v.valid) {
+        out.push({ values, trusted: false, reason: `${v.reason}: ${v.message}` });
+        continue;
+      }
+      const o = v.origin;
+      // A fact is its writer's words: trusted for another principal only where the writer shares it.
+      const ours =
+        o.principal === reader.principal || sharesFactsWith(reader.manifest.principals, o.principal, reader.principal);
+      const reason = !o.trustedArgs
+        ? 'the origin call had untrusted arguments'
+        : !ours
+          ? `written by ${o.principal}, who does not share facts with ${reader.principal}`
+          : undefined;
+      out.push({
+        values,
+        trusted: reason === undefined,
+        origin: `${o.workflowId}/${o.runId}/${o.effectKey}`,
+        principal: o.principal,
+        ...(reason ? { reason } : {}),
+      });
     } catch (err) {
       out.push({ values, trusted: false, reason: `could not verify: ${(err as Error).message}` });
     }
@@ -140,21 +157,14 @@ export function createToolActivities(deps: ToolActivityDeps): ToolActivities {
   const signer = deps.ledger ? new LedgerSigner(deps.ledger) : undefined;
   const publicKeys = deps.ledger ? publicKeysOf(deps.ledger) : undefined;
   const declared = new Map(deps.manifest.tools.map((t) => [t.id, shortDigest(toolDigest(t))]));
-  const principals = deps.manifest.principals;
-
-  /** The workflow already checked; the worker checks again against its own manifest, not the run's word. */
+  /** The run's ticket, then the lease an extension tool needs; the workflow checked both, the worker checks again. */
   const assertAuthority = (req: PerformRequest | ReconcileRequest): void => {
-    if (!mayGrant(principals, req.principal, req.toolId)) {
-      throw ApplicationFailure.nonRetryable(
-        `${req.principal} may not be granted ${req.toolId} on this worker; nothing was sent`,
-        FailureType.Unavailable,
-      );
-    }
+    checkTicket(deps.tickets, req, toolPermit(req.toolId), FailureType.Unavailable);
     if (!req.toolId.startsWith('ext:')) return;
     const leaseFor = new RegExp(`^lease:${serverOf(req.toolId).replace(/[.]/g, '\\.')}:\\d+$`);
-    if (!req.lease || !leaseFor.test(req.lease) || !mayHold(principals, req.principal, EXTENSION_RUNTIME)) {
+    if (!req.lease || !leaseFor.test(req.lease)) {
       throw ApplicationFailure.nonRetryable(
-        `${req.toolId} needs the ${EXTENSION_RUNTIME} lease this run was granted (${req.principal} ${mayHold(principals, req.principal, EXTENSION_RUNTIME) ? `holds it, but the lease is ${req.lease ?? 'missing'}` : 'may not hold it'}); nothing was started`,
+        `${req.toolId} needs the extension-runtime lease this run was granted (the lease is ${req.lease ?? 'missing'}); nothing was started`,
         FailureType.Unavailable,
       );
     }
@@ -164,10 +174,10 @@ export function createToolActivities(deps: ToolActivityDeps): ToolActivities {
 
   return {
     async performTool(req: PerformRequest): Promise<PerformResult> {
+      assertAuthority(req);
       const tool = lookup(req.toolId);
       const info = Context.current().info;
       const effectKey = effectKeyOfActivityId(info.activityId);
-      assertAuthority(req);
       const ours = declared.get(req.toolId);
       if (req.digest && ours && req.digest !== ours) {
         throw ApplicationFailure.nonRetryable(
@@ -212,6 +222,7 @@ export function createToolActivities(deps: ToolActivityDeps): ToolActivities {
               runId: ctx.runId,
               effectKey,
               toolId: req.toolId,
+              principal: req.principal,
               argsDigest: argsDigest(req.args),
               decision: req.decision ?? 'ungoverned',
               trustedArgs: req.trustedArgs === true,
@@ -239,7 +250,9 @@ export function createToolActivities(deps: ToolActivityDeps): ToolActivities {
             FailureType.OutputUnstored,
           );
         }
-        const origins = citations.length ? await verifyCitations(citations, publicKeys) : [];
+        const origins = citations.length
+          ? await verifyCitations(citations, publicKeys, { principal: req.principal, manifest: deps.manifest })
+          : [];
         return {
           ...(stored ? { stored } : { output: landed }),
           ...(events.length ? { events } : {}),
@@ -249,8 +262,8 @@ export function createToolActivities(deps: ToolActivityDeps): ToolActivities {
     },
 
     async reconcileTool(req: ReconcileRequest): Promise<Reconciliation> {
-      const tool = lookup(req.toolId);
       assertAuthority(req);
+      const tool = lookup(req.toolId);
       if (!tool.reconcile)
         throw ApplicationFailure.nonRetryable(`${req.toolId} cannot reconcile`, FailureType.Unavailable);
       const info = Context.current().info;

@@ -82,6 +82,7 @@ export async function gateBench(
       const t0 = process.hrtime.bigint();
       const verdict = await governanceGate({
         principal: 'agent:bench',
+        ticket: { identity: { principal: 'agent:bench', groups: [] }, permits: {}, carry: '' },
         offer,
         budget,
         provenance: seen,

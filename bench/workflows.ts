@@ -2,7 +2,6 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { ToolDecl } from '../catalog/manifest';
 import { ALLOW_ALL } from '../catalog/policy';
-import { ToolCatalog } from '../catalog/tool-catalog';
 import { governanceGate } from '../workflows/governance';
 import { Budget } from '../workflows/limits';
 import { Provenance, USER_PROMPT } from '../workflows/provenance';
@@ -38,14 +37,12 @@ export async function plainCalls(input: BenchInput): Promise<number> {
   return n;
 }
 
-/** The same calls through StepCtx.callTool with the real gate: limits, data flow, provenance of every result. */
+/**
+ * The same calls through StepCtx.callTool with the real gate: the worker's answer and ticket (one local
+ * activity per run), limits, data flow, provenance of every result.
+ */
 export async function toolplaneCalls(input: BenchInput): Promise<number> {
-  const step = new StepCtx({
-    catalog: ToolCatalog.fromGranted([input.decl], [CRM]),
-    principal: 'agent:bench',
-    grants: [CRM],
-    policy: ALLOW_ALL,
-  });
+  const step = await StepCtx.open({ principal: 'agent:bench', grants: [input.decl.id] });
   const offer = step.catalog.offered(ALLOW_ALL)[0];
   const budget = new Budget({}, Date.now());
   const provenance = new Provenance();
@@ -61,7 +58,8 @@ export async function toolplaneCalls(input: BenchInput): Promise<number> {
     const output = await step.callTool(CRM, argsFor(i), {
       answering: offer,
       gate: governanceGate({
-        principal: 'agent:bench',
+        principal: step.scope.principal,
+        ticket: step.scope.ticket,
         offer,
         budget,
         provenance: provenance.snapshot(),

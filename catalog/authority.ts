@@ -12,10 +12,20 @@ export const PrincipalDecl = z.strictObject({
   tools: toolGrant.default('*'),
   /** Capabilities this principal may hold, such as `extension-runtime`. None unless listed. */
   capabilities: z.array(z.string().min(1)).default([]),
+  /** Model endpoints (by name in `models`) this principal's runs may use, or "*" for every declared one. */
+  models: toolGrant.default('*'),
+  /**
+   * Principals (exact names, or "*") for whom the facts this principal's runs write count as their own
+   * words; to everyone else a recalled fact of this principal's is untrusted data. None unless listed.
+   */
+  share_facts_with: z.array(z.string().min(1)).default([]),
 });
 export type PrincipalDecl = z.infer<typeof PrincipalDecl>;
 
-/** Principals by exact name; `"*"` applies to every principal not named. */
+/**
+ * Principals by verified subject (or, on a worker that allows asserted principals, by name);
+ * `group:<name>` entries apply to a subject whose token lists that group; `"*"` to every other.
+ */
 export const PrincipalsDecl = z.record(z.string().min(1), PrincipalDecl);
 export type PrincipalsDecl = z.infer<typeof PrincipalsDecl>;
 
@@ -76,6 +86,8 @@ export const DEFAULT_MODELS: ModelsDecl = { scripted: { provider: 'scripted' } }
 /** What a run asks for. Everything here is a request; the worker decides. */
 export interface RunRequest {
   principal: string;
+  /** The principal's verified groups; set by the worker from a credential, never taken from a run. */
+  groups?: readonly string[];
   /** Tools the run asks to reach (exact identities); default: every tool the principal may be granted. */
   grants?: readonly string[];
   capabilities?: readonly string[];
@@ -107,22 +119,70 @@ export class RunRefused extends CatalogError<{ reason: RunRefusedReason; names: 
   }
 }
 
-function principalDecl(principals: PrincipalsDecl | undefined, principal: string): PrincipalDecl {
+/** A principals section as written (defaults not yet applied) or as parsed. */
+type Principals = Record<string, z.input<typeof PrincipalDecl>>;
+
+/** Who a principal is to the manifest: its verified subject (or asserted name) and its groups. */
+export interface Who {
+  principal: string;
+  groups?: readonly string[];
+}
+
+/**
+ * The manifest's entry for a principal: its own entry by exact name; else the union of the entries of
+ * its groups (`group:<name>`); else `"*"`; else nothing.
+ */
+function principalDecl(principals: Principals | undefined, who: Who): PrincipalDecl {
   // No section: any principal may be granted any declared tool, and holds no capability.
-  if (!principals) return { tools: '*', capabilities: [] };
+  if (!principals) return { tools: '*', capabilities: [], models: '*', share_facts_with: [] };
   // Own entries only: a principal named `__proto__` or `constructor` is a name, not a lookup into Object.
-  const own = (name: string) => (Object.prototype.hasOwnProperty.call(principals, name) ? principals[name] : undefined);
-  return own(principal) ?? own('*') ?? { tools: [], capabilities: [] };
+  const own = (name: string): PrincipalDecl | undefined => {
+    const d = Object.prototype.hasOwnProperty.call(principals, name) ? principals[name] : undefined;
+    return (
+      d && {
+        tools: d.tools ?? '*',
+        capabilities: d.capabilities ?? [],
+        models: d.models ?? '*',
+        share_facts_with: d.share_facts_with ?? [],
+      }
+    );
+  };
+  const exact = own(who.principal);
+  if (exact) return exact;
+  const byGroup = (who.groups ?? []).flatMap((g) => own(`group:${g}`) ?? []);
+  const union = (pick: (d: PrincipalDecl) => '*' | string[]): '*' | string[] =>
+    byGroup.some((d) => pick(d) === '*') ? '*' : [...new Set(byGroup.flatMap((d) => pick(d) as string[]))];
+  if (byGroup.length > 0)
+    return {
+      tools: union((d) => d.tools),
+      capabilities: [...new Set(byGroup.flatMap((d) => d.capabilities))],
+      models: union((d) => d.models),
+      share_facts_with: [...new Set(byGroup.flatMap((d) => d.share_facts_with))],
+    };
+  return own('*') ?? { tools: [], capabilities: [], models: [], share_facts_with: [] };
 }
 
 /** May this principal be granted this declared tool? */
-export function mayGrant(principals: PrincipalsDecl | undefined, principal: string, toolId: string): boolean {
-  const tools = principalDecl(principals, principal).tools;
+export function mayGrant(principals: Principals | undefined, who: Who, toolId: string): boolean {
+  const tools = principalDecl(principals, who).tools;
   return tools === '*' || tools.includes(toolId);
 }
 
-export function mayHold(principals: PrincipalsDecl | undefined, principal: string, capability: string): boolean {
-  return principalDecl(principals, principal).capabilities.includes(capability);
+export function mayHold(principals: Principals | undefined, who: Who, capability: string): boolean {
+  return principalDecl(principals, who).capabilities.includes(capability);
+}
+
+/** May this principal's runs use this declared model endpoint? */
+export function mayUseModel(principals: Principals | undefined, who: Who, endpoint: string): boolean {
+  const models = principalDecl(principals, who).models;
+  return models === '*' || models.includes(endpoint);
+}
+
+/** Do the facts `writer`'s runs wrote count as `reader`'s own words? (Manifest-declared sharing only.) */
+export function sharesFactsWith(principals: Principals | undefined, writer: string, reader: string): boolean {
+  if (writer === reader) return true;
+  const shared = principalDecl(principals, { principal: writer }).share_facts_with;
+  return shared.includes('*') || shared.includes(reader);
 }
 
 /**
@@ -130,7 +190,7 @@ export function mayHold(principals: PrincipalsDecl | undefined, principal: strin
  * refuses the run; asking for more than the principal may have withholds the excess.
  */
 export function authorize(
-  manifest: { tools: readonly { id: string }[]; principals?: PrincipalsDecl },
+  manifest: { tools: readonly { id: string }[]; principals?: Principals },
   digest: string,
   request: RunRequest,
 ): RunAuthority {
@@ -161,14 +221,15 @@ export function authorize(
     );
   }
   const principals = manifest.principals;
+  const who: Who = { principal: request.principal, groups: request.groups };
   return {
     principal: request.principal,
     manifestDigest: digest,
-    grants: asked.filter((id) => mayGrant(principals, request.principal, id)),
-    capabilities: caps.filter((c) => mayHold(principals, request.principal, c)),
+    grants: asked.filter((id) => mayGrant(principals, who, id)),
+    capabilities: caps.filter((c) => mayHold(principals, who, c)),
     withheld: {
-      grants: asked.filter((id) => !mayGrant(principals, request.principal, id)),
-      capabilities: caps.filter((c) => !mayHold(principals, request.principal, c)),
+      grants: asked.filter((id) => !mayGrant(principals, who, id)),
+      capabilities: caps.filter((c) => !mayHold(principals, who, c)),
     },
   };
 }

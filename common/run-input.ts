@@ -66,7 +66,8 @@ function shapes(): { agent: z.ZodType; tool: z.ZodType } {
   });
 
   const asked = {
-    principal: nonEmpty,
+    principal: nonEmpty.optional(),
+    credential: nonEmpty.optional(),
     grants: z.array(toolId).optional(),
     capabilities: z.array(nonEmpty).optional(),
     manifestDigest: z.string().optional(),
@@ -88,7 +89,14 @@ function shapes(): { agent: z.ZodType; tool: z.ZodType } {
     calls: z.array(z.looseObject({ toolId, args: z.unknown() })),
     continueOnError: z.boolean().optional(),
   });
-  built = { agent, tool };
+  // Who acts: the name a run asks to act as, or a credential whose subject the worker takes.
+  const someone = {
+    message: 'must name a principal, or carry a credential (a JWT) whose subject the worker takes',
+    path: ['principal'],
+  };
+  const whoActs = (i: { principal?: string; credential?: string; carry?: unknown }) =>
+    i.principal !== undefined || i.credential !== undefined || i.carry !== undefined;
+  built = { agent: agent.refine(whoActs, someone), tool: tool.refine(whoActs, someone) };
   return built;
 }
 

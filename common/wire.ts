@@ -8,6 +8,7 @@ import type { OfferedTool } from '../catalog/tool-catalog';
 import type { LedgerDecision } from '../ledger/ref';
 import { ActivityName } from './names';
 import type { StoredOutput } from './stored-output';
+import type { RunIdentity, RunTicket, TicketCarry } from './ticket';
 
 /**
  * Kept small: it is written to history once per call. The effect key is the activity id (a
@@ -17,6 +18,8 @@ export interface PerformRequest {
   toolId: string;
   args: Record<string, unknown>;
   principal: string;
+  /** The MAC of the run's ticket for this tool: the worker checks it against the scheduling run's ids. */
+  ticket: string;
   requiresLedger?: boolean;
   /** How the run decided the call (absent: no gate saw it); signed into `produced_by`. */
   decision?: Exclude<LedgerDecision, 'ungoverned'>;
@@ -57,6 +60,8 @@ export interface CitedOrigin {
   trusted: boolean;
   /** `workflowId/runId/effectKey` of a verified origin. */
   origin?: string;
+  /** Whose run wrote it, as the origin's signed reference says. */
+  principal?: string;
   /** Why the values do not count as trusted. */
   reason?: string;
 }
@@ -64,6 +69,7 @@ export interface CitedOrigin {
 export interface ReconcileRequest {
   toolId: string;
   principal: string;
+  ticket: string;
   lease?: string;
 }
 
@@ -71,6 +77,7 @@ export interface CarriedRequest {
   toolId: string;
   args: Record<string, unknown>;
   principal: string;
+  ticket: string;
   /** The run's declaration of the tool, as a short digest; a worker that declares it otherwise refuses. */
   digest?: string;
 }
@@ -131,6 +138,9 @@ export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter' |
  */
 export interface ModelTurnInput {
   model: ModelRequest;
+  /** Who the run acts for and the MAC of its ticket for the endpoint (absent only in histories before tickets). */
+  principal?: string;
+  ticket?: string;
   messages: ChatMessage[];
   tools?: OfferedTool[];
   toolsDigest?: string;
@@ -150,7 +160,25 @@ export interface ModelTurnResult {
   transcript?: string;
 }
 
-export interface AuthorizeRequest extends RunRequest {
+/**
+ * A run authorized without a credential of its own: it shows the ticket of the run it continues
+ * (the same workflow id) or of the parent delegating to it, with that run's ids as Temporal gave
+ * them to this workflow.
+ */
+export interface CarriedAuthority {
+  from: 'continued' | 'parent';
+  workflowId: string;
+  runId: string;
+  carry: TicketCarry;
+}
+
+export interface AuthorizeRequest extends Omit<RunRequest, 'principal' | 'groups'> {
+  /** Who the run asks to act as: with a credential, its subject must be this (or it may be left out). */
+  principal?: string;
+  /** The run's credential (a JWT); required by a worker that verifies identities. */
+  credential?: string;
+  /** Instead of a credential: the ticket of the run this one continues, or of its delegating parent. */
+  carried?: CarriedAuthority;
   /** The model endpoint an agent run names; refused here, before any request, when undeclared. */
   model?: ModelRequest;
   /** A run without the data-flow gate (`toolRun`) asks to be served; only a worker configured for it agrees. */
@@ -168,6 +196,10 @@ export interface AuthorizeResult extends RunAuthority {
   declared: string[];
   /** The endpoint the run's model turns go to, as the worker declares it (a key variable's name, never its value). */
   model?: ResolvedModel;
+  /** Who the run acts for, as the worker established it. */
+  identity: RunIdentity;
+  /** The worker's ticket: each call presents its permit's MAC. */
+  ticket: RunTicket;
 }
 
 export interface AuthorizeActivities {

@@ -15,6 +15,8 @@ export const LedgerRef = z
     /** The effect key: the activity id of the call in the run's history. */
     effectKey: z.string().min(1),
     toolId: z.string().min(1),
+    /** Who the run acted for, from the ticket the worker issued it. */
+    principal: z.string().min(1),
     /** `sha256:` over the canonical JSON of the governed arguments, as the tool received them. */
     argsDigest: z.string().regex(/^sha256:[0-9a-f]{64}$/),
     decision: LedgerDecision,

@@ -16,6 +16,8 @@ export interface LedgerOrigin {
   runId: string;
   effectKey: string;
   toolId: string;
+  /** Who the origin run acted for, as its ticket said. */
+  principal: string;
   decision: LedgerRef['decision'];
   trustedArgs: boolean;
   keyId: string;
@@ -40,6 +42,8 @@ export interface VerifyOptions {
 /** The part of a perform request the ledger reads back from history. */
 interface ScheduledPerform {
   toolId?: string;
+  principal?: string;
+  ticket?: string;
   args?: unknown;
   decision?: string;
   trustedArgs?: boolean;
@@ -106,6 +110,9 @@ export async function verifyProducedBy(client: Client, ref: unknown, opts: Verif
   const req = payload ? defaultPayloadConverter.fromPayload<ScheduledPerform>(payload) : undefined;
   const differs: string[] = [];
   if (req?.toolId !== r.toolId) differs.push(`tool ${req?.toolId} ≠ ${r.toolId}`);
+  if (req?.principal !== r.principal) differs.push(`principal ${req?.principal} ≠ ${r.principal}`);
+  // The worker signs only for a request whose ticket it checked; one without is no toolplane run's.
+  if (typeof req?.ticket !== 'string') differs.push('the call carries no ticket');
   const digest = req ? argsDigest(req.args) : undefined;
   if (digest !== r.argsDigest) differs.push(`arguments ${digest} ≠ ${r.argsDigest}`);
   const decision = req?.decision ?? 'ungoverned';
@@ -131,6 +138,7 @@ export async function verifyProducedBy(client: Client, ref: unknown, opts: Verif
       runId: r.runId,
       effectKey: r.effectKey,
       toolId: r.toolId,
+      principal: r.principal,
       decision: r.decision,
       trustedArgs: r.trustedArgs,
       keyId: r.keyId,
@@ -146,6 +154,7 @@ export function formatVerdict(v: LedgerVerdict): string {
     return [
       `valid: signed by ${o.keyId}`,
       `  origin run: ${o.workflowId} (run ${o.runId})`,
+      `  principal:  ${o.principal} (from the run's ticket)`,
       `  effect:     ${o.effectKey} (${o.toolId}, ${o.decision}${o.completed ? '' : ', did not complete'})`,
       `  arguments:  ${o.trustedArgs ? 'all trusted' : 'not all trusted'}`,
     ].join('\n');

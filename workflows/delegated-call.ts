@@ -3,12 +3,13 @@
 import { ApplicationFailure, workflowInfo } from '@temporalio/workflow';
 import { StepCtx } from './step-ctx';
 import { StepError, type StepErrorCode } from './step-error';
+import type { TicketCarry } from '../common/ticket';
 
 export interface DelegatedCallInput {
-  principal: string;
   toolId: string;
   args: Record<string, unknown>;
-  capabilities?: string[];
+  /** The parent's ticket; the worker checks it against the parent Temporal names, not this input. */
+  carry: TicketCarry;
   manifestDigest?: string;
 }
 
@@ -25,11 +26,11 @@ export async function delegatedCall(input: DelegatedCallInput): Promise<Delegate
       'DelegationRefused',
     );
   }
-  // The worker decides again what this principal may reach; the parent's word is not enough.
+  // The worker decides again: the parent's ticket, checked against the parent Temporal names, for this one tool.
   const step = await StepCtx.open({
-    principal: input.principal,
+    carry: input.carry,
     grants: [input.toolId],
-    capabilities: input.capabilities,
+    capabilities: input.carry?.capabilities,
     manifestDigest: input.manifestDigest,
   });
   try {

@@ -1,5 +1,6 @@
 // Workflow-safe: the gates a governed call passes, in order, before it may be scheduled.
 import { proxyActivities } from '@temporalio/workflow';
+import { permitMac, toolPermit, type RunTicket } from '../common/ticket';
 import { shortDigest } from '../catalog/digest';
 import { pointerCovers } from '../catalog/json-pointer';
 import { paymentOf, type Payment } from '../catalog/spend';
@@ -16,6 +17,8 @@ import { checkDataFlow } from './taint-gate';
 
 export interface GovernedCall {
   principal: string;
+  /** The run's ticket: asking the worker what a call carries presents its MAC for the tool. */
+  ticket: RunTicket;
   offer: OfferedTool | undefined;
   budget: Budget;
   /** The labels as of the model's turn: what it had read when it wrote the call. */
@@ -90,6 +93,7 @@ async function withCarried(g: GovernedCall, call: ToolCall, judged: Judged, aska
       toolId: call.toolId,
       args: judged.args,
       principal: g.principal,
+      ticket: permitMac(g.ticket, toolPermit(call.toolId)) ?? '',
       digest: shortDigest(call.digest),
     });
   } catch (err) {

@@ -120,6 +120,7 @@ async function reconcile(input: RecoveryInput, round: number): Promise<Reconcili
   const req: ReconcileRequest = {
     toolId: request.toolId,
     principal: request.principal,
+    ticket: request.ticket,
     ...(request.lease ? { lease: request.lease } : {}),
   };
   try {

@@ -13,7 +13,8 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { AuthorizeActivities, AuthorizeRequest } from '../common/wire';
+import type { AuthorizeActivities, AuthorizeRequest, CarriedAuthority } from '../common/wire';
+import type { RunIdentity, RunTicket, TicketCarry } from '../common/ticket';
 import { CatalogErrorCode } from '../catalog/errors';
 import { MANIFEST_DIGEST, PRINCIPAL } from '../common/search-attributes';
 import { ALLOW_ALL, type Policy } from '../catalog/policy';
@@ -40,6 +41,10 @@ export type { CallOptions } from './call/pipeline';
 export interface RunScope {
   catalog: ToolCatalog;
   principal: string;
+  /** Who the run acts for, as the worker established it (its verified subject and groups). */
+  identity: RunIdentity;
+  /** The worker's ticket: every call presents its MAC for the tool. */
+  ticket: RunTicket;
   grants: readonly string[];
   policy: Policy;
   /** Capabilities the worker granted the run, such as the extension-runtime lease. */
@@ -64,23 +69,43 @@ export interface StepState {
 }
 
 /** What a workflow asks for when it opens a StepCtx; the worker decides what it gets. */
-export interface OpenRequest extends AuthorizeRequest {
+export interface OpenRequest extends Omit<AuthorizeRequest, 'carried'> {
   /** Which granted tools the run's model may see (default: all). */
   policy?: Policy;
+  /**
+   * Instead of a credential: the ticket (`step.carry()`) of the run this one continues as new, or of the
+   * parent that delegates to it. The worker checks it against the ids Temporal gave this run.
+   */
+  carry?: TicketCarry;
 }
+
+/** Whose ticket a run carries: the run it continues, else its parent. */
+function carriedFrom(carry: TicketCarry): CarriedAuthority {
+  const info = workflowInfo();
+  if (info.continuedFromExecutionRunId)
+    return { from: 'continued', workflowId: info.workflowId, runId: info.continuedFromExecutionRunId, carry };
+  return { from: 'parent', workflowId: info.parent?.workflowId ?? '', runId: info.parent?.runId ?? '', carry };
+}
+
+/** The failure type of a run whose credential (or carried ticket) the worker refused. */
+export const IDENTITY_REFUSED = 'IdentityRefused';
 
 /** The worker answers on the worker running the workflow task: no round trip before the first call. */
 const { authorizeRun } = proxyLocalActivities<AuthorizeActivities>({
   startToCloseTimeout: '30s',
-  retry: { maximumAttempts: 5, nonRetryableErrorTypes: [CatalogErrorCode.RunRefused, CatalogErrorCode.ModelRefused] },
+  retry: {
+    maximumAttempts: 5,
+    nonRetryableErrorTypes: [CatalogErrorCode.RunRefused, CatalogErrorCode.ModelRefused, IDENTITY_REFUSED],
+  },
 });
 
 /**
- * Labels the run with the principal the worker granted it and the manifest it is governed by: the
- * ToolplanePrincipal every run that opened a StepCtx carries, whatever its workflow type, and which
- * `toolplane list` selects by (a run the worker refused carries the principal it asked for). Upserted
- * only where the run does not already carry these values (a run a toolplane client started, a
- * continued chain), so such a run spends no event on it.
+ * Labels the run with the principal the worker established (verified, or asserted where the worker
+ * allows it) and the manifest it is governed by: the ToolplanePrincipal every run that opened a StepCtx
+ * carries, whatever its workflow type, and which `toolplane list` selects by. Written by the run, never
+ * taken from the client that started it: a run the worker refused carries the principal it asked for,
+ * or `unverified:<name>` when its identity was refused. Upserted only where the run does not already
+ * carry these values (a continued chain), so such a run spends no event on it.
  */
 function labelRun(principal: string, manifestDigest: string | undefined): void {
   const carried = workflowInfo().typedSearchAttributes;
@@ -108,19 +133,23 @@ export class StepCtx {
    * the run with a non-retryable `RunRefused` or `ModelRefused`.
    */
   static async open(request: OpenRequest): Promise<StepCtx> {
-    const { policy, ...ask } = request;
+    const { policy, carry, ...asked } = request;
+    const ask: AuthorizeRequest = carry ? { ...asked, carried: carriedFrom(carry) } : asked;
     // Answerable while the worker decides: nothing has happened and nobody is asked yet.
     setHandler(journalQuery, () => []);
     setHandler(pendingEscalations, () => []);
     let authority;
     try {
-      const summary = `authorize ${request.principal}`;
+      const summary = `authorize ${request.principal ?? carry?.identity.principal ?? 'by credential'}`;
       authority = await authorizeRun.executeWithOptions({ summary }, [ask]);
     } catch (err) {
       // Refused (the worker's final answer, as the local activity's own failure or an activity's cause):
       // listed under the principal it asked for, as a refused attempt to act for it.
       const refusal = err instanceof ActivityFailure ? err.cause : err;
-      if (refusal instanceof ApplicationFailure && refusal.nonRetryable) labelRun(request.principal, undefined);
+      // A run whose identity the worker refused is listed as unverified, never as the principal it named.
+      const asking = request.principal ?? carry?.identity.principal;
+      if (refusal instanceof ApplicationFailure && refusal.nonRetryable && asking)
+        labelRun(refusal.type === IDENTITY_REFUSED ? `unverified:${asking}` : asking, undefined);
       const cause = err instanceof ActivityFailure ? err.cause : undefined;
       if (cause instanceof ApplicationFailure && cause.nonRetryable)
         throw ApplicationFailure.nonRetryable(cause.message, cause.type ?? undefined);
@@ -132,6 +161,8 @@ export class StepCtx {
     return new StepCtx({
       catalog: ToolCatalog.fromGranted(authority.tools, authority.declared),
       principal: authority.principal,
+      identity: authority.identity,
+      ticket: authority.ticket,
       grants: authority.grants,
       policy: policy ?? ALLOW_ALL,
       capabilities: authority.capabilities,
@@ -166,6 +197,20 @@ export class StepCtx {
 
   get catalog(): ToolCatalog {
     return this.scope.catalog;
+  }
+
+  /**
+   * The run's ticket as the run that continues it (continue-as-new) or a child it delegates to shows it
+   * to the worker (`StepCtx.open({ carry })`): such a run needs no credential of its own, and gets no
+   * more than this run holds.
+   */
+  carry(): TicketCarry {
+    return {
+      identity: this.scope.identity,
+      grants: [...this.scope.grants],
+      capabilities: [...(this.scope.capabilities ?? [])],
+      mac: this.scope.ticket.carry,
+    };
   }
 
   /** The lease lifecycle, in the run's memo: visible in the Web UI and kept in history. */
@@ -286,6 +331,7 @@ export class StepCtx {
     this.host ??= {
       catalog: this.scope.catalog,
       principal: this.scope.principal,
+      ticket: this.scope.ticket,
       policy: this.scope.policy,
       capabilities: this.scope.capabilities,
       escalator: this.escalator,

@@ -7,7 +7,10 @@ import { StepCtx } from './step-ctx';
 import { StepError } from './step-error';
 
 export interface ToolRunInput {
-  principal: string;
+  /** Who the run asks to act as; with a credential it may be left out. */
+  principal?: string;
+  /** The run's credential (a JWT bound to its workflow id), as for agentRun. */
+  credential?: string;
   /** Tools the run asks for (default: every tool the worker lets this principal have). */
   grants?: string[];
   calls: { toolId: string; args: unknown }[];
@@ -29,6 +32,7 @@ export async function toolRun(input: ToolRunInput): Promise<ToolRunResult> {
   refuseMalformedInput('toolRun', input);
   const step = await StepCtx.open({
     principal: input.principal,
+    credential: input.credential,
     grants: input.grants,
     capabilities: input.capabilities,
     manifestDigest: input.manifestDigest,

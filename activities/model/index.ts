@@ -13,6 +13,9 @@ import { languageModelFor, providerName } from './providers';
 import { scriptedTurn, scriptedTurnAt } from './scripted';
 import { TranscriptStore, type TranscriptSegment } from './transcript';
 import type { ModelTurnRequest } from './types';
+import { modelPermit } from '../../common/ticket';
+import { checkTicket } from '../identity/ticket-check';
+import type { TicketIssuer } from '../identity/tickets';
 import type { ChatMessage, ModelActivities, ModelTurnInput, ModelTurnResult, ScriptTurn } from '../../common/wire';
 
 /**
@@ -49,12 +52,31 @@ export interface ModelActivityDeps {
   blobs?: BlobStore;
   /** Where the runs' conversations are kept between turns (default: `blobs`). */
   transcripts?: BlobStore;
+  /** Checks the run's ticket for the endpoint it names: only a run this worker authorized reaches a model. */
+  tickets: TicketIssuer;
+}
+
+/**
+ * The largest answer a turn records: the result is written to history, whose payloads Temporal
+ * refuses above 2 MB, and such a refusal would only surface as a timeout after retries.
+ */
+export const MAX_MODEL_OUTPUT_BYTES = 1024 * 1024;
+
+function refuseOversized(result: ModelTurnResult, where: string): void {
+  const bytes = Buffer.byteLength(JSON.stringify(result.message), 'utf8');
+  if (bytes > MAX_MODEL_OUTPUT_BYTES)
+    throw ApplicationFailure.create({
+      type: 'ModelOutputTooLarge',
+      message: `${where} answered ${bytes} bytes, more than the ${MAX_MODEL_OUTPUT_BYTES} a turn may record; the turn is refused, not retried`,
+      details: [{ bytes, limit: MAX_MODEL_OUTPUT_BYTES }],
+      nonRetryable: true,
+    });
 }
 
 const invalid = (message: string) =>
   ApplicationFailure.create({ type: 'ModelRequestInvalid', message, nonRetryable: true });
 
-export function createModelActivities(deps: ModelActivityDeps = {}): ModelActivities {
+export function createModelActivities(deps: ModelActivityDeps): ModelActivities {
   const blobs = deps.blobs ?? new FileBlobStore();
   const transcripts = new TranscriptStore(deps.transcripts ?? blobs);
 
@@ -97,6 +119,7 @@ export function createModelActivities(deps: ModelActivityDeps = {}): ModelActivi
 
   return {
     async modelTurn(turn: ModelTurnInput): Promise<ModelTurnResult> {
+      checkTicket(deps.tickets, turn, modelPermit(turn.model.endpoint), 'ModelRefused');
       const resolved = asFinalRefusal(() => resolveModel(deps.models, turn.model));
       const info = Context.current().info;
       const scope = info.workflowExecution?.workflowId ?? '';
@@ -137,6 +160,7 @@ export function createModelActivities(deps: ModelActivityDeps = {}): ModelActivi
                     where,
                     Context.current().cancellationSignal,
                   );
+            refuseOversized(result, where);
             const finish = result.finishReason ?? (result.message.toolCalls?.length ? 'tool_calls' : 'stop');
             span.setAttributes({
               'gen_ai.usage.input_tokens': result.usage.inputTokens,

@@ -72,7 +72,7 @@ describe('authority', () => {
       capabilities: [],
       withheld: { grants: ['tool://payments/refund'], capabilities: ['extension-runtime'] },
     });
-    expect(mayHold(principals, 'agent:desk', 'extension-runtime')).toBe(true);
+    expect(mayHold(principals, { principal: 'agent:desk' }, 'extension-runtime')).toBe(true);
   });
 
   it('takes a principal named like an Object property for a name: granted what "*" grants, nothing more', () => {

@@ -29,8 +29,13 @@ describe('the worker decides what a run may hold', () => {
   const manifest: Manifest = {
     ...exampleManifest(),
     principals: {
-      'agent:desk': { tools: '*', capabilities: [] },
-      '*': { tools: ['tool://crm/lookup_customer', 'tool://tickets/read_ticket'], capabilities: [] },
+      'agent:desk': { tools: '*', capabilities: [], models: '*', share_facts_with: [] },
+      '*': {
+        tools: ['tool://crm/lookup_customer', 'tool://tickets/read_ticket'],
+        capabilities: [],
+        models: '*',
+        share_facts_with: [],
+      },
     },
   };
 
@@ -129,7 +134,10 @@ describe('the extension-runtime lease comes from the worker, not the run', () =>
     const h = await harness(`lease-${randomUUID()}`);
     try {
       const logs: string[] = [];
-      const noLease: Manifest = { ...ledger, principals: { '*': { tools: '*', capabilities: [] } } };
+      const noLease: Manifest = {
+        ...ledger,
+        principals: { '*': { tools: '*', capabilities: [], models: '*', share_facts_with: [] } },
+      };
       await h.runWorker({ manifest: noLease, tools: [], log: (l) => logs.push(l) });
       const { result } = await runAgent(
         h,

@@ -1,11 +1,12 @@
 // Deferred extension tools: dormant until an authorised call holds the lease; real processes.
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { createExtensionTools } from '../../activities/extensions/deferred-extension-tool';
 import { ExtensionManager } from '../../activities/extensions/extension-manager';
 import { createToolActivities } from '../../activities/tool-activities';
+import { TicketIssuer } from '../../activities/identity/tickets';
 import { ToolRegistry } from '../../activities/tool-registry';
 import { EXTENSION_RUNTIME } from '../../catalog/capabilities';
 import { loadManifest } from '../../runtime/manifest-file';
@@ -90,10 +91,23 @@ describe('deferred extension tools', () => {
     const pids = testDir('ext-direct');
     const m = withPidDir(pids);
     const mgr = new ExtensionManager(m, () => {});
-    const acts = createToolActivities({ registry: new ToolRegistry(createExtensionTools(m, mgr)), manifest: m });
+    const tickets = new TicketIssuer(randomBytes(32));
+    const acts = createToolActivities({
+      registry: new ToolRegistry(createExtensionTools(m, mgr)),
+      manifest: m,
+      tickets,
+    });
     const env = new MockActivityEnvironment({ activityId: 'ek-direct' });
+    // A ticket the worker issued to the mock activity's run: the lease is the one thing missing.
+    const ids = { workflowId: 'test', runId: '00000000-0000-0000-0000-000000000000' };
+    const ticket = tickets.issue(ids, { principal: 'p', groups: [] }, ['tool:ext:alpha:add_entry'], [], []);
     const err = await env
-      .run(acts.performTool, { toolId: 'ext:alpha:add_entry', args: { account: 'a', amount_cents: 1 }, principal: 'p' })
+      .run(acts.performTool, {
+        toolId: 'ext:alpha:add_entry',
+        args: { account: 'a', amount_cents: 1 },
+        principal: 'p',
+        ticket: ticket.permits['tool:ext:alpha:add_entry']!,
+      })
       .catch((e: unknown) => e);
     expect(err).toMatchObject({
       type: 'ToolUnavailable',

@@ -47,6 +47,8 @@ export async function harness(taskQueue: string): Promise<Harness> {
     createWorker({
       workflowBundle: { codePath: process.env.TOOLPLANE_TEST_BUNDLE! },
       allowUngovernedToolRun: true,
+      // Most suites name their principals; the identity suites configure issuers and turn this off.
+      insecureAssertedPrincipals: true,
       ...opts,
       connection: native,
       taskQueue,

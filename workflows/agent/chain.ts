@@ -2,6 +2,7 @@
 // long, a run hands everything its decisions depend on to a fresh run (continue-as-new): positions,
 // leases, budgets, labels and the conversation go on, and the chain counts as one run.
 import { ApplicationFailure, continueAsNew, workflowInfo } from '@temporalio/workflow';
+import type { TicketCarry } from '../../common/ticket';
 import type { ChatMessage } from '../../common/wire';
 import type { JournalEntry } from '../journal';
 import { summarize, type JournalSummary } from '../journal-summary';
@@ -13,8 +14,9 @@ import type { Conversation } from './turn';
 /** What a run hands the run that continues it: everything its decisions depend on. */
 export interface AgentRunCarry {
   v: 1;
-  /** The worker's answer at the chain's start; the continued run asks for exactly it, pinned to the same manifest. */
-  authority: { manifestDigest: string; grants: string[]; capabilities: string[] };
+  /** The ticket of the run that continued: the next run shows it to the worker, pinned to the same manifest. */
+  ticket: TicketCarry;
+  manifestDigest: string;
   /** When the chain started: the deadline counts from here. */
   startedAt: number;
   step: StepState;
@@ -68,11 +70,8 @@ export function continueChain<I extends { carry?: AgentRunCarry; model: object }
     model: s.conversation.modelByRef,
     carry: {
       v: 1,
-      authority: {
-        manifestDigest: step.scope.manifestDigest!,
-        grants: [...step.scope.grants],
-        capabilities: [...(step.scope.capabilities ?? [])],
-      },
+      ticket: step.carry(),
+      manifestDigest: step.scope.manifestDigest!,
       startedAt: s.startedAt,
       step: step.state(),
       usage: s.budget.usage,

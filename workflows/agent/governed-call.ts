@@ -54,6 +54,7 @@ export async function governedAgentCall(
       onOrigins: (o) => (origins = o),
       gate: governanceGate({
         principal: step.scope.principal,
+        ticket: step.scope.ticket,
         offer: c.offer,
         budget: scope.budget,
         provenance: c.seen,

@@ -21,7 +21,13 @@ export type { AgentRunCarry } from './chain';
 
 export interface AgentRunInput {
   prompt: string;
-  principal: string;
+  /** Who the run asks to act as. With a credential it may be left out: the worker takes the token's subject. */
+  principal?: string;
+  /**
+   * The run's credential: a JWT from an issuer the worker trusts, for its audience, bound to this run's
+   * workflow id (`toolplane_workflow_id`). A worker that verifies identities refuses a run without one.
+   */
+  credential?: string;
   /** Tools the run asks for (default: every tool the worker lets this principal have). */
   grants?: string[];
   /** The manifest digest the caller pinned; a worker with another manifest refuses the run. */
@@ -61,9 +67,9 @@ export interface AgentRunResult {
 export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
   // Checked before anything reads it: a null or malformed input fails the run at once, typed.
   refuseMalformedInput('agentRun', input);
-  nameRunSpan(input.principal);
   refuseForeignCarry(input.carry);
   const run = await openRun(input);
+  nameRunSpan(run.step.scope.principal);
   // A run that fails or is cancelled says so, and no longer claims to wait for anyone.
   try {
     for (;;) {
@@ -86,11 +92,17 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
 async function openRun(input: AgentRunInput): Promise<ChainState> {
   const { carry } = input;
   const policy = input.policy ?? ALLOW_ALL;
+  // A continued run shows the worker the ticket of the run it continues: the chain holds exactly what it held.
   const step = await StepCtx.open({
-    principal: input.principal,
-    grants: carry ? carry.authority.grants : input.grants,
-    capabilities: carry ? carry.authority.capabilities : input.capabilities,
-    manifestDigest: carry ? carry.authority.manifestDigest : input.manifestDigest,
+    ...(carry
+      ? { carry: carry.ticket, manifestDigest: carry.manifestDigest }
+      : {
+          principal: input.principal,
+          credential: input.credential,
+          grants: input.grants,
+          capabilities: input.capabilities,
+          manifestDigest: input.manifestDigest,
+        }),
     // The worker holds the script: its authority names only the endpoint.
     model: byReference(input.model),
     policy,
@@ -107,6 +119,7 @@ async function openRun(input: AgentRunInput): Promise<ChainState> {
       sensitivity: input.promptSensitivity ?? 'internal',
     });
   const conversation = new Conversation(
+    { principal: step.scope.principal, ticket: step.scope.ticket },
     input.model,
     step.catalog.offered(policy),
     carry?.transcript,
@@ -124,11 +137,7 @@ function callTools(run: ChainState, input: AgentRunInput, calls: ModelToolCall[]
   const offered = run.conversation.offered;
   const base = step.reserve(calls.length);
   const seen = run.provenance.snapshot();
-  const delegate = delegateTo({
-    principal: input.principal,
-    capabilities: step.scope.capabilities,
-    manifestDigest: input.manifestDigest,
-  });
+  const delegate = delegateTo({ carry: step.carry(), manifestDigest: step.scope.manifestDigest });
   return runInLanes(
     calls.map((c, i) => {
       const { offer, toolId, args } = readCall(offered, c);

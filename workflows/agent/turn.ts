@@ -4,6 +4,7 @@
 import { ApplicationFailure, proxyActivities } from '@temporalio/workflow';
 import type { ModelRequest } from '../../catalog/authority';
 import { offeredDigest, type OfferedTool } from '../../catalog/tool-catalog';
+import { modelPermit, permitMac, type RunTicket } from '../../common/ticket';
 import type { ChatMessage, ModelActivities, ModelToolCall, ModelTurnResult } from '../../common/wire';
 
 const { modelTurn } = proxyActivities<ModelActivities>({
@@ -11,7 +12,13 @@ const { modelTurn } = proxyActivities<ModelActivities>({
   retry: {
     maximumAttempts: 3,
     initialInterval: '1s',
-    nonRetryableErrorTypes: ['ModelAuth', 'ModelRequestInvalid', 'ModelRefused', 'TranscriptUnavailable'],
+    nonRetryableErrorTypes: [
+      'ModelAuth',
+      'ModelRequestInvalid',
+      'ModelRefused',
+      'ModelOutputTooLarge',
+      'TranscriptUnavailable',
+    ],
   },
 });
 
@@ -27,6 +34,8 @@ export class Conversation {
   readonly modelByRef: ModelRequest;
 
   constructor(
+    /** Who the run acts for and its ticket: each turn presents the MAC for the endpoint. */
+    private readonly access: { principal: string; ticket: RunTicket },
     private readonly model: ModelRequest,
     /** The tools the run's model is offered. */
     readonly offered: OfferedTool[],
@@ -53,6 +62,8 @@ export class Conversation {
     const turn = await modelTurn.executeWithOptions({ summary: `model turn ${number}` }, [
       {
         model: first ? this.model : this.modelByRef,
+        principal: this.access.principal,
+        ticket: permitMac(this.access.ticket, modelPermit(this.model.endpoint)) ?? '',
         transcript: this.transcript,
         messages: this.unread,
         toolsDigest: this.toolsDigest,

@@ -3,6 +3,7 @@
 import { shortDigest } from '../../catalog/digest';
 import type { Policy } from '../../catalog/policy';
 import type { ToolCall } from '../../catalog/tool-call';
+import { permitMac, toolPermit, type RunTicket } from '../../common/ticket';
 import type { CitedOrigin, PerformRequest, RemainingBudget } from '../../common/wire';
 import type { LedgerDecision } from '../../ledger/ref';
 import type { JournalEntry } from '../journal';
@@ -18,6 +19,8 @@ export interface PerformContext {
   budget?: RemainingBudget;
   onOrigins?: (origins: CitedOrigin[]) => void;
   principal: string;
+  /** The run's ticket: the request presents its MAC for the tool. */
+  ticket: RunTicket;
   policy: Policy;
   escalator: Escalator;
   modelCallId?: string;
@@ -33,6 +36,7 @@ function requestOf(call: ToolCall, args: Record<string, unknown>, c: PerformCont
     toolId: call.toolId,
     args,
     principal: c.principal,
+    ticket: permitMac(c.ticket, toolPermit(call.toolId)) ?? '',
     digest: shortDigest(call.digest),
     ...(c.ledger.decision !== 'ungoverned' ? { decision: c.ledger.decision } : {}),
     ...(c.ledger.trustedArgs ? { trustedArgs: true } : {}),

@@ -5,6 +5,7 @@
 import type { OfferedTool, ToolCatalog } from '../../catalog/tool-catalog';
 import type { Policy } from '../../catalog/policy';
 import { effectKey } from '../../common/effect-key';
+import type { RunTicket } from '../../common/ticket';
 import type { CitedOrigin } from '../../common/wire';
 import type { JournalEntry } from '../journal';
 import type { Escalator } from '../recovery';
@@ -34,6 +35,7 @@ export interface CallOptions {
 export interface CallHost {
   catalog: ToolCatalog;
   principal: string;
+  ticket: RunTicket;
   policy: Policy;
   capabilities?: readonly string[];
   escalator: Escalator;
@@ -98,6 +100,7 @@ function performContext(
       options.onOrigins?.(origins);
     },
     principal: host.principal,
+    ticket: host.ticket,
     policy: host.policy,
     escalator: host.escalator,
     modelCallId: options.modelCallId,

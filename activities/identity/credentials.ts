@@ -1,0 +1,199 @@
+// Verifies the credentials a run or an approver presents: a JWT from an issuer the worker's
+// configuration trusts, for the worker's audience, unexpired, and (for a run) naming the workflow it
+// starts, so a token read from one run's history cannot start another.
+import fs from 'node:fs';
+import {
+  createLocalJWKSet,
+  createRemoteJWKSet,
+  decodeJwt,
+  errors as joseErrors,
+  jwtVerify,
+  type JSONWebKeySet,
+  type JWTPayload,
+  type JWTVerifyGetKey,
+} from 'jose';
+import { ToolplaneError } from '../../catalog/errors';
+import type { RunIdentity } from '../../common/ticket';
+
+/** The claim a run's credential names its workflow id in. */
+export const WORKFLOW_ID_CLAIM = 'toolplane_workflow_id';
+
+/** One issuer the worker trusts: who it is, whom its tokens are for, and where its keys are. */
+export interface IssuerConfig {
+  /** The `iss` its tokens carry (an OIDC provider's issuer URL, or any name for your own signer). */
+  issuer: string;
+  /** The `aud` a token must carry to be accepted by this worker. */
+  audience: string;
+  /** Its public keys as a JWKS document. One of `jwks`, `jwksFile`, `jwksUrl`. */
+  jwks?: JSONWebKeySet;
+  /** A JWKS file, read again whenever it changes (so keys rotated at the issuer are picked up). */
+  jwksFile?: string;
+  /** A JWKS URL (an OIDC provider's `jwks_uri`), fetched and cached; refetched when a token names an unknown key. */
+  jwksUrl?: string;
+  /** The claim holding the subject's groups (default `groups`). */
+  groupsClaim?: string;
+  /**
+   * A run's token must name its workflow id in `toolplane_workflow_id` (default true). Plain tokens of
+   * an identity provider name none: set false to accept them, replayable by anyone who reads the
+   * run's history until they expire.
+   */
+  requireWorkflowBinding?: boolean;
+}
+
+/**
+ * Who may act through this worker: the issuers whose tokens it verifies. A worker with an identity
+ * refuses a run without a valid credential, and an approval without an approver's credential.
+ */
+export interface IdentityConfig {
+  issuers: IssuerConfig[];
+  /** Clock skew accepted on `exp`/`nbf` (seconds, default 30). */
+  clockToleranceSeconds?: number;
+}
+
+export type IdentityRefusedReason =
+  | 'missing'
+  | 'malformed'
+  | 'unknown_issuer'
+  | 'bad_signature'
+  | 'expired'
+  | 'wrong_audience'
+  | 'wrong_workflow'
+  | 'no_subject'
+  | 'principal_mismatch'
+  | 'asserted'
+  | 'not_an_approver'
+  | 'own_run';
+
+export class IdentityRefused extends ToolplaneError<'IdentityRefused', { reason: IdentityRefusedReason }> {
+  constructor(reason: IdentityRefusedReason, message: string) {
+    super('IdentityRefused', message, { reason });
+  }
+}
+
+/** What a verified credential says. */
+export interface VerifiedCredential extends RunIdentity {
+  issuer: string;
+  /** The workflow id the token is bound to, when it names one. */
+  workflowId?: string;
+}
+
+interface Issuer {
+  config: IssuerConfig;
+  keys: JWTVerifyGetKey;
+}
+
+/** A JWKS file's key set, read again when the file changes. */
+function fileKeySet(file: string): JWTVerifyGetKey {
+  let seen: { mtimeMs: number; size: number; keys: JWTVerifyGetKey } | undefined;
+  const current = (): JWTVerifyGetKey => {
+    const stat = fs.statSync(file);
+    if (!seen || seen.mtimeMs !== stat.mtimeMs || seen.size !== stat.size) {
+      const doc = JSON.parse(fs.readFileSync(file, 'utf8')) as JSONWebKeySet;
+      seen = { mtimeMs: stat.mtimeMs, size: stat.size, keys: createLocalJWKSet(doc) };
+    }
+    return seen.keys;
+  };
+  current(); // an unreadable file refuses the worker at start, not the first run
+  return (header, token) => current()(header, token);
+}
+
+function keySetOf(c: IssuerConfig): JWTVerifyGetKey {
+  const given = [c.jwks, c.jwksFile, c.jwksUrl].filter((k) => k !== undefined).length;
+  if (given !== 1)
+    throw new ToolplaneError(
+      'IdentityConfigInvalid',
+      `issuer ${c.issuer}: give exactly one of jwks, jwksFile, jwksUrl (${given} given)`,
+    );
+  try {
+    if (c.jwks) return createLocalJWKSet(c.jwks);
+    if (c.jwksFile) return fileKeySet(c.jwksFile);
+    return createRemoteJWKSet(new URL(c.jwksUrl!));
+  } catch (err) {
+    throw new ToolplaneError(
+      'IdentityConfigInvalid',
+      `issuer ${c.issuer}: its keys cannot be read (${(err as Error).message})`,
+    );
+  }
+}
+
+function refusalOf(err: unknown, issuer: string): IdentityRefused {
+  if (err instanceof joseErrors.JWTExpired) return new IdentityRefused('expired', `the credential expired (${issuer})`);
+  if (err instanceof joseErrors.JWTClaimValidationFailed && err.claim === 'aud')
+    return new IdentityRefused('wrong_audience', `the credential is not for this worker's audience (${issuer})`);
+  if (err instanceof joseErrors.JOSEError)
+    return new IdentityRefused('bad_signature', `the credential does not verify against ${issuer}: ${err.message}`);
+  return new IdentityRefused('malformed', `the credential cannot be read: ${(err as Error).message}`);
+}
+
+/** Verifies credentials against the issuers a worker trusts. */
+export class CredentialVerifier {
+  private readonly issuers: Issuer[];
+  private readonly tolerance: number;
+
+  constructor(config: IdentityConfig) {
+    if (!Array.isArray(config.issuers) || config.issuers.length === 0)
+      throw new ToolplaneError('IdentityConfigInvalid', 'an identity needs at least one issuer');
+    for (const c of config.issuers)
+      if (!c.issuer || !c.audience)
+        throw new ToolplaneError('IdentityConfigInvalid', 'every issuer needs an issuer name and an audience');
+    this.issuers = config.issuers.map((c) => ({ config: c, keys: keySetOf(c) }));
+    this.tolerance = config.clockToleranceSeconds ?? 30;
+  }
+
+  /**
+   * The identity a token vouches for. A binding the token carries must name `workflowId`;
+   * `requireBinding` (a run's credential) refuses a token without one, unless its issuer allows it.
+   */
+  async verify(
+    token: unknown,
+    opts: { workflowId: string; requireBinding: boolean; what: string },
+  ): Promise<VerifiedCredential> {
+    if (typeof token !== 'string' || token.length === 0)
+      throw new IdentityRefused('missing', `${opts.what} carries no credential; this worker verifies who acts`);
+    let claimed: JWTPayload;
+    try {
+      claimed = decodeJwt(token);
+    } catch (err) {
+      throw new IdentityRefused('malformed', `${opts.what}'s credential is not a JWT: ${(err as Error).message}`);
+    }
+    const issuer = this.issuers.find((i) => i.config.issuer === claimed.iss);
+    if (!issuer)
+      throw new IdentityRefused(
+        'unknown_issuer',
+        `${opts.what}'s credential is issued by ${JSON.stringify(claimed.iss ?? null)}, which this worker does not trust`,
+      );
+    const c = issuer.config;
+    let payload: JWTPayload;
+    try {
+      ({ payload } = await jwtVerify(token, issuer.keys, {
+        issuer: c.issuer,
+        audience: c.audience,
+        clockTolerance: this.tolerance,
+        requiredClaims: ['exp'],
+      }));
+    } catch (err) {
+      throw refusalOf(err, c.issuer);
+    }
+    if (typeof payload.sub !== 'string' || payload.sub.length === 0)
+      throw new IdentityRefused('no_subject', `${opts.what}'s credential names no subject (sub)`);
+    const bound = payload[WORKFLOW_ID_CLAIM];
+    if (bound !== undefined && bound !== opts.workflowId)
+      throw new IdentityRefused(
+        'wrong_workflow',
+        `${opts.what}'s credential is bound to workflow ${JSON.stringify(bound)}, not ${opts.workflowId}`,
+      );
+    if (bound === undefined && opts.requireBinding && c.requireWorkflowBinding !== false)
+      throw new IdentityRefused(
+        'wrong_workflow',
+        `${opts.what}'s credential names no workflow (${WORKFLOW_ID_CLAIM}); this worker accepts only tokens bound to the run they start`,
+      );
+    const rawGroups = payload[c.groupsClaim ?? 'groups'];
+    const groups = Array.isArray(rawGroups) ? rawGroups.filter((g): g is string => typeof g === 'string') : [];
+    return {
+      principal: payload.sub,
+      groups: [...new Set(groups)].sort(),
+      issuer: c.issuer,
+      ...(typeof bound === 'string' ? { workflowId: bound } : {}),
+    };
+  }
+}

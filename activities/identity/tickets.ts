@@ -1,0 +1,93 @@
+// The worker's tickets: MACs over a run's ids and what it may reach, made with a key only the
+// worker's processes hold. An activity checks the MAC its request presents against its own
+// activity info, so a request scheduled by any other workflow, or copied from another run's
+// history, is refused before anything is sent.
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { canonicalJson } from '../../catalog/digest';
+import { ToolplaneError } from '../../catalog/errors';
+import type { RunIdentity, RunTicket, TicketCarry } from '../../common/ticket';
+import { dataDir } from '../data-dir';
+
+/** The bytes a MAC keeps: 128 bits, 22 characters of base64url. */
+const MAC_BYTES = 16;
+
+export interface RunIds {
+  workflowId: string;
+  runId: string;
+}
+
+/**
+ * The ticket key: `ticketKey` from the worker's options, else `TOOLPLANE_TICKET_KEY` (base64url or
+ * hex, at least 32 bytes), else a key file under the data directory, made on first use. Every worker
+ * of a task queue must hold the same key, as they share the data directory's blobs.
+ */
+export function loadTicketKey(given?: string): Buffer {
+  const text = given ?? process.env.TOOLPLANE_TICKET_KEY;
+  if (text !== undefined) return keyOf(text, given !== undefined ? 'ticketKey' : 'TOOLPLANE_TICKET_KEY');
+  const file = path.join(dataDir(), 'ticket.key');
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  try {
+    fs.writeFileSync(file, randomBytes(32).toString('base64url'), { flag: 'wx', mode: 0o600 });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  }
+  return keyOf(fs.readFileSync(file, 'utf8').trim(), file);
+}
+
+function keyOf(text: string, where: string): Buffer {
+  const key =
+    /^[0-9a-f]+$/i.test(text) && text.length % 2 === 0 ? Buffer.from(text, 'hex') : Buffer.from(text, 'base64url');
+  if (key.length < 32)
+    throw new ToolplaneError(
+      'TicketKeyInvalid',
+      `${where}: a ticket key needs at least 32 bytes (${key.length} given)`,
+    );
+  return key;
+}
+
+function same(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+export class TicketIssuer {
+  constructor(private readonly key: Buffer) {}
+
+  private mac(fields: unknown[]): string {
+    return createHmac('sha256', this.key)
+      .update(canonicalJson(fields))
+      .digest()
+      .subarray(0, MAC_BYTES)
+      .toString('base64url');
+  }
+
+  private permitMac(run: RunIds, principal: string, permit: string): string {
+    return this.mac(['permit', run.workflowId, run.runId, principal, permit]);
+  }
+
+  private carryMac(run: RunIds, c: Omit<TicketCarry, 'mac'>): string {
+    return this.mac(['carry', run.workflowId, run.runId, c.identity, [...c.grants].sort(), [...c.capabilities].sort()]);
+  }
+
+  /** The ticket for one run: a MAC per permit, and the carry its successors and children show. */
+  issue(run: RunIds, identity: RunIdentity, permits: string[], grants: string[], capabilities: string[]): RunTicket {
+    return {
+      identity,
+      permits: Object.fromEntries(permits.map((p) => [p, this.permitMac(run, identity.principal, p)])),
+      carry: this.carryMac(run, { identity, grants, capabilities }),
+    };
+  }
+
+  /** Did this worker issue `mac` to run `run`, acting for `principal`, for `permit`? */
+  permits(run: RunIds, principal: string, permit: string, mac: unknown): boolean {
+    return typeof mac === 'string' && same(mac, this.permitMac(run, principal, permit));
+  }
+
+  /** Did this worker issue run `run` this carry? */
+  carries(run: RunIds, carry: TicketCarry): boolean {
+    return typeof carry?.mac === 'string' && same(carry.mac, this.carryMac(run, carry));
+  }
+}
