@@ -1,0 +1,46 @@
+// Issuing credentials: for a team's own run-starting service and approval app, and for the demo,
+// which generates its own issuer key. A worker trusts the issuer by its public JWKS only.
+import { exportJWK, generateKeyPair, importJWK, SignJWT, type JSONWebKeySet, type JWK } from 'jose';
+import { WORKFLOW_ID_CLAIM } from './credentials';
+
+/** An issuer's signing key (a private JWK with its `kid`) and the JWKS a worker verifies with. */
+export interface IssuerKey {
+  issuer: string;
+  privateJwk: JWK;
+  jwks: JSONWebKeySet;
+}
+
+/** A fresh Ed25519 issuer key; `kid` names it in the JWKS (rotate by publishing a second key). */
+export async function generateIssuerKey(issuer: string, kid = `key-${Date.now()}`): Promise<IssuerKey> {
+  const { privateKey, publicKey } = await generateKeyPair('EdDSA', { crv: 'Ed25519', extractable: true });
+  const pub = { ...(await exportJWK(publicKey)), kid, alg: 'EdDSA', use: 'sig' };
+  return { issuer, privateJwk: { ...(await exportJWK(privateKey)), kid, alg: 'EdDSA' }, jwks: { keys: [pub] } };
+}
+
+export interface CredentialClaims {
+  /** Whom the token is for: the worker's configured audience. */
+  audience: string;
+  /** The principal (a run's) or the approver. */
+  subject: string;
+  groups?: string[];
+  /** The workflow id of the run it starts: a run's credential must name it. */
+  workflowId?: string;
+  /** How long it is valid, as jose reads it (`'10m'`, `'1h'`); default 10 minutes. */
+  expiresIn?: string;
+}
+
+/** Signs a JWT the worker verifies: a run's credential (with its workflow id) or an approver's. */
+export async function signCredential(key: IssuerKey, claims: CredentialClaims): Promise<string> {
+  const signing = await importJWK(key.privateJwk, key.privateJwk.alg ?? 'EdDSA');
+  return new SignJWT({
+    ...(claims.groups ? { groups: claims.groups } : {}),
+    ...(claims.workflowId ? { [WORKFLOW_ID_CLAIM]: claims.workflowId } : {}),
+  })
+    .setProtectedHeader({ alg: key.privateJwk.alg ?? 'EdDSA', kid: key.privateJwk.kid })
+    .setIssuer(key.issuer)
+    .setAudience(claims.audience)
+    .setSubject(claims.subject)
+    .setIssuedAt()
+    .setExpirationTime(claims.expiresIn ?? '10m')
+    .sign(signing);
+}
