@@ -180,7 +180,9 @@ export async function runWorkerCli(argv: string[]): Promise<void> {
     )
     .option(
       '--insecure-asserted-principals',
-      "take a run's principal on its word although the manifest declares principals (tests and local work only)",
+      "take a run's principal on its word although the manifest declares principals (tests and local work only; " +
+        'default: TOOLPLANE_INSECURE_ASSERTED_PRINCIPALS=1)',
+      process.env.TOOLPLANE_INSECURE_ASSERTED_PRINCIPALS === '1' || undefined,
     )
     .option('--allow-ungoverned-tool-run', 'serve toolRun, which has no data-flow gate (tests, internals)')
     .option(
