@@ -5,6 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { Worker } from '@temporalio/worker';
+import { decodeJwt } from 'jose';
 import type { Manifest } from '../../catalog/manifest';
 import { PRINCIPAL } from '../../common/search-attributes';
 import { CredentialVerifier } from '../../activities/identity/credentials';
@@ -50,10 +51,12 @@ async function run(
 ) {
   const workflowId = `agent-${randomUUID()}`;
   const { credential, ...extra } = as;
+  const token = credential ? await credential(workflowId) : undefined;
+  // The run names the principal its credential is for (a worker that verifies takes the token's subject).
   const input = agentInput(manifest, script, {
-    principal: undefined,
+    principal: token ? decodeJwt(token).sub : undefined,
     ...extra,
-    ...(credential ? { credential: await credential(workflowId) } : {}),
+    ...(token ? { credential: token } : {}),
   });
   const handle = await h.client.workflow.start('agentRun', { taskQueue: h.taskQueue, workflowId, args: [input] });
   return { workflowId, handle, input };
