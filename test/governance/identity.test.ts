@@ -277,7 +277,28 @@ describe('identity: the worker knows who asks', () => {
     });
   });
 
-  describe('a chain and a child need no credential of their own', () => {
+  describe('a chain, a child and a reset run need no credential of their own', () => {
+    it('a run an operator resets past its first answer keeps its ticket: the calls after the reset point go through', async () => {
+      const r = await run(h, manifest, refundScript, { credential: (wf) => issuer.runCredential('agent:desk', wf) });
+      await r.handle.result();
+      const firstRunId = (await r.handle.describe()).runId;
+      const events = await historyOf(h.client, r.workflowId);
+      // The second completed workflow task: after the worker's answer (the marker) and the first model turn's scheduling.
+      const resetTo = events.filter((e) => e.workflowTaskCompletedEventAttributes)[1]!.eventId!;
+      const before = desk.payments.all().length;
+      const { runId } = await h.client.workflowService.resetWorkflowExecution({
+        namespace: 'default',
+        workflowExecution: { workflowId: r.workflowId, runId: firstRunId },
+        reason: 'operator reset in a test',
+        workflowTaskFinishEventId: resetTo,
+        requestId: randomUUID(),
+      });
+      const reset = await h.client.workflow.getHandle(r.workflowId, runId!).result();
+      expect(reset.journal.map((e: { outcome?: string }) => e.outcome)).toEqual(['ok', 'ok']);
+      // The refund ran again under the same effect key: the payments service kept one.
+      expect(desk.payments.all().length).toBe(before);
+    });
+
     it('a run that continues as new carries its ticket, after its credential would have been checked', async () => {
       const r = await run(h, manifest, refundScript, {
         credential: (wf) => issuer.runCredential('agent:desk', wf),
