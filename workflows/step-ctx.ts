@@ -265,7 +265,8 @@ export class StepCtx {
       ]);
     } catch (err) {
       if (isCancellation(err)) throw err;
-      const cause = err instanceof ActivityFailure ? err.cause : undefined;
+      // The worker's refusal: the local activity's own failure, or an activity failure's cause.
+      const cause = err instanceof ActivityFailure ? err.cause : err;
       if (cause instanceof ApplicationFailure && cause.type === IDENTITY_REFUSED) {
         const refused = (cause.details?.[0] as { reason?: unknown } | undefined)?.reason;
         rejectDecision(
@@ -277,7 +278,7 @@ export class StepCtx {
       }
       rejectDecision(
         DecisionRejectedReason.Unavailable,
-        `the worker could not check who decides: ${cause?.message ?? failureMessage(err)}`,
+        `the worker could not check who decides: ${failureMessage(cause ?? err)}`,
       );
     }
     return { ...rest, by: who.by };
