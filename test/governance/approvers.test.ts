@@ -2,6 +2,7 @@
 // declared approver whose credential the worker verified, never by the client that started the run, by
 // a name it types, or by the run's own principal; and `decidedBy` is the verified subject.
 import { randomUUID } from 'node:crypto';
+import path from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
 import { WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
@@ -22,7 +23,8 @@ import {
 } from '../../workflows/escalation';
 import { agentInput } from '../support/agent';
 import { supportDesk } from '../support/desk';
-import { exampleManifest, harness, testAddress, testDir, type Harness } from '../support/env';
+import { EXAMPLE_MANIFEST, exampleManifest, harness, testAddress, testDir, type Harness } from '../support/env';
+import { loadManifest } from '../../runtime/manifest-file';
 import { testIssuer, type TestIssuer } from '../support/identity';
 import { waitFor } from '../support/wait';
 
@@ -30,20 +32,13 @@ const REFUND = 'tool://payments/refund';
 /** The desk's principal: a member of the approvers' group, so its own token would be an approver's. */
 const DESK = 'desk-lead@corp.example';
 const FINANCE = 'finance-approvers';
+const IDENTITY_MANIFEST = path.join(path.dirname(EXAMPLE_MANIFEST), 'manifest.identity.yaml');
 
 describe('declared approvers (attack 2: self-approval)', () => {
   const dir = testDir('approvers');
   const { payments, tools } = supportDesk(dir);
-  const base = exampleManifest();
-  // The refund asks a person when the gate questions it; finance members and the CFO may answer.
-  const manifest: Manifest = {
-    ...base,
-    tools: base.tools.map((t) => (t.id === REFUND ? { ...t, approval: 'on_violation' } : t)),
-    approvers: [
-      { tools: [REFUND], groups: [FINANCE], subjects: [], decisions: ['approve', 'deny'], own_run: false },
-      { tools: [REFUND], subjects: ['cfo@corp.example'], groups: [], own_run: false },
-    ],
-  };
+  // The example: the refund asks a person when the gate questions it; finance members and the CFO may answer.
+  const manifest: Manifest = loadManifest(IDENTITY_MANIFEST).manifest;
   /** The injected ticket's refund to the attacker's account, twice: each waits for a person. */
   const refund = (cents: number) => ({
     tool_calls: [
@@ -114,6 +109,15 @@ describe('declared approvers (attack 2: self-approval)', () => {
     if (reason === 'unavailable') throw new Error(failure.message);
     return { reason, message: failure.message };
   }
+
+  it("the example declares the support desk's tools, its refund asking a person, and who may answer", () => {
+    const desk = exampleManifest();
+    expect(manifest.tools).toEqual(desk.tools.map((t) => (t.id === REFUND ? { ...t, approval: 'on_violation' } : t)));
+    expect(manifest.approvers?.filter((a) => a.tools !== '*' && a.tools.includes(REFUND))).toEqual([
+      expect.objectContaining({ groups: [FINANCE], decisions: ['approve', 'deny'], own_run: false }),
+      expect.objectContaining({ subjects: ['cfo@corp.example'], own_run: false }),
+    ]);
+  });
 
   it('refuses the starter, a typed name, the run itself and strangers; a declared approver approves, a second one too', async () => {
     const handle = await start();
