@@ -110,8 +110,11 @@ export async function pendingDecisions(client: Client, workflowId: string): Prom
  * out (given, it must be that subject). On a worker without identity, `by` is recorded as given.
  */
 export interface DecisionOptions {
+  /** Who decides: free text on a worker without identity; with one, left out or the credential's subject. */
   by?: string;
+  /** The approver's own credential (a JWT from an issuer the worker trusts); required by a worker with an identity. */
   credential?: string;
+  /** Why (recorded in the run; a denial shows it). */
   reason?: string;
 }
 

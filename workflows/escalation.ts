@@ -8,22 +8,12 @@ import { defineQuery, defineUpdate } from '@temporalio/workflow';
  * may then be left out (given, it must be that subject). On a worker without identity, whose manifest
  * declares no approvers, `by` is taken as given.
  */
-export type EscalationDecision = DecisionCommon &
-  (
-    | { decision: 'retry' }
-    | { decision: 'landed'; output: unknown }
-    | { decision: 'abort'; reason?: string }
-    | { decision: 'approve'; reason?: string }
-    | { decision: 'deny'; reason?: string }
-  );
-
-interface DecisionCommon {
-  effectKey: string;
-  /** Who decided: the verified subject on a worker with an identity (given, it must match), free text without. */
-  by?: string;
-  /** The approver's credential, a JWT from an issuer the worker trusts. */
-  credential?: string;
-}
+export type EscalationDecision =
+  | { effectKey: string; decision: 'retry'; by?: string; credential?: string }
+  | { effectKey: string; decision: 'landed'; output: unknown; by?: string; credential?: string }
+  | { effectKey: string; decision: 'abort'; by?: string; credential?: string; reason?: string }
+  | { effectKey: string; decision: 'approve'; by?: string; credential?: string; reason?: string }
+  | { effectKey: string; decision: 'deny'; by?: string; credential?: string; reason?: string };
 
 /** Which decisions answer which question. */
 export const DECISIONS: Record<PendingEscalation['kind'], readonly EscalationDecision['decision'][]> = {
