@@ -213,6 +213,8 @@ export class StepCtx {
       // Asked again: the call may have been decided, or its deadline passed, while the worker answered.
       if (this.waitingFor(decision) !== p)
         rejectDecision(DecisionRejectedReason.NotWaiting, `the call under ${decision.effectKey} was decided meanwhile`);
+      // Or the same credential decided another call meanwhile (two decisions sent at once).
+      this.unspent(decision.credential!);
       this.spentCredentials.add(decision.credential!);
       p.decision = taken;
       return { accepted: true as const, by: taken.by };
@@ -221,6 +223,14 @@ export class StepCtx {
 
   /** Credentials that decided a call of this run: one read from its history decides nothing more. */
   private readonly spentCredentials = new Set<string>();
+
+  private unspent(credential: string): void {
+    if (this.spentCredentials.has(credential))
+      rejectDecision(
+        DecisionRejectedReason.Replayed,
+        'this credential already decided a call of this run; each decision carries a credential of its own',
+      );
+  }
 
   /** The call waiting under the decision's key, if the decision answers its question. */
   private waitingFor(decision: EscalationDecision): { info: PendingEscalation; decision?: EscalationDecision } {
@@ -246,11 +256,7 @@ export class StepCtx {
         DecisionRejectedReason.NoCredential,
         `"${decision.decision}" carries no credential; this run's worker takes decisions only from declared approvers with a verified credential`,
       );
-    if (this.spentCredentials.has(credential))
-      rejectDecision(
-        DecisionRejectedReason.Replayed,
-        'this credential already decided a call of this run; each decision carries a credential of its own',
-      );
+    this.unspent(credential);
     let who;
     try {
       who = await authorizeDecision.executeWithOptions({ summary: `who decides #${info.position} ${info.toolId}` }, [

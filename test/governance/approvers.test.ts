@@ -60,12 +60,28 @@ describe('declared approvers (attack 2: self-approval)', () => {
 
   let h: Harness;
   let issuer: TestIssuer;
+  let worker: { stop(): Promise<void> } | undefined;
   beforeAll(async () => {
     issuer = await testIssuer();
     h = await harness(`approvers-${randomUUID()}`);
-    await h.runWorker({ manifest, tools, identity: issuer.identity, insecureAssertedPrincipals: false });
+    worker = await serve();
   });
-  afterAll(() => h?.close());
+  afterAll(async () => {
+    await worker?.stop();
+    await h?.close();
+  });
+
+  /** A worker with the issuer's identity that serves until `stop()`: a restart is a stop and a new one. */
+  async function serve(): Promise<{ stop(): Promise<void> }> {
+    const w = await h.startWorker({ manifest, tools, identity: issuer.identity, insecureAssertedPrincipals: false });
+    const done = w.run();
+    return {
+      async stop() {
+        w.shutdown();
+        await done;
+      },
+    };
+  }
 
   async function start(): Promise<WorkflowHandle> {
     const workflowId = `approvers-${randomUUID()}`;
@@ -171,6 +187,11 @@ describe('declared approvers (attack 2: self-approval)', () => {
     expect(
       await rejected(handle, { effectKey, decision: 'approve', by: 'cfo@corp.example', credential: ann }),
     ).toMatchObject({ reason: 'by_mismatch' });
+
+    // The rejected attempts (each an accepted update that failed, most after a local activity) replay on
+    // a fresh worker, which then takes the next decision.
+    await worker!.stop();
+    worker = await serve();
 
     // (d) A declared approver, by group: the refund lands once, approved by her verified subject.
     expect(await approve(h.client, handle.workflowId, effectKey, { credential: ann })).toEqual({
