@@ -2,6 +2,7 @@
 // declared approver whose credential the worker verified, never by the client that started the run, by
 // a name it types, or by the run's own principal; and `decidedBy` is the verified subject.
 import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
 import path from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
 import { WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
@@ -14,6 +15,7 @@ import { workflowSpanSinks } from '../../activities/telemetry';
 import { effectsFromHistory } from '../../inspect/journal';
 import { WORKFLOW_INTERCEPTOR_MODULES, WORKFLOWS_PATH } from '../../runtime/workflow-modules';
 import type { AgentRunResult } from '../../workflows/agent/run';
+import type { ToolRunResult } from '../../workflows/tool-run';
 import {
   DECISION_REJECTED,
   pendingEscalations,
@@ -26,6 +28,7 @@ import { supportDesk } from '../support/desk';
 import { EXAMPLE_MANIFEST, exampleManifest, harness, testAddress, testDir, type Harness } from '../support/env';
 import { loadManifest } from '../../runtime/manifest-file';
 import { testIssuer, type TestIssuer } from '../support/identity';
+import { SCENARIO_MANIFEST, scenarioTools } from '../support/scenario-tools';
 import { waitFor } from '../support/wait';
 
 const REFUND = 'tool://payments/refund';
@@ -272,5 +275,95 @@ describe('declared approvers (attack 2: self-approval)', () => {
       ['denied', 'bea@corp.example', 'refused'],
     ]);
     expect(refunds()).toHaveLength(before);
+  });
+});
+
+describe('declared approvers resolve in-doubt calls', () => {
+  const dir = testDir('approvers-in-doubt');
+  const scenario = scenarioTools(dir);
+  const flaky = loadManifest(SCENARIO_MANIFEST).manifest;
+  // On-call may resolve any in-doubt call; finance may only approve or deny.
+  const manifest: Manifest = {
+    ...flaky,
+    approvers: [
+      { tools: '*', groups: ['oncall'], subjects: [], decisions: ['resolve'], own_run: false },
+      { tools: '*', groups: [FINANCE], subjects: [], decisions: ['approve', 'deny'], own_run: false },
+    ],
+  };
+  let h: Harness;
+  let issuer: TestIssuer;
+  beforeAll(async () => {
+    issuer = await testIssuer();
+    h = await harness(`approvers-in-doubt-${randomUUID()}`);
+    await h.runWorker({
+      manifest,
+      tools: scenario.tools,
+      identity: issuer.identity,
+      insecureAssertedPrincipals: false,
+    });
+  });
+  afterAll(() => h?.close());
+
+  it('an approver who may only approve cannot resolve; on-call resolves through the CLI, recorded as its subject', async () => {
+    const workflowId = `approvers-in-doubt-${randomUUID()}`;
+    const args = { to: `ops-${randomUUID()}@example.com`, text: 'hello' };
+    const handle = await h.client.workflow.start('toolRun', {
+      taskQueue: h.taskQueue,
+      workflowId,
+      args: [
+        {
+          credential: await issuer.runCredential('batch@corp.example', workflowId),
+          calls: [{ toolId: 'tool://flaky/notify', args }],
+        },
+      ],
+    });
+    const pending = await waitFor('the in-doubt call to wait', 120_000, async () =>
+      (await handle.query(pendingEscalations)).find((p) => p.kind === 'in_doubt'),
+    );
+    const sends = () => scenario.store.all().filter((r) => JSON.stringify(r.args) === JSON.stringify(args)).length;
+    expect(sends()).toBe(1);
+    const ann = await issuer.approverCredential('ann@corp.example', [FINANCE]);
+    const refused = await handle
+      .executeUpdate(resolveEscalation, {
+        args: [{ effectKey: pending.effectKey, decision: 'retry', credential: ann }],
+      })
+      .then(
+        () => undefined,
+        (e: unknown) => (e as WorkflowUpdateFailedError).cause as ApplicationFailure,
+      );
+    expect(refused?.type).toBe(DECISION_REJECTED);
+    expect(refused?.details?.[0]).toEqual({ reason: 'not_an_approver' });
+    expect(refused?.message).toMatch(
+      /ann@corp\.example is not a declared approver who may resolve tool:\/\/flaky\/notify/,
+    );
+    expect(sends()).toBe(1);
+
+    // On-call resolves with its token in a file: sent again, once.
+    const file = path.join(dir, 'oncall.jwt');
+    fs.writeFileSync(file, await issuer.approverCredential('olu@corp.example', ['oncall']));
+    const out: string[] = [];
+    const code = await main(
+      [
+        'node',
+        'toolplane',
+        'resolve',
+        workflowId,
+        pending.effectKey,
+        'retry',
+        '--credential-file',
+        file,
+        '--address',
+        testAddress(),
+      ],
+      (l) => out.push(l),
+      (l) => out.push(l),
+    );
+    expect({ code, out }).toEqual({ code: 0, out: [`${workflowId}: ${pending.effectKey} retry by olu@corp.example`] });
+    const result = (await handle.result()) as ToolRunResult;
+    expect(result.outputs[0]).toEqual({ delivered: true });
+    expect(result.journal[0]).toMatchObject({ recovery: 'escalated_retry', outcome: 'ok' });
+    expect(sends()).toBe(2);
+    const effects = effectsFromHistory((await handle.fetchHistory()).events ?? [], result.journal);
+    expect(effects[0]?.personDecisions).toEqual(['retry by olu@corp.example']);
   });
 });
