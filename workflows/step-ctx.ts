@@ -194,6 +194,7 @@ export class StepCtx {
   }
 
   constructor(readonly scope: RunScope) {
+    this.status.credentialed = scope.verifiesDecisions === true;
     setHandler(journalQuery, () => this.ordered());
     setHandler(pendingEscalations, () => [...this.pending.values()].filter((p) => !p.decision).map((p) => p.info));
     // Rejected in the handler, never in a validator: a validator's rejection leaves a speculative

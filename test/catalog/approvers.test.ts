@@ -8,6 +8,8 @@ import { ToolplaneError } from '../../catalog/errors';
 import { Manifest } from '../../catalog/manifest';
 import { CREDENTIAL_ENV, decider } from '../../cli/decide';
 import { ToolplanePlugin } from '../../plugin';
+import type { PendingEscalation } from '../../workflows/escalation';
+import { APPROVER_TOKEN, CallTally, detailsOf, updatePayload } from '../../workflows/run-status';
 import { supportDesk } from '../support/desk';
 import { exampleManifest, testDir } from '../support/env';
 
@@ -122,5 +124,29 @@ describe("the CLI's approver credential", () => {
     expect(() => decider({ credential: 'a', credentialFile: file }, {})).toThrow(/--credential or --credential-file/);
     expect(() => decider({ credentialFile: path.join(dir, 'missing') }, {})).toThrow(/cannot read \(ENOENT\)/);
     expect(() => decider({ credential: ' ' }, {})).toThrow(/empty/);
+  });
+});
+
+describe('the Web UI answer on a worker that verifies who decides', () => {
+  const waiting: PendingEscalation = {
+    effectKey: 'ek-1',
+    toolId: REFUND,
+    position: 2,
+    reason: 'refused; a person may approve it',
+    deadline: Date.UTC(2030, 0, 1),
+    kind: 'approval',
+  };
+
+  it("asks for the approver's own credential instead of a name", () => {
+    expect(JSON.parse(updatePayload(waiting, 'approve', true))).toEqual({
+      effectKey: 'ek-1',
+      decision: 'approve',
+      credential: APPROVER_TOKEN,
+    });
+    const details = detailsOf(new CallTally(), [waiting], { credentialed: true });
+    expect(details).toContain('`"credential"` is your own token');
+    expect(details).not.toContain('"by"');
+    // Without identity, as before.
+    expect(detailsOf(new CallTally(), [waiting])).toContain('`"by"` names who decided');
   });
 });
