@@ -124,22 +124,70 @@ export async function pendingDecisions(client: Client, workflowId: string): Prom
   return client.workflow.getHandle(workflowId).query(pendingEscalations);
 }
 
-/** Answers a waiting call; the run refuses a decision that does not answer its question. */
-export async function decide(client: Client, workflowId: string, decision: EscalationDecision): Promise<void> {
-  await client.workflow.getHandle(workflowId).executeUpdate(resolveEscalation, { args: [decision] });
+/**
+ * Who answers, as a decision carries it. On a worker with an identity, `credential` (the approver's
+ * own JWT) is required and the run records its verified subject as the decider; `by` may be left
+ * out (given, it must be that subject). On a worker without identity, `by` is recorded as given.
+ */
+export interface DecisionOptions {
+  /** Who decides: free text on a worker without identity; with one, left out or the credential's subject. */
+  by?: string;
+  /** The approver's own credential (a JWT from an issuer the worker trusts); required by a worker with an identity. */
+  credential?: string;
+  /** Why (recorded in the run; a denial shows it). */
+  reason?: string;
 }
 
-export async function approve(client: Client, workflowId: string, effectKey: string, by?: string): Promise<void> {
-  await decide(client, workflowId, { effectKey, decision: 'approve', by });
+/**
+ * Answers a waiting call. The run refuses (`WorkflowUpdateFailedError` whose cause is a
+ * `DecisionRejected` failure with `{ reason }` in its details) a decision that answers no waiting
+ * question, or that no declared approver's valid credential carries; the call keeps waiting.
+ * Resolves to whom the run recorded as deciding.
+ */
+export async function decide(
+  client: Client,
+  workflowId: string,
+  decision: EscalationDecision,
+): Promise<{ by?: string }> {
+  const { by } = await client.workflow.getHandle(workflowId).executeUpdate(resolveEscalation, { args: [decision] });
+  return by !== undefined ? { by } : {};
 }
 
+function who(opts: DecisionOptions): Pick<EscalationDecision, 'by' | 'credential'> {
+  return {
+    ...(opts.by !== undefined ? { by: opts.by } : {}),
+    ...(opts.credential !== undefined ? { credential: opts.credential } : {}),
+  };
+}
+
+/** Approves a call that waits for a person's approval (see `decide`). */
+export async function approve(
+  client: Client,
+  workflowId: string,
+  effectKey: string,
+  opts: DecisionOptions = {},
+): Promise<{ by?: string }> {
+  return decide(client, workflowId, {
+    effectKey,
+    decision: 'approve',
+    ...who(opts),
+    ...(opts.reason ? { reason: opts.reason } : {}),
+  });
+}
+
+/** Denies a call that waits for a person's approval (see `decide`). */
 export async function deny(
   client: Client,
   workflowId: string,
   effectKey: string,
-  opts: { by?: string; reason?: string } = {},
-): Promise<void> {
-  await decide(client, workflowId, { effectKey, decision: 'deny', ...opts });
+  opts: DecisionOptions = {},
+): Promise<{ by?: string }> {
+  return decide(client, workflowId, {
+    effectKey,
+    decision: 'deny',
+    ...who(opts),
+    ...(opts.reason ? { reason: opts.reason } : {}),
+  });
 }
 
 export { follow as followRun, formatEffects };
@@ -175,5 +223,6 @@ export type {
   PendingEscalation,
   EffectView,
 };
+export { DECISION_REJECTED, DecisionRejectedReason } from './workflows/escalation';
 export type { ModelRequest } from './catalog/authority';
 export type { JournalSummary } from './workflows/journal-summary';

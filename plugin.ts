@@ -5,6 +5,7 @@ import { SimplePlugin } from '@temporalio/plugin';
 import type { WorkerDeploymentOptions, WorkerOptions } from '@temporalio/worker';
 import type { Manifest } from './catalog/manifest';
 import { createAuthorizeActivities } from './activities/authorize';
+import { createDecisionActivities } from './activities/identity/approvers';
 import { createCarriedActivities } from './activities/carried';
 import { FileBlobStore, type BlobStore } from './activities/blob-store';
 import { createExtensionTools } from './activities/extensions/deferred-extension-tool';
@@ -142,7 +143,10 @@ export class ToolplanePlugin extends SimplePlugin {
   private readonly activityFns: Record<string, unknown>;
   private verified: Promise<void> | undefined;
 
-  /** @throws RegistryDrift when the tools disagree with the manifest: the worker must not start. */
+  /**
+   * @throws RegistryDrift when the tools disagree with the manifest: the worker must not start.
+   * @throws IdentityConfigInvalid (a ToolplaneError) when the manifest declares approvers and `identity` is not set.
+   */
   constructor(private readonly opts: ToolplanePluginOptions) {
     const log = opts.log ?? ((l: string) => console.error(l));
     const extensions = opts.extensions ?? new ExtensionManager(opts.manifest, log);
@@ -155,11 +159,19 @@ export class ToolplanePlugin extends SimplePlugin {
     if (opts.deployment) workerDeploymentOptions(opts.deployment); // a bad name refuses here, before the worker exists
     const blobs = opts.blobs ?? new FileBlobStore();
     const tickets = new TicketIssuer(loadTicketKey(opts.ticketKey));
+    // Declared approvers are verified subjects: a worker that verifies nobody could only take a name's word.
+    if (opts.manifest.approvers && !opts.identity)
+      throw new ToolplaneError(
+        'IdentityConfigInvalid',
+        "the manifest declares approvers, but this worker has no identity (issuers) to verify an approver's credential with; " +
+          'configure identity, or remove the approvers section',
+      );
+    const credentials = opts.identity ? new CredentialVerifier(opts.identity) : undefined;
     const activities = {
       ...createAuthorizeActivities({
         manifest: opts.manifest,
         tickets,
-        credentials: opts.identity ? new CredentialVerifier(opts.identity) : undefined,
+        credentials,
         insecureAssertedPrincipals: opts.insecureAssertedPrincipals,
         allowUngovernedToolRun: opts.allowUngovernedToolRun,
       }),
@@ -172,6 +184,7 @@ export class ToolplanePlugin extends SimplePlugin {
         largeOutputBytes: opts.largeOutputBytes,
       }),
       ...createCarriedActivities({ registry, manifest: opts.manifest, tickets }),
+      ...createDecisionActivities({ manifest: opts.manifest, credentials }),
       ...createModelActivities({ models: opts.manifest.models, blobs, transcripts: opts.transcripts, tickets }),
     };
     super({

@@ -127,6 +127,8 @@ export function createAuthorizeActivities(deps: AuthorizeDeps): AuthorizeActivit
           declared: deps.manifest.tools.map((t) => t.id),
           identity,
           ticket: deps.tickets.issue(run, identity, permits, authority.grants, authority.capabilities),
+          // A worker with an identity takes no decision on this run's waiting calls on a name's word.
+          ...(deps.credentials ? { verifiesDecisions: true as const } : {}),
         };
       });
     },

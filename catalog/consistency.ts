@@ -88,5 +88,41 @@ export function checkConsistency(manifest: Manifest): ConsistencyReport {
       err('.concurrency.key', `${tool.concurrency.key} is not a property of input_schema`);
     }
   });
+  checkApprovers(manifest, errors, warnings);
   return { errors, warnings };
+}
+
+/** Approvers name declared tools; a tool that asks a person and no entry covers waits for nobody who may answer. */
+function checkApprovers(manifest: Manifest, errors: ManifestProblem[], warnings: ManifestProblem[]): void {
+  const approvers = manifest.approvers;
+  if (!approvers) return;
+  const declared = new Set(manifest.tools.map((t) => t.id));
+  approvers.forEach((entry, i) => {
+    if (entry.tools === '*') return;
+    entry.tools.forEach((id, j) => {
+      if (!declared.has(id))
+        errors.push({ path: `approvers[${i}].tools[${j}]`, message: `${id} is not a declared tool` });
+    });
+  });
+  manifest.tools.forEach((tool, i) => {
+    const asks = tool.approval !== 'none';
+    const escalates = tool.recovery === 'escalate' || (tool.recovery === 'reconcile' && tool.escalation);
+    const covered = (kind: 'approve' | 'resolve') =>
+      approvers.some(
+        (e) =>
+          (e.tools === '*' || e.tools.includes(tool.id)) &&
+          (e.decisions ?? ['approve', 'deny', 'resolve']).includes(kind) &&
+          (kind === 'approve' || !e.rules),
+      );
+    if (asks && !covered('approve'))
+      warnings.push({
+        path: `tools[${i}].approval`,
+        message: `${tool.id}: asks a person, but no approvers entry may approve it; its calls wait until their deadline`,
+      });
+    if (escalates && !covered('resolve'))
+      warnings.push({
+        path: `tools[${i}].recovery`,
+        message: `${tool.id}: escalates in-doubt calls, but no approvers entry may resolve them; they wait until their deadline`,
+      });
+  });
 }

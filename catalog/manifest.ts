@@ -1,5 +1,6 @@
 // Workflow-safe: the manifest's shape, parsed with zod. Strict: an unknown key is an error.
 import { z } from 'zod';
+import { ApproversDecl } from './approvers';
 import { ModelsDecl, PrincipalsDecl } from './authority';
 import { SENSITIVITY_LEVELS } from './sensitivity';
 
@@ -213,6 +214,12 @@ export const Manifest = z.strictObject({
   principals: PrincipalsDecl.optional(),
   /** The model endpoints this worker serves, by name; a run names one. */
   models: ModelsDecl.optional(),
+  /**
+   * Who may decide calls that wait for a person (approve or deny an approval, resolve an in-doubt
+   * call), per tool: verified subjects and groups. Declaring it needs a worker with an `identity`
+   * (the worker refuses to start without one); an approval then carries the approver's credential.
+   */
+  approvers: ApproversDecl.optional(),
 });
 export type Manifest = z.infer<typeof Manifest>;
 export type ManifestInput = z.input<typeof Manifest>;

@@ -1,5 +1,8 @@
 // `toolplane approve | deny | resolve`: a person answers a call that waits. Approvals are answered
-// with approve or deny; an in-doubt call with resolve retry|landed|abort.
+// with approve or deny; an in-doubt call with resolve retry|landed|abort. On a worker with an identity
+// the answer carries the approver's credential (--credential, --credential-file or TOOLPLANE_CREDENTIAL),
+// and the run records its verified subject as who decided.
+import fs from 'node:fs';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import type { Command } from 'commander';
 import { decide, type EscalationDecision } from '../client';
@@ -12,6 +15,53 @@ interface DecideOptions extends CommonOptions {
   by?: string;
   reason?: string;
   output?: string;
+  credential?: string;
+  credentialFile?: string;
+}
+
+/** The environment variable an approver's credential is read from when no flag gives one. */
+export const CREDENTIAL_ENV = 'TOOLPLANE_CREDENTIAL';
+
+/**
+ * Who answers: the approver's credential (flag, file, or environment), and a `by` only where the
+ * person gave one, or, without a credential, `$USER` (a worker without identity records it as given).
+ */
+export function decider(
+  opts: DecideOptions,
+  env: NodeJS.ProcessEnv = process.env,
+): Pick<EscalationDecision, 'by' | 'credential'> {
+  if (opts.credential !== undefined && opts.credentialFile !== undefined)
+    throw usageError('give the credential once: --credential or --credential-file');
+  let credential = opts.credential;
+  if (opts.credentialFile !== undefined) {
+    try {
+      credential = fs.readFileSync(opts.credentialFile, 'utf8').trim();
+    } catch (err) {
+      throw usageError(
+        `--credential-file ${opts.credentialFile}: cannot read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
+      );
+    }
+  }
+  credential ??= env[CREDENTIAL_ENV] || undefined;
+  if (credential !== undefined && credential.trim() === '') throw usageError('the credential is empty');
+  const by = opts.by ?? (credential === undefined ? env.USER : undefined);
+  return {
+    ...(by !== undefined ? { by } : {}),
+    ...(credential !== undefined ? { credential: credential.trim() } : {}),
+  };
+}
+
+function withDeciderOptions(command: Command): Command {
+  return command
+    .option(
+      '--credential <jwt>',
+      `the approver's own credential, a JWT from an issuer the worker trusts (default: $${CREDENTIAL_ENV})`,
+    )
+    .option('--credential-file <path>', "a file holding the approver's credential")
+    .option(
+      '--by <who>',
+      'who decided: recorded as given only by a worker without identity (default: $USER); with a credential it must be its subject',
+    );
 }
 
 const RESOLUTIONS = ['retry', 'landed', 'abort'] as const;
@@ -19,11 +69,12 @@ const RESOLUTIONS = ['retry', 'landed', 'abort'] as const;
 export function registerDecide(program: Command, cli: Cli): void {
   const answer = async (workflowId: string, decision: EscalationDecision, opts: DecideOptions, done: string) =>
     withClient(opts, async (c, settings) => {
+      let by = decision.by;
       await onRunningRun(c, workflowId, settings, async () => {
         try {
-          await decide(c, workflowId, decision);
+          ({ by } = await decide(c, workflowId, decision));
         } catch (err) {
-          // The run refused the answer (it does not answer the question, or nothing waits under that key).
+          // The run refused the answer (it answers no waiting question, or the worker did not accept who decides).
           if (err instanceof WorkflowUpdateFailedError)
             throw new ToolplaneError(
               'DecisionRefused',
@@ -32,45 +83,50 @@ export function registerDecide(program: Command, cli: Cli): void {
           throw err;
         }
       });
-      emit(cli, opts, { workflowId, ...decision }, () => [
-        `${workflowId}: ${decision.effectKey} ${done}${decision.by ? ` by ${decision.by}` : ''}`,
+      // Never printed: the credential. Printed: whom the run recorded as deciding.
+      const { credential: _credential, by: _asked, ...shown } = decision;
+      emit(cli, opts, { workflowId, ...shown, ...(by !== undefined ? { by } : {}) }, () => [
+        `${workflowId}: ${decision.effectKey} ${done}${by ? ` by ${by}` : ''}`,
       ]);
     });
 
   withCommonOptions(
-    program
-      .command('approve <workflowId> <effectKey>')
-      .description("approve a call that waits for a person's approval")
-      .option('--by <who>', 'who decided (default: $USER)', process.env.USER)
-      .option('--reason <text>', 'why (recorded in the run)'),
+    withDeciderOptions(
+      program
+        .command('approve <workflowId> <effectKey>')
+        .description("approve a call that waits for a person's approval")
+        .option('--reason <text>', 'why (recorded in the run)'),
+    ),
   ).action((workflowId: string, effectKey: string, opts: DecideOptions) =>
     answer(
       workflowId,
-      { effectKey, decision: 'approve', by: opts.by, ...(opts.reason ? { reason: opts.reason } : {}) },
+      { effectKey, decision: 'approve', ...decider(opts), ...(opts.reason ? { reason: opts.reason } : {}) },
       opts,
       'approved',
     ),
   );
 
   withCommonOptions(
-    program
-      .command('deny <workflowId> <effectKey>')
-      .description("deny a call that waits for a person's approval; the run records the reason")
-      .requiredOption('--reason <text>', 'why (shown in `show` and the journal)')
-      .option('--by <who>', 'who decided (default: $USER)', process.env.USER),
+    withDeciderOptions(
+      program
+        .command('deny <workflowId> <effectKey>')
+        .description("deny a call that waits for a person's approval; the run records the reason")
+        .requiredOption('--reason <text>', 'why (shown in `show` and the journal)'),
+    ),
   ).action((workflowId: string, effectKey: string, opts: DecideOptions) =>
-    answer(workflowId, { effectKey, decision: 'deny', by: opts.by, reason: opts.reason }, opts, 'denied'),
+    answer(workflowId, { effectKey, decision: 'deny', ...decider(opts), reason: opts.reason }, opts, 'denied'),
   );
 
   withCommonOptions(
-    program
-      .command('resolve <workflowId> <effectKey> <decision>')
-      .description(
-        'decide an in-doubt call (its outcome is unknown): retry it, record it as landed (--output), or abort it',
-      )
-      .option('--output <json>', 'the output to record when the call landed')
-      .option('--by <who>', 'who decided (default: $USER)', process.env.USER)
-      .option('--reason <text>', 'why (for abort)'),
+    withDeciderOptions(
+      program
+        .command('resolve <workflowId> <effectKey> <decision>')
+        .description(
+          'decide an in-doubt call (its outcome is unknown): retry it, record it as landed (--output), or abort it',
+        )
+        .option('--output <json>', 'the output to record when the call landed')
+        .option('--reason <text>', 'why (for abort)'),
+    ),
   ).action((workflowId: string, effectKey: string, decision: string, opts: DecideOptions) =>
     answer(workflowId, resolution(workflowId, effectKey, decision, opts), opts, decision),
   );
@@ -92,12 +148,12 @@ export function resolution(
           throw usageError(`--output must be JSON: ${(err as Error).message}`);
         }
       }
-      return { effectKey, decision, output, by: opts.by };
+      return { effectKey, decision, output, ...decider(opts) };
     }
     case 'retry':
-      return { effectKey, decision, by: opts.by };
+      return { effectKey, decision, ...decider(opts) };
     case 'abort':
-      return { effectKey, decision, by: opts.by, reason: opts.reason };
+      return { effectKey, decision, ...decider(opts), ...(opts.reason ? { reason: opts.reason } : {}) };
     case 'approve':
     case 'deny': {
       // The connection flags as typed: the command is said before anything is resolved or connected.

@@ -61,8 +61,8 @@ export function registerRun(program: Command, cli: Cli): void {
       )
       .option(
         '--credential <jwt>',
-        "the run's credential, a JWT bound to its workflow id, for a worker that verifies identities (default: TOOLPLANE_CREDENTIAL)",
-        process.env.TOOLPLANE_CREDENTIAL,
+        "the run's credential, a JWT bound to its workflow id, for a worker that verifies identities (default: TOOLPLANE_RUN_CREDENTIAL)",
+        process.env.TOOLPLANE_RUN_CREDENTIAL,
       )
       .requiredOption(
         '--model <choice>',

@@ -9,6 +9,8 @@ export const ActivityName = {
   Reconcile: 'reconcileTool',
   ModelTurn: 'modelTurn',
   Carried: 'resolveCarried',
+  /** The local activity a run asks, before it takes a person's decision, whether that person may decide. */
+  AuthorizeDecision: 'authorizeDecision',
 } as const;
 export type ActivityName = (typeof ActivityName)[keyof typeof ActivityName];
 

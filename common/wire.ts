@@ -200,6 +200,38 @@ export interface AuthorizeResult extends RunAuthority {
   identity: RunIdentity;
   /** The worker's ticket: each call presents its permit's MAC. */
   ticket: RunTicket;
+  /**
+   * The worker verifies who decides this run's waiting calls (it has an identity): every decision
+   * carries the approver's credential and goes through `authorizeDecision`. Absent: a decision's
+   * `by` is taken as given (a worker without identity, whose manifest declares no approvers).
+   */
+  verifiesDecisions?: true;
+}
+
+/** What a run asks the worker before it takes a person's decision on one of its waiting calls. */
+export interface DecisionRequest {
+  /** The approver's credential (a JWT) as the decision carries it. */
+  credential?: string;
+  /** The name the decision gives; refused when it is not the verified subject. */
+  by?: string;
+  /** `approve`, `deny`, or an in-doubt answer (`retry`, `landed`, `abort`). */
+  decision: string;
+  /** The waiting call, as the run (not the decision) knows it. */
+  toolId: string;
+  /** The gate's rule an approval was asked under. */
+  rule?: string;
+  /** The principal the run acts for (an approver who is this principal decides only where declared `own_run`). */
+  runPrincipal: string;
+}
+
+/** The worker's answer: the decision stands, made by this verified subject. */
+export interface DecisionAuthority {
+  by: string;
+  issuer: string;
+}
+
+export interface DecisionActivities {
+  [ActivityName.AuthorizeDecision](req: DecisionRequest): Promise<DecisionAuthority>;
 }
 
 export interface AuthorizeActivities {

@@ -37,14 +37,19 @@ export class JournalPrinter {
   lines(journal: JournalEntry[], end = false): string[] {
     const out: string[] = [];
     const ordered = [...journal].sort((a, b) => a.position - b.position);
-    for (const e of ordered) {
-      if (e.decision !== 'approved' || this.approved.has(e.position) || this.printed.has(e.position)) continue;
+    const announce = (e: JournalEntry) => {
+      if (e.decision !== 'approved' || this.approved.has(e.position) || this.printed.has(e.position)) return;
       this.approved.add(e.position);
       out.push(approvalLine(e));
-    }
+    };
+    // In position order: an approval is announced after the effects before it that have ended (seen in
+    // the same poll, they come first), and before its own effect's line.
+    let held = false;
     for (const e of ordered) {
       if (this.printed.has(e.position)) continue;
-      if (e.outcome === undefined && !end) break;
+      held ||= e.outcome === undefined && !end;
+      announce(e);
+      if (held) continue;
       this.printed.add(e.position);
       out.push(effectLine(e));
     }

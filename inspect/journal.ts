@@ -131,11 +131,14 @@ export function effectsFromHistory(
     // A decision counts once the run took it; one it refused (no call waits, another question) is only tried.
     const answered = e.workflowExecutionUpdateCompletedEventAttributes;
     const decision = answered?.meta?.updateId ? answers.get(answered.meta.updateId) : undefined;
-    if (decision && answered?.outcome?.success)
+    if (decision && answered?.outcome?.success) {
+      // Who the run recorded as deciding (on a worker with an identity, the verified subject), not who the request named.
+      const by = decode<{ by?: string }>(answered.outcome.success.payloads?.[0])?.by ?? decision.by;
       decided.set(decision.effectKey, [
         ...(decided.get(decision.effectKey) ?? []),
-        `${decision.decision}${decision.by ? ` by ${decision.by}` : ''}`,
+        `${decision.decision}${by ? ` by ${by}` : ''}`,
       ]);
+    }
   }
 
   // The run's own journal adds what no activity shows: refusals, rules and the final outcome.

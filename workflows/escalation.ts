@@ -2,12 +2,18 @@
 // call the gate questioned may go ahead.
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
 
+/**
+ * What a person answers. `credential` is the approver's own token (a JWT): a worker with an identity
+ * verifies it, checks the manifest's approvers, and records its verified subject as the decider; `by`
+ * may then be left out (given, it must be that subject). On a worker without identity, whose manifest
+ * declares no approvers, `by` is taken as given.
+ */
 export type EscalationDecision =
-  | { effectKey: string; decision: 'retry'; by?: string }
-  | { effectKey: string; decision: 'landed'; output: unknown; by?: string }
-  | { effectKey: string; decision: 'abort'; by?: string; reason?: string }
-  | { effectKey: string; decision: 'approve'; by?: string; reason?: string }
-  | { effectKey: string; decision: 'deny'; by?: string; reason?: string };
+  | { effectKey: string; decision: 'retry'; by?: string; credential?: string }
+  | { effectKey: string; decision: 'landed'; output: unknown; by?: string; credential?: string }
+  | { effectKey: string; decision: 'abort'; by?: string; credential?: string; reason?: string }
+  | { effectKey: string; decision: 'approve'; by?: string; credential?: string; reason?: string }
+  | { effectKey: string; decision: 'deny'; by?: string; credential?: string; reason?: string };
 
 /** Which decisions answer which question. */
 export const DECISIONS: Record<PendingEscalation['kind'], readonly EscalationDecision['decision'][]> = {
@@ -23,10 +29,44 @@ export interface PendingEscalation {
   /** Workflow time (ms) after which the call fails as InDoubt. */
   deadline: number;
   kind: 'in_doubt' | 'approval';
+  /** The gate's rule an approval is asked under (the manifest's approvers may be declared per rule). */
+  rule?: string;
 }
 
-/** The failure type of a decision the run refuses: no call waits under its key, or it answers another question. */
+/**
+ * The failure type of a decision the run refuses: no call waits under its key, it answers another
+ * question, or the worker did not accept who decides. Its details carry `{ reason }`.
+ */
 export const DECISION_REJECTED = 'DecisionRejected';
 
-export const resolveEscalation = defineUpdate<{ accepted: true }, [EscalationDecision]>('resolveEscalation');
+/** Why a decision was rejected; the call keeps waiting for a decision that stands. */
+export const DecisionRejectedReason = {
+  /** No call waits under the effect key (or it was decided meanwhile). */
+  NotWaiting: 'not_waiting',
+  /** The decision answers another kind of question (approve for an in-doubt call, ...). */
+  WrongQuestion: 'wrong_question',
+  /** The decision carries no credential, and this worker verifies who decides. */
+  NoCredential: 'no_credential',
+  /** The credential does not verify (unknown issuer, bad signature, expired, another audience or run, ...). */
+  BadCredential: 'bad_credential',
+  /** The verified subject is not a declared approver of this tool for this decision. */
+  NotAnApprover: 'not_an_approver',
+  /** The verified subject is the run's own principal, and the manifest does not let it decide its own run. */
+  OwnRun: 'own_run',
+  /** The decision names (`by`) someone other than the verified subject. */
+  ByMismatch: 'by_mismatch',
+  /** The credential already decided another call of this run: a token read from history decides nothing more. */
+  Replayed: 'replayed',
+  /** The worker could not answer (its check failed); try again. */
+  Unavailable: 'unavailable',
+} as const;
+export type DecisionRejectedReason = (typeof DecisionRejectedReason)[keyof typeof DecisionRejectedReason];
+
+/** What the run answers an accepted decision: who it records as deciding (the verified subject, where verified). */
+export interface DecisionAccepted {
+  accepted: true;
+  by?: string;
+}
+
+export const resolveEscalation = defineUpdate<DecisionAccepted, [EscalationDecision]>('resolveEscalation');
 export const pendingEscalations = defineQuery<PendingEscalation[]>('pendingEscalations');

@@ -73,12 +73,21 @@ export const WEB_UI_DECIDER = 'web-ui';
  * The exact input of the `resolveEscalation` update that answers a waiting call: what an operator
  * pastes into the Web UI's "Send an Update" form (approve, or abort an in-doubt call).
  */
-export function updatePayload(p: PendingEscalation, decision?: EscalationDecision['decision']): string {
+export function updatePayload(
+  p: PendingEscalation,
+  decision?: EscalationDecision['decision'],
+  credentialed = false,
+): string {
   const d = decision ?? (p.kind === 'approval' ? 'approve' : 'abort');
   if (!DECISIONS[p.kind].includes(d)) throw new Error(`"${d}" does not answer a ${p.kind} question`);
-  // Spaced, so the Web UI can wrap it; JSON all the same.
-  return `{"effectKey": ${JSON.stringify(p.effectKey)}, "decision": "${d}", "by": "${WEB_UI_DECIDER}"}`;
+  // Spaced, so the Web UI can wrap it; JSON all the same. A worker that verifies who decides takes
+  // the approver's own token, and records its subject, instead of a name.
+  const who = credentialed ? `"credential": "${APPROVER_TOKEN}"` : `"by": "${WEB_UI_DECIDER}"`;
+  return `{"effectKey": ${JSON.stringify(p.effectKey)}, "decision": "${d}", ${who}}`;
 }
+
+/** Where the Web UI's payload asks for the approver's own credential. */
+export const APPROVER_TOKEN = '<your JWT>';
 
 /** An error and its causes, as one line: `Activity task failed: the model refused the key`. */
 export function failureMessage(err: unknown): string {
@@ -101,15 +110,20 @@ export interface DetailsExtras {
   /** Waits for a person that a cancellation cut short: nobody decided those calls. */
   cutShort?: readonly PendingEscalation[];
   end?: RunEnd;
+  /** The worker verifies who decides: an answer carries the approver's credential, not a name. */
+  credentialed?: boolean;
 }
 
-function waitingLines(p: PendingEscalation): string[] {
+function waitingLines(p: PendingEscalation, credentialed = false): string[] {
+  const who = credentialed
+    ? '`"credential"` is your own token, from an issuer the worker trusts, as a declared approver'
+    : '`"by"` names who decided';
   const how =
     p.kind === 'approval'
       ? 'To approve it in the Web UI: **More Actions → Send an Update**, name `resolveEscalation`, with this ' +
-        'data (`"deny"` for `"approve"` refuses it; `"by"` names who decided):'
+        `data (\`"deny"\` for \`"approve"\` refuses it; ${who}):`
       : 'To decide it in the Web UI: **More Actions → Send an Update**, name `resolveEscalation`, with this data ' +
-        '(`"abort"` fails the call; `"retry"` sends it again; `"landed"` takes the provider\'s `"output"`):';
+        `(\`"abort"\` fails the call; \`"retry"\` sends it again; \`"landed"\` takes the provider's \`"output"\`${credentialed ? `; ${who}` : ''}):`;
   return [
     `**Waiting for ${p.kind === 'approval' ? 'approval' : 'a person (in doubt)'}** until ${readableTime(p.deadline)}: ` +
       `#${p.position} ${p.toolId}: ${p.reason}`,
@@ -117,7 +131,7 @@ function waitingLines(p: PendingEscalation): string[] {
     how,
     // A paragraph of its own, so that selecting it selects exactly the payload; inline code wraps
     // where a code block would be cut at the panel's edge.
-    `\`${updatePayload(p)}\``,
+    `\`${updatePayload(p, undefined, credentialed)}\``,
   ];
 }
 
@@ -128,7 +142,7 @@ export function detailsOf(tally: CallTally, pending: readonly PendingEscalation[
   if (extras.headline) lines.push(extras.headline);
   if (extras.end?.how === 'cancelled') lines.push('**Cancelled**: the run waits for nobody.');
   else if (extras.end?.how === 'failed') lines.push(`**Failed**: ${extras.end.message}`);
-  for (const p of pending) lines.push(...waitingLines(p));
+  for (const p of pending) lines.push(...waitingLines(p, extras.credentialed));
   for (const p of cutShort)
     lines.push(
       `**Wait cancelled**: #${p.position} ${p.toolId} (effect \`${p.effectKey}\`) waited for ` +
@@ -172,6 +186,8 @@ export class RunStatusBoard {
   private end?: RunEnd;
   /** The line Current Details start with (`StepCtx.summarise`). */
   headline?: string;
+  /** The worker verifies who decides (`authorizeDecision`): the Web UI payload asks for a credential. */
+  credentialed = false;
 
   /** Refusals over the whole chain. */
   refusals(): number {
@@ -201,7 +217,12 @@ export class RunStatusBoard {
   publish(pending: readonly PendingEscalation[]): void {
     if (this.end) pending = [];
     setCurrentDetails(
-      detailsOf(this.tally, pending, { headline: this.headline, cutShort: this.cutShort, end: this.end }),
+      detailsOf(this.tally, pending, {
+        headline: this.headline,
+        cutShort: this.cutShort,
+        end: this.end,
+        credentialed: this.credentialed,
+      }),
     );
     const last = (this.last ??= { refusals: this.carriedRefusals, waitingFor: WaitingFor.None });
     const now: RunStatus = { refusals: this.refusals(), waitingFor: waitingFor(pending) };

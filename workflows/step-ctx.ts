@@ -13,7 +13,7 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { AuthorizeActivities, AuthorizeRequest, CarriedAuthority } from '../common/wire';
+import type { AuthorizeActivities, AuthorizeRequest, CarriedAuthority, DecisionActivities } from '../common/wire';
 import type { RunIdentity, RunTicket, TicketCarry } from '../common/ticket';
 import { CatalogErrorCode } from '../catalog/errors';
 import { MANIFEST_DIGEST, PRINCIPAL } from '../common/search-attributes';
@@ -21,6 +21,7 @@ import { ALLOW_ALL, type Policy } from '../catalog/policy';
 import { ToolCatalog } from '../catalog/tool-catalog';
 import {
   DECISION_REJECTED,
+  DecisionRejectedReason,
   DECISIONS,
   pendingEscalations,
   resolveEscalation,
@@ -51,6 +52,8 @@ export interface RunScope {
   capabilities?: readonly string[];
   /** The digest of the manifest the worker governs this run by. */
   manifestDigest?: string;
+  /** The worker verifies who decides this run's waiting calls (`authorizeDecision`); else `by` is taken as given. */
+  verifiesDecisions?: boolean;
 }
 
 /** A lease and its lifecycle so far. */
@@ -98,6 +101,25 @@ const { authorizeRun } = proxyLocalActivities<AuthorizeActivities>({
     nonRetryableErrorTypes: [CatalogErrorCode.RunRefused, CatalogErrorCode.ModelRefused, IDENTITY_REFUSED],
   },
 });
+
+/** The worker says who decides a waiting call, on the worker running the run: only it can ask. */
+const { authorizeDecision } = proxyLocalActivities<DecisionActivities>({
+  startToCloseTimeout: '30s',
+  retry: { maximumAttempts: 3, nonRetryableErrorTypes: [IDENTITY_REFUSED] },
+});
+
+/** How the worker's refusal of an approver (an IdentityRefused reason) reads to whoever sent the decision; any other is a bad credential. */
+const REJECTED_FOR: Readonly<Record<string, DecisionRejectedReason>> = {
+  missing: DecisionRejectedReason.NoCredential,
+  not_an_approver: DecisionRejectedReason.NotAnApprover,
+  own_run: DecisionRejectedReason.OwnRun,
+  principal_mismatch: DecisionRejectedReason.ByMismatch,
+  asserted: DecisionRejectedReason.Unavailable,
+};
+
+function rejectDecision(reason: DecisionRejectedReason, message: string): never {
+  throw ApplicationFailure.nonRetryable(message, DECISION_REJECTED, { reason });
+}
 
 /**
  * Labels the run with the principal the worker established (verified, or asserted where the worker
@@ -167,10 +189,12 @@ export class StepCtx {
       policy: policy ?? ALLOW_ALL,
       capabilities: authority.capabilities,
       manifestDigest: authority.manifestDigest,
+      verifiesDecisions: authority.verifiesDecisions === true,
     });
   }
 
   constructor(readonly scope: RunScope) {
+    this.status.credentialed = scope.verifiesDecisions === true;
     setHandler(journalQuery, () => this.ordered());
     setHandler(pendingEscalations, () => [...this.pending.values()].filter((p) => !p.decision).map((p) => p.info));
     // Rejected in the handler, never in a validator: a validator's rejection leaves a speculative
@@ -178,21 +202,93 @@ export class StepCtx {
     // is then missing from history, so the run fails every task after a restart (the family of
     // sdk-typescript#2023, which reports the PRNG drift; this flag loss has no upstream report).
     // An accepted update that fails is in history: the audit keeps the rejected attempt too.
-    setHandler(resolveEscalation, (decision) => {
-      const p = this.pending.get(decision.effectKey);
-      if (!p || p.decision)
-        throw ApplicationFailure.nonRetryable(
-          `no call is waiting for a decision under effect key ${decision.effectKey}`,
-          DECISION_REJECTED,
-        );
-      if (!DECISIONS[p.info.kind].includes(decision.decision))
-        throw ApplicationFailure.nonRetryable(
-          `"${String(decision.decision)}" does not answer a ${p.info.kind} question; expected ${DECISIONS[p.info.kind].join(', ')}`,
-          DECISION_REJECTED,
-        );
-      p.decision = decision;
-      return { accepted: true as const };
+    // The handler is async: on a worker with an identity it asks the worker (a local activity) who decides,
+    // and a refusal is the accepted update's failure, in history beside the attempt, as above.
+    setHandler(resolveEscalation, async (decision) => {
+      const p = this.waitingFor(decision);
+      if (!this.scope.verifiesDecisions) {
+        p.decision = decision;
+        return { accepted: true as const, ...(decision.by !== undefined ? { by: decision.by } : {}) };
+      }
+      const taken = await this.verifiedDecision(decision, p.info);
+      // Asked again: the call may have been decided, or its deadline passed, while the worker answered.
+      if (this.waitingFor(decision) !== p)
+        rejectDecision(DecisionRejectedReason.NotWaiting, `the call under ${decision.effectKey} was decided meanwhile`);
+      // Or the same credential decided another call meanwhile (two decisions sent at once).
+      this.unspent(decision.credential!);
+      this.spentCredentials.add(decision.credential!);
+      p.decision = taken;
+      return { accepted: true as const, by: taken.by };
     });
+  }
+
+  /** Credentials that decided a call of this run: one read from its history decides nothing more. */
+  private readonly spentCredentials = new Set<string>();
+
+  private unspent(credential: string): void {
+    if (this.spentCredentials.has(credential))
+      rejectDecision(
+        DecisionRejectedReason.Replayed,
+        'this credential already decided a call of this run; each decision carries a credential of its own',
+      );
+  }
+
+  /** The call waiting under the decision's key, if the decision answers its question. */
+  private waitingFor(decision: EscalationDecision): { info: PendingEscalation; decision?: EscalationDecision } {
+    const p = this.pending.get(decision.effectKey);
+    if (!p || p.decision)
+      rejectDecision(
+        DecisionRejectedReason.NotWaiting,
+        `no call is waiting for a decision under effect key ${decision.effectKey}`,
+      );
+    if (!DECISIONS[p.info.kind].includes(decision.decision))
+      rejectDecision(
+        DecisionRejectedReason.WrongQuestion,
+        `"${String(decision.decision)}" does not answer a ${p.info.kind} question; expected ${DECISIONS[p.info.kind].join(', ')}`,
+      );
+    return p;
+  }
+
+  /** The decision as the worker verified it: by its credential's subject, a declared approver, not the run's own principal. */
+  private async verifiedDecision(decision: EscalationDecision, info: PendingEscalation): Promise<EscalationDecision> {
+    const { credential, by, ...rest } = decision;
+    if (typeof credential !== 'string' || credential.length === 0)
+      rejectDecision(
+        DecisionRejectedReason.NoCredential,
+        `"${decision.decision}" carries no credential; this run's worker takes decisions only from declared approvers with a verified credential`,
+      );
+    this.unspent(credential);
+    let who;
+    try {
+      who = await authorizeDecision.executeWithOptions({ summary: `who decides #${info.position} ${info.toolId}` }, [
+        {
+          credential,
+          ...(by !== undefined ? { by } : {}),
+          decision: decision.decision,
+          toolId: info.toolId,
+          ...(info.rule !== undefined ? { rule: info.rule } : {}),
+          runPrincipal: this.scope.identity.principal,
+        },
+      ]);
+    } catch (err) {
+      if (isCancellation(err)) throw err;
+      // The worker's refusal: the local activity's own failure, or an activity failure's cause.
+      const cause = err instanceof ActivityFailure ? err.cause : err;
+      if (cause instanceof ApplicationFailure && cause.type === IDENTITY_REFUSED) {
+        const refused = (cause.details?.[0] as { reason?: unknown } | undefined)?.reason;
+        rejectDecision(
+          (typeof refused === 'string' && Object.prototype.hasOwnProperty.call(REJECTED_FOR, refused)
+            ? REJECTED_FOR[refused]
+            : undefined) ?? DecisionRejectedReason.BadCredential,
+          `"${decision.decision}" refused: ${cause.message}`,
+        );
+      }
+      rejectDecision(
+        DecisionRejectedReason.Unavailable,
+        `the worker could not check who decides: ${failureMessage(cause ?? err)}`,
+      );
+    }
+    return { ...rest, by: who.by };
   }
 
   get catalog(): ToolCatalog {

@@ -37,6 +37,13 @@ const expected: Record<string, { path: string; says: RegExp }> = {
   '22-protected-field-without-rule.yaml': { path: 'tools[0].protected_fields[0].from_sources', says: /expected array/ },
   '23-schema-not-object.yaml': { path: 'tools[0].input_schema.type', says: /arguments are an object/ },
   '24-empty.yaml': { path: '', says: /mapping/ },
+  '25-approver-undeclared-tool.yaml': {
+    path: 'approvers[0].tools[0]',
+    says: /tool:\/\/payments\/refnud is not a declared tool/,
+  },
+  '26-approver-names-nobody.yaml': { path: 'approvers[0].subjects', says: /at least one subject or group/ },
+  '27-approver-bad-decision.yaml': { path: 'approvers[0].decisions[1]', says: /approve/ },
+  '28-approver-own-run-not-boolean.yaml': { path: 'approvers[0].own_run', says: /boolean/ },
 };
 
 describe('the malformed manifest corpus', () => {

@@ -31,6 +31,7 @@ export async function askApproval(
     reason: question,
     deadline: Date.now() + durationMs(verdict.deadline ?? call.decl.escalation?.deadline ?? '24h'),
     kind: 'approval',
+    rule: verdict.rule ?? 'approval',
   });
   const rule = verdict.rule ?? 'approval';
   const by = answer?.by ?? 'a person';
