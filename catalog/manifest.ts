@@ -1,6 +1,7 @@
 // Workflow-safe: the manifest's shape, parsed with zod. Strict: an unknown key is an error.
 import { z } from 'zod';
 import { ModelsDecl, PrincipalsDecl } from './authority';
+import { LimitsDecl } from './caps';
 import { SENSITIVITY_LEVELS } from './sensitivity';
 
 // Workflow code imports these from their own modules, which build no schema when a run starts.
@@ -213,6 +214,8 @@ export const Manifest = z.strictObject({
   principals: PrincipalsDecl.optional(),
   /** The model endpoints this worker serves, by name; a run names one. */
   models: ModelsDecl.optional(),
+  /** Caps on every run this worker serves (see `LimitsDecl`); a run's own limits only tighten them. */
+  limits: LimitsDecl.optional(),
 });
 export type Manifest = z.infer<typeof Manifest>;
 export type ManifestInput = z.input<typeof Manifest>;

@@ -2,6 +2,7 @@
 // (what a workflow schedules, what an activity answers) and the activities' interfaces, keyed by
 // the names in `names.ts`. Activities implement these; workflows proxy them.
 import type { ModelRequest, ResolvedModel, RunAuthority, RunRequest } from '../catalog/authority';
+import type { RunCaps } from '../catalog/caps';
 import type { Sensitivity, ToolDecl } from '../catalog/manifest';
 import type { Policy } from '../catalog/policy';
 import type { OfferedTool } from '../catalog/tool-catalog';
@@ -200,6 +201,11 @@ export interface AuthorizeResult extends RunAuthority {
   identity: RunIdentity;
   /** The worker's ticket: each call presents its permit's MAC. */
   ticket: RunTicket;
+  /**
+   * The worker's caps on this run (its manifest's `limits`, tightened for the principal); absent when
+   * it caps nothing. The run's budget is the tighter of these and the run's own limits.
+   */
+  caps?: RunCaps;
 }
 
 export interface AuthorizeActivities {

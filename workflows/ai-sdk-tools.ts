@@ -20,7 +20,10 @@ export interface GovernedToolsOptions {
   prompt: string;
   /** How sensitive the prompt is (default internal). */
   promptSensitivity?: Sensitivity;
-  /** Tool calls, cost, egress and spend limits, as in `agentRun` (model turns are the caller's `stopWhen`). */
+  /**
+   * Tool calls, cost, egress and spend limits, as in `agentRun` (model turns are the caller's `stopWhen`).
+   * They only tighten the worker's caps (`step.scope.caps`), which bind the run whatever it asks.
+   */
   limits?: Limits;
 }
 
@@ -53,7 +56,7 @@ export function governedTools(step: StepCtx, options: GovernedToolsOptions): Gov
   // What the run was asked heads its Current Details in the Web UI, as an agentRun's prompt is its Summary.
   step.summarise(options.prompt);
   const offered = step.catalog.offered(step.scope.policy);
-  const budget = new Budget(options.limits ?? {}, Date.now(), 0);
+  const budget = new Budget(options.limits ?? {}, Date.now(), 0, undefined, step.scope.caps);
   const provenance = new Provenance();
   provenance.produce(options.prompt, {
     source: USER_PROMPT,
