@@ -12,7 +12,7 @@ import {
   RunRefusedReason,
 } from '../catalog/authority';
 import { EXTENSION_RUNTIME } from '../catalog/capabilities';
-import { LimitsDecl } from '../catalog/caps';
+import { LimitsDecl } from '../catalog/caps-decl';
 import { ManifestInvalid, type ManifestProblem } from '../catalog/errors';
 import { manifestDigest } from '../catalog/digest';
 import type { Manifest } from '../catalog/manifest';

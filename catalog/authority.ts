@@ -3,7 +3,8 @@
 import { z } from 'zod';
 import { CatalogError, CatalogErrorCode } from './errors';
 import { KNOWN_CAPABILITIES } from './capabilities';
-import { capsOf, LimitsDecl, looserCaps, tighterCaps, type RunCaps } from './caps';
+import { capsOf, looserCaps, tighterCaps, type RunCaps } from './caps';
+import { LimitsDecl } from './caps-decl';
 import { ScriptTurnShape } from './script';
 
 const toolGrant = z.union([z.literal('*'), z.array(z.string().min(1))]);

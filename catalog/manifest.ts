@@ -1,7 +1,7 @@
 // Workflow-safe: the manifest's shape, parsed with zod. Strict: an unknown key is an error.
 import { z } from 'zod';
 import { ModelsDecl, PrincipalsDecl } from './authority';
-import { LimitsDecl } from './caps';
+import { LimitsDecl } from './caps-decl';
 import { SENSITIVITY_LEVELS } from './sensitivity';
 
 // Workflow code imports these from their own modules, which build no schema when a run starts.
