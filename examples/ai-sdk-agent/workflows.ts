@@ -1,19 +1,21 @@
 // Workflow code. A @temporalio/ai-sdk agent: `generateText` in the workflow, the model called through
-// Temporal activities. It is governed by its tool definitions alone: `governedTools` instead of
-// hand-written AI SDK tools whose `execute` called activities (see README.md for the diff).
-import { temporalProvider } from '@temporalio/ai-sdk/workflow';
+// Temporal activities. It is governed by its tool definitions and its model: `governedTools` instead of
+// hand-written AI SDK tools whose `execute` called activities, and `governedModel` (an endpoint the
+// worker declares, under the run's ticket) instead of `temporalProvider.languageModel` (see README.md).
 import { generateText, stepCountIs } from 'ai';
-import { governedTools } from 'toolplane/ai-sdk';
+import { governedModel, governedTools } from 'toolplane/ai-sdk';
 import { StepCtx, type JournalEntry, type Limits, type Usage } from 'toolplane/workflow';
 import type { ScriptedTurn } from './scripted-model';
 
 export interface AiSdkAgentInput {
   prompt: string;
-  principal: string;
+  principal?: string;
+  /** The run's credential (a JWT bound to its workflow id), on a worker that verifies identities. */
+  credential?: string;
   /** Tools the run asks for; the worker's manifest decides what it gets. */
   grants?: string[];
   manifestDigest?: string;
-  /** A model of the worker's AI SDK provider (`AiSdkPlugin({ modelProvider })`). */
+  /** A model endpoint the worker declares, as `<endpoint>/<model>` (or `<endpoint>`: its first model). */
   model: string;
   maxSteps?: number;
   limits?: Limits;
@@ -31,16 +33,19 @@ export interface AiSdkAgentResult {
 }
 
 export async function aiSdkAgent(input: AiSdkAgentInput): Promise<AiSdkAgentResult> {
-  // The governed tool definitions: what this run may reach is the worker's answer, not the input's.
+  // What this run may reach, and whether its principal may use the endpoint, is the worker's answer.
+  const [endpoint, ...model] = input.model.split('/');
   const step = await StepCtx.open({
     principal: input.principal,
+    credential: input.credential,
     grants: input.grants,
     manifestDigest: input.manifestDigest,
+    model: { endpoint: endpoint!, ...(model.length ? { model: model.join('/') } : {}) },
   });
   const { tools, journal, budget } = governedTools(step, { prompt: input.prompt, limits: input.limits });
 
   const result = await generateText({
-    model: temporalProvider.languageModel(input.model),
+    model: governedModel(step, input.model),
     prompt: input.prompt,
     tools,
     stopWhen: stepCountIs(input.maxSteps ?? 12),
