@@ -12,7 +12,7 @@ import { createExtensionTools } from './activities/extensions/deferred-extension
 import { ExtensionManager } from './activities/extensions/extension-manager';
 import { createMcpTools, verifyMcpServers } from './activities/mcp/mcp-tools';
 import { createModelActivities } from './activities/model';
-import { governedModelProvider } from './activities/model/governed-provider';
+import { aiSdkModelGuard, governedModelProvider } from './activities/model/governed-provider';
 import { activityTracing, workflowSpanSinks, type WorkflowTracing } from './activities/telemetry';
 import type { Tool } from './activities/tool';
 import { createToolActivities } from './activities/tool-activities';
@@ -180,7 +180,11 @@ export class ToolplanePlugin extends SimplePlugin {
     super({
       name: 'toolplane',
       activities,
-      workerInterceptors: { activity: [activityTracing], workflowModules: WORKFLOW_INTERCEPTOR_MODULES },
+      workerInterceptors: {
+        // The guard refuses @temporalio/ai-sdk's model activities for a call without the run's permit.
+        activity: [aiSdkModelGuard({ models: opts.manifest.models, tickets }), activityTracing],
+        workflowModules: WORKFLOW_INTERCEPTOR_MODULES,
+      },
       runContext: async (next) => {
         try {
           await this.verifySources();

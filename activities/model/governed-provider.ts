@@ -11,7 +11,9 @@ import type {
   LanguageModelV4,
   LanguageModelV4CallOptions,
   ProviderV4,
+  SharedV4ProviderOptions,
 } from '@ai-sdk/provider';
+import type { ActivityInterceptorsFactory } from '@temporalio/worker';
 import { ApplicationFailure } from '@temporalio/activity';
 import { DEFAULT_MODELS, resolveModel, type ModelsDecl, type ResolvedModel } from '../../catalog/authority';
 import { CatalogErrorCode, ToolplaneError } from '../../catalog/errors';
@@ -48,14 +50,66 @@ export function splitModelId(modelId: string): { endpoint: string; model?: strin
 }
 
 /** The principal and MAC a call carries; the rest of its provider options go on to the endpoint. */
-function ticketOf(options: LanguageModelV4CallOptions): {
+function ticketOf(providerOptions: SharedV4ProviderOptions | undefined): {
   presented: { principal?: string; ticket?: string };
-  rest: LanguageModelV4CallOptions;
+  others: SharedV4ProviderOptions;
 } {
-  const { [MODEL_TICKET_OPTIONS]: ours, ...others } = options.providerOptions ?? {};
+  const { [MODEL_TICKET_OPTIONS]: ours, ...others } = providerOptions ?? {};
   const principal = typeof ours?.principal === 'string' ? ours.principal : undefined;
   const ticket = typeof ours?.ticket === 'string' ? ours.ticket : undefined;
-  return { presented: { principal, ticket }, rest: { ...options, providerOptions: others } };
+  return { presented: { principal, ticket }, others };
+}
+
+/**
+ * The worker's check of one model call on the AI SDK path, inside its activity: the run's ticket for
+ * `model:<endpoint>`, then the manifest's declaration of the endpoint and model. Throws `ModelRefused`.
+ */
+export function checkModelCall(
+  deps: Pick<GovernedProviderDeps, 'models' | 'tickets'>,
+  modelId: string,
+  providerOptions: SharedV4ProviderOptions | undefined,
+): { resolved: ResolvedModel; others: SharedV4ProviderOptions } {
+  const { endpoint, model } = splitModelId(modelId);
+  const { presented, others } = ticketOf(providerOptions);
+  checkTicket(deps.tickets, presented, modelPermit(endpoint), CatalogErrorCode.ModelRefused);
+  const resolved = asFinalRefusal(() =>
+    resolveModel(deps.models, { endpoint, ...(model !== undefined ? { model } : {}) }),
+  );
+  return { resolved, others };
+}
+
+/** The @temporalio/ai-sdk activities that reach a model, and where each carries its provider options. */
+const MODEL_ACTIVITIES: Readonly<Record<string, (arg: Record<string, unknown>) => unknown>> = {
+  invokeModel: (a) => (a.options as { providerOptions?: unknown } | undefined)?.providerOptions,
+  invokeModelStreaming: (a) => (a.options as { providerOptions?: unknown } | undefined)?.providerOptions,
+  invokeEmbeddingModel: (a) => a.providerOptions,
+};
+
+/**
+ * Toolplane's guard on a worker that also runs @temporalio/ai-sdk's plugin: whatever provider that
+ * plugin was given, its model activities run only for a call that passes `checkModelCall` (a worker
+ * wired with a provider of its own, not `modelProvider()`, still reaches no endpoint for a run
+ * without the permit, nor one outside the manifest).
+ */
+export function aiSdkModelGuard(deps: Pick<GovernedProviderDeps, 'models' | 'tickets'>): ActivityInterceptorsFactory {
+  return (ctx) => ({
+    inbound: {
+      async execute(input, next) {
+        const where = Object.prototype.hasOwnProperty.call(MODEL_ACTIVITIES, ctx.info.activityType)
+          ? MODEL_ACTIVITIES[ctx.info.activityType]
+          : undefined;
+        if (where) {
+          const arg = (input.args[0] ?? {}) as Record<string, unknown>;
+          checkModelCall(
+            deps,
+            typeof arg.modelId === 'string' ? arg.modelId : '',
+            where(arg) as SharedV4ProviderOptions | undefined,
+          );
+        }
+        return next(input);
+      },
+    },
+  });
 }
 
 /**
@@ -73,12 +127,9 @@ export function governedModelProvider(deps: GovernedProviderDeps): ProviderV4 {
 
   /** Checks the call and finds the model that answers it; throws a typed refusal otherwise. */
   const admit = async (modelId: string, options: LanguageModelV4CallOptions) => {
-    const { endpoint, model } = splitModelId(modelId);
-    const { presented, rest } = ticketOf(options);
-    checkTicket(deps.tickets, presented, modelPermit(endpoint), CatalogErrorCode.ModelRefused);
-    const resolved: ResolvedModel = asFinalRefusal(() =>
-      resolveModel(deps.models, { endpoint, ...(model !== undefined ? { model } : {}) }),
-    );
+    const { resolved, others } = checkModelCall(deps, modelId, options.providerOptions);
+    const { endpoint } = resolved;
+    const rest: LanguageModelV4CallOptions = { ...options, providerOptions: others };
     const own = deps.providers && Object.prototype.hasOwnProperty.call(deps.providers, endpoint);
     if (own) return { inner: deps.providers![endpoint]!.languageModel(resolved.model), rest };
     if (resolved.decl.provider === 'scripted')

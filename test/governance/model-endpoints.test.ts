@@ -3,12 +3,16 @@
 // through @temporalio/ai-sdk — and refused, typed (ModelRefused), before any request reaches the
 // endpoint (a real HTTP server that records what it is sent); a granted principal gets its answers.
 import { randomUUID } from 'node:crypto';
+import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
+import { AiSdkPlugin } from '@temporalio/ai-sdk';
+import { Worker } from '@temporalio/worker';
+import { ToolplanePlugin } from '../../plugin';
 import type { PrincipalDecl } from '../../catalog/authority';
 import type { Manifest } from '../../catalog/manifest';
 import { createTools } from '../../examples/support-desk/tools';
 import type { AgentRunInput, AgentRunResult } from '../../workflows/agent/run';
 import type { ModelCallInput } from '../support/ai-sdk-workflows';
-import { runAiSdkAgent, runAiSdkAgentWorker } from '../support/ai-sdk-agent';
+import { aiSdkAgentBundle, runAiSdkAgent, runAiSdkAgentWorker } from '../support/ai-sdk-agent';
 import { exampleManifest, harness, testDir, type Harness } from '../support/env';
 import { startFakeChat, type ChatRequest, type Reply } from '../support/fake-chat';
 import { historyOf } from '../support/history';
@@ -223,5 +227,41 @@ describe('model endpoints per principal (attack 5)', () => {
       expect(result.journal.map((e) => [e.toolId, e.outcome])).toEqual([['tool://crm/lookup_customer', 'ok']]);
       expect(paid.requests.length).toBe(before + 2);
     });
+  });
+
+  it('guards the AI SDK plugin’s model activities on a toolplane worker wired with a provider of its own', async () => {
+    // The mistake the guard is for: the plugin given the endpoint's provider directly, not modelProvider().
+    const taskQueue = `${h.taskQueue}-raw-provider`;
+    const worker = await Worker.create({
+      connection: h.native,
+      taskQueue,
+      workflowBundle: await aiSdkAgentBundle(),
+      plugins: [
+        new ToolplanePlugin({ manifest, tools: createTools(), insecureAssertedPrincipals: true }),
+        new AiSdkPlugin({
+          modelProvider: createOpenAICompatible({ name: 'paid', baseURL: paid.baseUrl, apiKey: KEY }),
+        }),
+      ],
+    });
+    const done = worker.run();
+    try {
+      const call = (input: ModelCallInput) =>
+        h.client.workflow.execute('modelCall', { taskQueue, workflowId: `raw-${randomUUID()}`, args: [input] });
+      const before = paid.requests.length;
+      for (const modelId of ['gpt-paid', 'paid/gpt-paid'])
+        expect(await failed(call({ principal: 'agent:free', modelId, via: 'raw' }))).toMatchObject({
+          type: 'ModelRefused',
+          message: expect.stringMatching(/refused: the request carries no ticket this worker issued/),
+        });
+      expect(paid.requests.length).toBe(before);
+      // Under the run's ticket the call goes ahead (benign control).
+      await expect(
+        call({ principal: 'agent:desk', modelId: 'paid/gpt-paid', ask: true, via: 'governed' }),
+      ).resolves.toMatchObject({ text: 'Hello from the paid endpoint.' });
+      expect(paid.requests.length).toBe(before + 1);
+    } finally {
+      worker.shutdown();
+      await done;
+    }
   });
 });
