@@ -7,7 +7,11 @@ import { TemporalLanguageModel } from '@temporalio/ai-sdk/workflow';
 import { ApplicationFailure, type ActivityOptions } from '@temporalio/workflow';
 import { CatalogErrorCode } from '../catalog/errors';
 import { MODEL_TICKET_OPTIONS, modelPermit, permitMac } from '../common/ticket';
+import type { Budget } from './limits';
 import type { StepCtx } from './step-ctx';
+
+/** The failure type of an AI SDK model call refused by a limit (the run's own, or the worker's cap). */
+export const LIMIT_REACHED = 'LimitReached';
 
 /**
  * The run's model: `<endpoint>/<model>` (or `<endpoint>` for its first declared model) of the worker's
@@ -24,9 +28,34 @@ import type { StepCtx } from './step-ctx';
  * ```
  */
 export function governedModel(step: StepCtx, modelId: string, activity?: ActivityOptions): LanguageModelV4 {
+  return budgetedModel(step, modelId, activity, undefined);
+}
+
+/**
+ * `governedModel` whose calls also count against a run's budget (`governedTools(...).model(id)`): a
+ * call past its turns, tokens, cost or deadline (the run's own or the worker's cap) is refused before
+ * any activity, typed `LimitReached` with the rule (`limit:<name>` or `worker_limit:<name>`).
+ */
+export function budgetedModel(
+  step: StepCtx,
+  modelId: string,
+  activity: ActivityOptions | undefined,
+  budget: Budget | undefined,
+): LanguageModelV4 {
   const slash = modelId.indexOf('/');
   const endpoint = slash < 0 ? modelId : modelId.slice(0, slash);
   const inner = new TemporalLanguageModel(modelId, activity);
+  const withinBudget = (options: LanguageModelV4CallOptions): LanguageModelV4CallOptions => {
+    const verdict = budget?.checkTurn(Date.now());
+    if (verdict && !verdict.ok)
+      throw ApplicationFailure.create({
+        type: LIMIT_REACHED,
+        message: verdict.reason,
+        details: [{ rule: verdict.rule, reason: verdict.reason }],
+        nonRetryable: true,
+      });
+    return options;
+  };
   const withTicket = (options: LanguageModelV4CallOptions): LanguageModelV4CallOptions => {
     const ticket = permitMac(step.scope.ticket, modelPermit(endpoint));
     if (ticket === undefined)
@@ -51,8 +80,20 @@ export function governedModel(step: StepCtx, modelId: string, activity?: Activit
     provider: 'toolplane',
     modelId,
     supportedUrls: {},
-    // Refused before any activity is scheduled: the ticket is read first.
-    doGenerate: async (options) => inner.doGenerate(withTicket(options)),
-    doStream: async (options) => inner.doStream(withTicket(options)),
+    // Refused before any activity is scheduled: the budget and the ticket are read first.
+    doGenerate: async (options) => {
+      const result = await inner.doGenerate(withTicket(withinBudget(options)));
+      budget?.chargeTurn({
+        inputTokens: result.usage.inputTokens.total ?? 0,
+        outputTokens: result.usage.outputTokens.total ?? 0,
+      });
+      return result;
+    },
+    // A stream's usage arrives with it; its turn is counted when it starts.
+    doStream: async (options) => {
+      const started = await inner.doStream(withTicket(withinBudget(options)));
+      budget?.chargeTurn({ inputTokens: 0, outputTokens: 0 });
+      return started;
+    },
   };
 }

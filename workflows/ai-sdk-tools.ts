@@ -1,11 +1,14 @@
 // Workflow-safe: a run's granted tools as AI SDK tools, for workflows that call the AI SDK's
 // `generateText` themselves (with @temporalio/ai-sdk). Every `execute` goes through
 // `StepCtx.callTool` with the same gate, labels and lanes as `agentRun`, so both decide alike.
+import type { LanguageModelV4 } from '@ai-sdk/provider';
+import type { ActivityOptions } from '@temporalio/workflow';
 import { jsonSchema, tool, type Tool, type ToolExecutionOptions } from 'ai';
 import type { Sensitivity } from '../catalog/manifest';
 import type { OfferedTool } from '../catalog/tool-catalog';
 import { isStoredHandle } from '../common/stored-output';
 import { governedAgentCall } from './agent/governed-call';
+import { budgetedModel } from './ai-sdk-model';
 import type { JournalEntry } from './journal';
 import { laneOf } from './lanes';
 import { Budget, type Limits } from './limits';
@@ -36,6 +39,11 @@ export interface GovernedTools {
   journal(): JournalEntry[];
   /** The run's usage of its limits so far. */
   readonly budget: Budget;
+  /**
+   * `governedModel(step, modelId)` whose calls count against this budget: turns, tokens and the
+   * deadline (the run's own limits within the worker's caps) end the run typed `LimitReached`.
+   */
+  model(modelId: string, activity?: ActivityOptions): LanguageModelV4;
 }
 
 /**
@@ -102,5 +110,10 @@ export function governedTools(step: StepCtx, options: GovernedToolsOptions): Gov
       },
     });
   }
-  return { tools, journal: () => step.ordered(), budget };
+  return {
+    tools,
+    journal: () => step.ordered(),
+    budget,
+    model: (modelId, activity) => budgetedModel(step, modelId, activity, budget),
+  };
 }

@@ -1,9 +1,9 @@
 // Workflow code. A @temporalio/ai-sdk agent: `generateText` in the workflow, the model called through
 // Temporal activities. It is governed by its tool definitions and its model: `governedTools` instead of
-// hand-written AI SDK tools whose `execute` called activities, and `governedModel` (an endpoint the
-// worker declares, under the run's ticket) instead of `temporalProvider.languageModel` (see README.md).
+// hand-written AI SDK tools whose `execute` called activities, and their `model` (an endpoint the
+// worker declares, under the run's ticket and budget) instead of `temporalProvider.languageModel`.
 import { generateText, stepCountIs } from 'ai';
-import { governedModel, governedTools } from 'toolplane/ai-sdk';
+import { governedTools } from 'toolplane/ai-sdk';
 import { StepCtx, type JournalEntry, type Limits, type Usage } from 'toolplane/workflow';
 import type { ScriptedTurn } from './scripted-model';
 
@@ -28,24 +28,25 @@ export interface AiSdkAgentResult {
   steps: number;
   /** Every tool call, allowed or refused: what `toolplane show` lists. */
   journal: JournalEntry[];
-  /** Tool calls, egress and spend counted against the run's limits (model turns are `generateText`'s). */
+  /** Model turns, tokens, tool calls, egress and spend counted against the run's limits. */
   usage: Usage;
 }
 
 export async function aiSdkAgent(input: AiSdkAgentInput): Promise<AiSdkAgentResult> {
   // What this run may reach, and whether its principal may use the endpoint, is the worker's answer.
-  const [endpoint, ...model] = input.model.split('/');
+  const [endpoint, ...served] = input.model.split('/');
   const step = await StepCtx.open({
     principal: input.principal,
     credential: input.credential,
     grants: input.grants,
     manifestDigest: input.manifestDigest,
-    model: { endpoint: endpoint!, ...(model.length ? { model: model.join('/') } : {}) },
+    model: { endpoint: endpoint!, ...(served.length ? { model: served.join('/') } : {}) },
   });
-  const { tools, journal, budget } = governedTools(step, { prompt: input.prompt, limits: input.limits });
+  // `model` is `governedModel(step, id)` counted against the same budget: turns and tokens too.
+  const { tools, journal, budget, model } = governedTools(step, { prompt: input.prompt, limits: input.limits });
 
   const result = await generateText({
-    model: governedModel(step, input.model),
+    model: model(input.model),
     prompt: input.prompt,
     tools,
     stopWhen: stepCountIs(input.maxSteps ?? 12),

@@ -107,6 +107,36 @@ describe('the worker caps what any run may use', () => {
     });
   });
 
+  it('ends an AI SDK run at the worker’s turn cap, typed, after the model calls it allows', async () => {
+    const manifest: Manifest = { ...base, limits: { max_turns: 2 } };
+    const h = await deployed(manifest);
+    const agent = await runAiSdkAgentWorker(h, { manifest, tools: desk.tools });
+    try {
+      const workflowId = `caps-ai-sdk-turns-${randomUUID()}`;
+      const failure = await h.client.workflow
+        .execute('aiSdkAgent', {
+          taskQueue: agent.taskQueue,
+          workflowId,
+          args: [{ ...aiSdkAgentInput(manifest, { prompt: PROMPT, turns: script.turns }), limits: { maxTurns: 10 } }],
+        })
+        .then(
+          () => undefined,
+          (err: unknown) => (err as { cause?: { type?: string; message?: string; details?: unknown[] } }).cause,
+        );
+      expect(failure).toMatchObject({
+        type: 'LimitReached',
+        message: expect.stringMatching(/limits\.max_turns is 2/),
+        details: [expect.objectContaining({ rule: 'worker_limit:turns' })],
+      });
+      const models = (await historyOf(h.client, workflowId)).filter(
+        (e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'invokeModel',
+      );
+      expect(models).toHaveLength(2);
+    } finally {
+      await agent.shutdown();
+    }
+  });
+
   it('ends a run at the worker’s turn cap, saying it is the worker’s', async () => {
     const manifest: Manifest = { ...base, limits: { max_turns: 2 } };
     const h = await deployed(manifest);
@@ -206,8 +236,7 @@ describe('caps as the manifest declares them', () => {
 
   it('refuse a worker whose manifest declares a bad cap, typed', () => {
     const tickets = new TicketIssuer(Buffer.alloc(32, 1));
-    const bad = (m: Partial<Manifest>) => () =>
-      createAuthorizeActivities({ manifest: { ...base, ...m }, tickets });
+    const bad = (m: Partial<Manifest>) => () => createAuthorizeActivities({ manifest: { ...base, ...m }, tickets });
     expect(bad({ limits: { max_tool_calls: -1 } })).toThrow(ManifestInvalid);
     expect(bad({ limits: { deadline: '0s' } })).toThrow(/limits\.deadline: must be longer than zero/);
     expect(bad({ principals: { a: entry({ limits: { max_turns: 1.5 } }) } })).toThrow(
