@@ -6,6 +6,8 @@ import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import type { SearchAttributePair } from '@temporalio/common';
 import type { Manifest } from './catalog/manifest';
+import { RunInputInvalid } from './catalog/errors';
+import { boundWorkflowId } from './activities/identity/credentials';
 import { DEFAULT_TASK_QUEUE, WorkflowName } from './common/names';
 import { assertRunInput } from './common/run-input';
 import { checkSearchAttributes } from './inspect/search-attributes';
@@ -29,6 +31,24 @@ export interface StartOptions {
    * before anything starts. Without it only the input's shape is checked; the worker decides the rest.
    */
   manifest?: Manifest;
+}
+
+/**
+ * The run's workflow id: the one its credential is bound to (`toolplane_workflow_id`), the one asked
+ * for, or a fresh one. A credential bound to another id than the one asked for starts nothing.
+ */
+function workflowIdFor(
+  workflow: 'agentRun' | 'toolRun',
+  credential: string | undefined,
+  asked: string | undefined,
+  prefix: string,
+): string {
+  const bound = boundWorkflowId(credential);
+  if (bound && asked && bound !== asked)
+    throw new RunInputInvalid(workflow, [
+      { path: 'credential', message: `is bound to workflow ${bound}, but the run is started as ${asked}` },
+    ]);
+  return bound ?? asked ?? `${prefix}-${randomUUID()}`;
 }
 
 /** Each client checks its namespace's search attributes once, before its first run. */
@@ -68,7 +88,7 @@ export async function startAgentRun(client: Client, input: AgentRunInput, opts: 
   await searchAttributesChecked(client);
   return client.workflow.start(WorkflowName.AgentRun, {
     taskQueue: opts.taskQueue ?? DEFAULT_TASK_QUEUE,
-    workflowId: opts.workflowId ?? `agent-${randomUUID()}`,
+    workflowId: workflowIdFor('agentRun', input.credential, opts.workflowId, 'agent'),
     args: [input],
     typedSearchAttributes: searchAttributesOf(input),
     staticSummary: input.prompt.slice(0, 200),
@@ -84,7 +104,7 @@ export async function startToolRun(client: Client, input: ToolRunInput, opts: St
   await searchAttributesChecked(client);
   return client.workflow.start(WorkflowName.ToolRun, {
     taskQueue: opts.taskQueue ?? DEFAULT_TASK_QUEUE,
-    workflowId: opts.workflowId ?? `tools-${randomUUID()}`,
+    workflowId: workflowIdFor('toolRun', input.credential, opts.workflowId, 'tools'),
     args: [input],
     typedSearchAttributes: searchAttributesOf(input),
   });
@@ -136,6 +156,13 @@ export { loadLedgerKeyFile, LedgerKeyInvalid, type LedgerPublicKeys } from './le
 export { argsDigest } from './ledger/ref';
 export { DEFAULT_TASK_QUEUE };
 export { RunInputInvalid } from './catalog/errors';
+export {
+  generateIssuerKey,
+  signCredential,
+  type IssuerKey,
+  type CredentialClaims,
+} from './activities/identity/mint';
+export { WORKFLOW_ID_CLAIM } from './activities/identity/credentials';
 export { SearchAttributesMissing, checkSearchAttributes, searchAttributeCommand } from './inspect/search-attributes';
 export { agentRunInputProblems, toolRunInputProblems } from './common/run-input';
 export type { RunInputProblem } from './catalog/errors';

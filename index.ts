@@ -16,6 +16,13 @@ export {
 } from './activities/tool-errors';
 export type { RemainingBudget } from './common/wire';
 export { LedgerSigner, generateLedgerKey, type LedgerConfig } from './ledger/keys';
+export {
+  IdentityRefused,
+  type IdentityConfig,
+  type IssuerConfig,
+  type IdentityRefusedReason,
+} from './activities/identity/credentials';
+export { loadIdentityFile } from './activities/identity/identity-file';
 export { FileBlobStore, BlobStoreUnwritable, type BlobStore } from './activities/blob-store';
 export {
   S3BlobStore,

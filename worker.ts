@@ -27,6 +27,7 @@ import { checkSearchAttributes } from './inspect/search-attributes';
 import { LedgerKeyInvalid, loadLedgerKeyFile, type LedgerConfig } from './ledger/keys';
 import { connectionSettings, connectOptions } from './inspect/connection';
 import { S3BlobStore } from './activities/s3-blob-store';
+import { loadIdentityFile } from './activities/identity/identity-file';
 
 export interface ToolplaneWorkerOptions extends ToolplanePluginOptions {
   connection: NativeConnection;
@@ -171,6 +172,18 @@ export async function runWorkerCli(argv: string[]): Promise<void> {
       'a ledger key file ({ keyId, privateKey, publicKeys }) to sign produced_by with',
       process.env.TOOLPLANE_LEDGER_KEYS,
     )
+    .option(
+      '--identity <file>',
+      'who may act: a JSON file { "issuers": [{ "issuer", "audience", "jwksFile" | "jwksUrl" | "jwks" }] } whose JWTs this ' +
+        'worker verifies; runs and approvals then need credentials (default: TOOLPLANE_IDENTITY)',
+      process.env.TOOLPLANE_IDENTITY,
+    )
+    .option(
+      '--insecure-asserted-principals',
+      "take a run's principal on its word although the manifest declares principals (tests and local work only; " +
+        'default: TOOLPLANE_INSECURE_ASSERTED_PRINCIPALS=1)',
+      process.env.TOOLPLANE_INSECURE_ASSERTED_PRINCIPALS === '1' || undefined,
+    )
     .option('--allow-ungoverned-tool-run', 'serve toolRun, which has no data-flow gate (tests, internals)')
     .option(
       '--workflow-bundle <file>',
@@ -199,6 +212,8 @@ export async function runWorkerCli(argv: string[]): Promise<void> {
     profile?: string;
     workflowBundle?: string;
     allowUngovernedToolRun?: boolean;
+    identity?: string;
+    insecureAssertedPrincipals?: boolean;
     ledgerKeys?: string;
     deploymentName?: string;
     buildId?: string;
@@ -219,6 +234,8 @@ export async function runWorkerCli(argv: string[]): Promise<void> {
     blobs: process.env.TOOLPLANE_S3_BUCKET ? new S3BlobStore() : undefined,
     ledger: o.ledgerKeys ? ledgerSigning(o.ledgerKeys) : undefined,
     allowUngovernedToolRun: o.allowUngovernedToolRun === true,
+    identity: o.identity ? loadIdentityFile(o.identity) : undefined,
+    insecureAssertedPrincipals: o.insecureAssertedPrincipals === true,
     workflowBundle: o.workflowBundle ? { codePath: o.workflowBundle } : undefined,
     deployment,
     // How long a run waits on this worker's sticky queue before another worker takes it over

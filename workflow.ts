@@ -11,6 +11,7 @@ export { StepError, StepErrorCode } from './workflows/step-error';
 export type { JournalEntry, Decision, Outcome, RecoveryPath, LeaseState } from './workflows/journal';
 export type { Limits, Usage } from './workflows/limits';
 export type { Policy } from './catalog/policy';
+export type { RunIdentity, TicketCarry } from './common/ticket';
 export { isStoredHandle, type StoredHandle, type StoredOutput } from './common/stored-output';
 // For clients of your own workflows: the run's journal, the calls waiting for a person, the answer.
 export { journalQuery } from './workflows/journal-query';

@@ -39,7 +39,7 @@ export function createCarriedActivities(deps: CarriedActivityDeps): CarriedActiv
   const declared = new Map((deps.manifest?.tools ?? []).map((t) => [t.id, shortDigest(toolDigest(t))]));
   return {
     async resolveCarried(req: CarriedRequest): Promise<CarriedContent> {
-      checkTicket(deps.tickets, req, toolPermit(req.toolId), 'CarriedUnresolved');
+      await checkTicket(deps.tickets, req, toolPermit(req.toolId), 'CarriedUnresolved');
       const tool = deps.registry.get(req.toolId);
       if (!tool?.carried)
         throw refused(`${req.toolId} has no carried() on this worker, so what it would carry is unknown`);

@@ -158,8 +158,8 @@ export function createToolActivities(deps: ToolActivityDeps): ToolActivities {
   const publicKeys = deps.ledger ? publicKeysOf(deps.ledger) : undefined;
   const declared = new Map(deps.manifest.tools.map((t) => [t.id, shortDigest(toolDigest(t))]));
   /** The run's ticket, then the lease an extension tool needs; the workflow checked both, the worker checks again. */
-  const assertAuthority = (req: PerformRequest | ReconcileRequest): void => {
-    checkTicket(deps.tickets, req, toolPermit(req.toolId), FailureType.Unavailable);
+  const assertAuthority = async (req: PerformRequest | ReconcileRequest): Promise<void> => {
+    await checkTicket(deps.tickets, req, toolPermit(req.toolId), FailureType.Unavailable);
     if (!req.toolId.startsWith('ext:')) return;
     const leaseFor = new RegExp(`^lease:${serverOf(req.toolId).replace(/[.]/g, '\\.')}:\\d+$`);
     if (!req.lease || !leaseFor.test(req.lease)) {
@@ -174,7 +174,7 @@ export function createToolActivities(deps: ToolActivityDeps): ToolActivities {
 
   return {
     async performTool(req: PerformRequest): Promise<PerformResult> {
-      assertAuthority(req);
+      await assertAuthority(req);
       const tool = lookup(req.toolId);
       const info = Context.current().info;
       const effectKey = effectKeyOfActivityId(info.activityId);
@@ -262,7 +262,7 @@ export function createToolActivities(deps: ToolActivityDeps): ToolActivities {
     },
 
     async reconcileTool(req: ReconcileRequest): Promise<Reconciliation> {
-      assertAuthority(req);
+      await assertAuthority(req);
       const tool = lookup(req.toolId);
       if (!tool.reconcile)
         throw ApplicationFailure.nonRetryable(`${req.toolId} cannot reconcile`, FailureType.Unavailable);

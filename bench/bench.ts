@@ -63,9 +63,18 @@ function callLatencies(events: Event[]): number[] {
 }
 
 const eventBytes = (e: Event) => temporal.api.history.v1.HistoryEvent.encode(e).finish().length;
-/** The per-call part of a history: without the run's start and end. */
+/**
+ * What opening a governed run adds once (`StepCtx.open`): the worker's answer and ticket (the
+ * authorizeRun marker) and the run's label (its ToolplanePrincipal upsert). Counted apart from the calls.
+ */
+const isOpening = (e: Event) =>
+  !!e.markerRecordedEventAttributes ||
+  !!e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields?.ToolplanePrincipal;
+/** The per-call part of a history: without the run's start and end, and what opening it adds once. */
 const perCall = (events: Event[]) =>
-  events.filter((e) => !e.workflowExecutionStartedEventAttributes && !e.workflowExecutionCompletedEventAttributes);
+  events.filter(
+    (e) => !e.workflowExecutionStartedEventAttributes && !e.workflowExecutionCompletedEventAttributes && !isOpening(e),
+  );
 /** ToolplaneToolsCalled upserts: one per tool a run calls, whatever the number of calls. */
 const toolsCalledUpserts = (events: Event[]) =>
   events.filter(
@@ -80,6 +89,8 @@ interface Tally {
   callEvents: number;
   toolsCalledUpserts: number;
   callBytes: number;
+  /** Bytes of what opening the run added (the worker's answer and ticket, the run's label). */
+  openingBytes: number;
   runBytes: number;
   runs: number;
 }
@@ -90,6 +101,7 @@ const tally = (): Tally => ({
   callEvents: 0,
   toolsCalledUpserts: 0,
   callBytes: 0,
+  openingBytes: 0,
   runBytes: 0,
   runs: 0,
 });
@@ -102,6 +114,7 @@ function derive(f: Tally) {
     eventsPerCall: f.callEvents / f.calls,
     bytesPerCall: f.callBytes / f.calls,
     runBytesPerCall: f.runBytes / f.calls,
+    openingBytesPerRun: f.openingBytes / f.runs,
     secondsPerRun: f.seconds / f.runs,
     historyBytesPerRun: f.runBytes / f.runs,
   };
@@ -195,6 +208,7 @@ async function main(): Promise<void> {
         t.callEvents += perCall(events).length - toolsCalledUpserts(events);
         t.toolsCalledUpserts += toolsCalledUpserts(events);
         t.callBytes += perCall(events).reduce((s, e) => s + eventBytes(e), 0);
+        t.openingBytes += events.filter(isOpening).reduce((s, e) => s + eventBytes(e), 0);
         t.runBytes += events.reduce((s, e) => s + eventBytes(e), 0);
       }
     };
@@ -377,6 +391,9 @@ async function main(): Promise<void> {
     console.log(row('history events per call', plain.eventsPerCall, plane.eventsPerCall, 'events', 2));
     console.log(row('history bytes per call', plain.bytesPerCall, plane.bytesPerCall, 'bytes'));
     console.log(`${'history events per run beyond plain'.padEnd(54)}${ratios.extraEventsPerRun.toFixed(2)}`);
+    console.log(
+      `${"opening a run (worker's answer, ticket, label)".padEnd(54)}${plane.openingBytesPerRun.toFixed(0)} bytes per run`,
+    );
     console.log(
       `${'ToolplaneToolsCalled upserts per run'.padEnd(54)}${(single.toolplane.toolsCalledUpserts / single.toolplane.runs).toFixed(2)}`,
     );

@@ -33,7 +33,8 @@ import {
 export interface RunOptions extends CommonOptions {
   manifest?: string;
   prompt?: string;
-  principal: string;
+  principal?: string;
+  credential?: string;
   model: string;
   grant?: string[];
   capability?: string[];
@@ -54,7 +55,15 @@ export function registerRun(program: Command, cli: Cli): void {
       .description('start an agent run, print each effect as it happens, what it waits for, and the Web UI link')
       .option('--manifest <file>', 'pin the run to this manifest (the worker refuses it if its own differs)')
       .option('--prompt <text>', "the user's prompt (a scripted model's file may carry it)")
-      .option('--principal <id>', 'on whose behalf the run acts', 'user:cli')
+      .option(
+        '--principal <id>',
+        'on whose behalf the run acts (default: the credential\'s subject, or user:cli on a worker that takes names)',
+      )
+      .option(
+        '--credential <jwt>',
+        "the run's credential, a JWT bound to its workflow id, for a worker that verifies identities (default: TOOLPLANE_CREDENTIAL)",
+        process.env.TOOLPLANE_CREDENTIAL,
+      )
       .requiredOption(
         '--model <choice>',
         'scripted:<script.json>, or a model endpoint the worker declares: <endpoint>[:<model>]',
@@ -275,7 +284,8 @@ export function agentRunInput(
   if (!prompt) throw new ToolplaneError('UsageError', '--prompt is required (the script does not carry one)');
   const input: AgentRunInput = {
     prompt,
-    principal: opts.principal,
+    ...(opts.principal || !opts.credential ? { principal: opts.principal ?? 'user:cli' } : {}),
+    ...(opts.credential ? { credential: opts.credential } : {}),
     ...(opts.grant ? { grants: opts.grant } : {}),
     ...(manifest ? { manifestDigest: manifestDigest(manifest) } : {}),
     model,

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { loadManifest } from '../runtime/manifest-file';
-import { startAgentRun } from '../client';
+import { generateIssuerKey, signCredential, startAgentRun } from '../client';
 import { agentRunInput } from '../cli';
 import { createTools } from '../examples/support-desk/tools';
 import { follow } from '../inspect/follow';
@@ -69,6 +69,10 @@ async function main(): Promise<void> {
     },
   ];
 
+  // The demo is its own issuer: a fresh key, trusted by the worker by its public JWKS; each run
+  // carries a credential bound to its workflow id (a team wires its own issuer the same way).
+  const issuer = await generateIssuerKey('toolplane-demo', 'demo-1');
+  const audience = 'toolplane-demo-worker';
   let ok = true;
   for (const r of runs) {
     const { manifest } = loadManifest(r.manifestFile);
@@ -82,6 +86,7 @@ async function main(): Promise<void> {
       tools: r.tools,
       extensions,
       log: quietLog,
+      identity: { issuers: [{ issuer: issuer.issuer, audience, jwks: issuer.jwks }] },
     });
     await worker.runUntil(async () => {
       const input = agentRunInput(manifest, {
@@ -91,10 +96,9 @@ async function main(): Promise<void> {
         maxTurns: '20',
         capability: r.capability,
       });
-      const handle = await startAgentRun(client, input, {
-        taskQueue,
-        workflowId: `${manifest.name}-${path.basename(r.script, '.json')}-${Date.now().toString(36)}`,
-      });
+      const workflowId = `${manifest.name}-${path.basename(r.script, '.json')}-${Date.now().toString(36)}`;
+      input.credential = await signCredential(issuer, { audience, subject: input.principal!, workflowId });
+      const handle = await startAgentRun(client, input, { taskQueue, workflowId });
       console.log(`\n${handle.workflowId}: "${input.prompt}"`);
       const result = await follow<AgentRunResult>(handle, (l) => console.log(l));
       console.log(`  ${result.status}: ${result.answer ?? result.reason}`);

@@ -77,6 +77,17 @@ export interface VerifiedCredential extends RunIdentity {
   workflowId?: string;
 }
 
+/** The workflow id a credential names (read, not verified: the worker verifies), if any. */
+export function boundWorkflowId(credential: string | undefined): string | undefined {
+  if (!credential) return undefined;
+  try {
+    const bound = decodeJwt(credential)[WORKFLOW_ID_CLAIM];
+    return typeof bound === 'string' ? bound : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 interface Issuer {
   config: IssuerConfig;
   keys: JWTVerifyGetKey;

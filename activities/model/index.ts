@@ -119,7 +119,7 @@ export function createModelActivities(deps: ModelActivityDeps): ModelActivities 
 
   return {
     async modelTurn(turn: ModelTurnInput): Promise<ModelTurnResult> {
-      checkTicket(deps.tickets, turn, modelPermit(turn.model.endpoint), 'ModelRefused');
+      await checkTicket(deps.tickets, turn, modelPermit(turn.model.endpoint), 'ModelRefused');
       const resolved = asFinalRefusal(() => resolveModel(deps.models, turn.model));
       const info = Context.current().info;
       const scope = info.workflowExecution?.workflowId ?? '';

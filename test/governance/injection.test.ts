@@ -21,6 +21,7 @@ import {
 } from './scenarios';
 import { EGRESS_ATTACKS, EGRESS_CONTROLS, type EgressAttack, type EgressControl } from './scenarios-egress';
 import { FLOW_ATTACKS, FLOW_CONTROLS } from './scenarios-flow';
+import { IDENTITY_ATTACKS, IDENTITY_CONTROLS, identityRig, type IdentityRig } from './scenarios-identity';
 
 const ATTACKS: EgressAttack[] = [...ARGUMENT_ATTACKS, ...EGRESS_ATTACKS, ...FLOW_ATTACKS];
 /** `lands`: what the tool's store must hold, byte for byte, after a control. */
@@ -45,6 +46,7 @@ const tally = {
   agentRun: { attacks: 0, blocked: 0, controls: 0, completed: 0 },
   aiSdk: { attacks: 0, blocked: 0, controls: 0, completed: 0 },
   boundary: { attacks: 0, blocked: 0 },
+  identity: { attacks: 0, blocked: 0, controls: 0, completed: 0 },
 };
 /** Each scenario's verdicts on each path: every call's tool, decision, rule, reason and outcome. */
 const verdicts = { agentRun: new Map<string, unknown>(), aiSdk: new Map<string, unknown>() };
@@ -79,6 +81,10 @@ describe('the injection suite', () => {
       );
     }
     console.log(`injection suite, trust boundary: attacks blocked ${tally.boundary.blocked}/${tally.boundary.attacks}`);
+    const i = tally.identity;
+    console.log(
+      `injection suite, identity: attacks blocked ${i.blocked}/${i.attacks}, benign controls completed ${i.completed}/${i.controls}`,
+    );
   });
 
   it('has at least 15 attack scenarios across both suites', () => {
@@ -236,6 +242,32 @@ describe('the injection suite', () => {
       expect(failure?.cause?.type).toMatch(type);
       expect(rig.store.all().length).toBe(before);
       tally.boundary.blocked++;
+    });
+  });
+
+  // Attacks on who acts: a client that reaches the namespace claims a principal, plants a fact in
+  // another's name, forges a decision, or runs an endpoint it was not granted; workers verify credentials.
+  describe('identity', () => {
+    let rig: IdentityRig;
+    beforeAll(async () => {
+      rig = await identityRig();
+    });
+    afterAll(() => rig?.close());
+
+    it.each(IDENTITY_ATTACKS.map((a) => [`${a.id} ${a.title}`, a] as const))('%s', async (_name, attack) => {
+      tally.identity.attacks++;
+      const before = { bank: rig.bank.landed(), paid: rig.memory.paid().length };
+      expect(await attack.attempt(rig)).toMatch(attack.blockedBy);
+      expect(attack.landedNothing(rig, before)).toBe(true);
+      tally.identity.blocked++;
+    });
+
+    it.each(IDENTITY_CONTROLS.map((c) => [`${c.id} ${c.title}`, c] as const))('%s', async (_name, control) => {
+      tally.identity.controls++;
+      const result = await control.run(rig);
+      expect(result.status).toBe('completed');
+      expect(result.journal.every((e) => e.outcome === 'ok')).toBe(true);
+      tally.identity.completed++;
     });
   });
 });

@@ -7,6 +7,7 @@ import { startAgentRun, startToolRun, RunInputInvalid, type AgentRunInput } from
 import { agentInput } from '../support/agent';
 import { exampleManifest, harness, testDir, type Harness } from '../support/env';
 import { historyOf } from '../support/history';
+import type { Manifest } from '../../catalog/manifest';
 import { supportDesk } from '../support/desk';
 
 describe('a run with bad input', () => {
@@ -94,5 +95,65 @@ describe('a run with bad input', () => {
     expect(events.filter((e) => e.workflowTaskFailedEventAttributes)).toHaveLength(0);
     expect(events.filter((e) => e.activityTaskScheduledEventAttributes)).toHaveLength(0);
     expect(payments.all()).toHaveLength(0);
+  });
+
+  it.each(['__proto__', 'constructor', 'toString'])(
+    'a principal named %s is a name, not a lookup: the run is refused at once, typed, on a worker with principals',
+    async (principal) => {
+      const withPrincipals: Manifest = {
+        ...manifest,
+        principals: { 'agent:desk': { tools: '*', capabilities: [], models: '*', share_facts_with: [] } },
+      };
+      const p = await harness(`run-input-principals-${randomUUID()}`);
+      try {
+        await p.runWorker({ manifest: withPrincipals, tools });
+        const workflowId = `run-input-${randomUUID()}`;
+        const err = await p.client.workflow
+          .execute('agentRun', {
+            taskQueue: p.taskQueue,
+            workflowId,
+            args: [
+              agentInput(manifest, { prompt: 'Refund alice', turns: [{ final: 'done' }] }, { principal, grants: [] }),
+            ],
+          })
+          .catch((e: unknown) => e);
+        // Not agent:desk, and no "*" entry: no endpoint for it, refused by name (a lookup into Object would throw).
+        expect((err as WorkflowFailedError).cause).toMatchObject({
+          type: 'ModelRefused',
+          message: `${principal} may not use model endpoint "scripted" on this worker (its principals entry lists the endpoints it may)`,
+        });
+        const events = await historyOf(p.client, workflowId);
+        expect(events.filter((e) => e.workflowTaskFailedEventAttributes)).toHaveLength(0);
+      } finally {
+        await p.close();
+      }
+    },
+  );
+
+  it('a model answer too large for history fails the run at once, typed, and is not asked again', async () => {
+    const big = {
+      ...manifest,
+      models: { big: { provider: 'scripted' as const, script: [{ final: 'x'.repeat(1_500_000) }] } },
+    };
+    const m = await harness(`run-input-big-${randomUUID()}`);
+    try {
+      await m.runWorker({ manifest: big, tools });
+      const workflowId = `run-input-${randomUUID()}`;
+      const err = await m.client.workflow
+        .execute('agentRun', {
+          taskQueue: m.taskQueue,
+          workflowId,
+          args: [{ prompt: 'Say a lot', principal: 'agent:test', model: { endpoint: 'big' } }],
+        })
+        .catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(WorkflowFailedError);
+      expect((err as WorkflowFailedError).cause?.cause).toMatchObject({
+        type: 'ModelOutputTooLarge',
+        nonRetryable: true,
+        message: expect.stringMatching(/answered \d+ bytes, more than the 1048576 a turn may record/),
+      });
+    } finally {
+      await m.close();
+    }
   });
 });

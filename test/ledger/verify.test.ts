@@ -84,6 +84,7 @@ describe('verifying produced_by', () => {
       origin: {
         ...run,
         toolId: 'tool://memory/remember',
+        principal: 'agent:test',
         decision: 'allowed',
         trustedArgs: true,
         keyId: 'k1',
@@ -91,6 +92,7 @@ describe('verifying produced_by', () => {
       },
     });
     expect(formatVerdict(v)).toContain(`origin run: ${run.workflowId} (run ${run.runId})`);
+    expect(formatVerdict(v)).toContain("principal:  agent:test (from the run's ticket)");
     expect(argsDigest({ key: 'my_iban', value: MY_IBAN })).toBe(ref.argsDigest);
   });
 

@@ -110,7 +110,11 @@ describe('scheduling lanes', () => {
     )!.startChildWorkflowExecutionInitiatedEventAttributes!;
     expect(child.workflowId).toBe(`${workflowId}/delegated-8`);
     const childInput = JSON.parse(Buffer.from(child.input!.payloads![0]!.data!).toString());
-    expect(childInput).toMatchObject({ principal: 'agent:test', toolId: 'tool://slow/sub', args: { id: 'd1' } });
+    expect(childInput).toMatchObject({
+      carry: { identity: { principal: 'agent:test' }, grants: expect.arrayContaining(['tool://slow/sub']) },
+      toolId: 'tool://slow/sub',
+      args: { id: 'd1' },
+    });
     const childSpans = spans(await historyOf(h.client, child.workflowId!));
     expect(overlap(childSpans.d1!, t.r1!)).toBe(true);
   });
