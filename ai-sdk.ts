@@ -7,3 +7,4 @@ export {
   type GovernedToolsOptions,
   type RefusedToolResult,
 } from './workflows/ai-sdk-tools';
+export { governedModel } from './workflows/ai-sdk-model';

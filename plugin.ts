@@ -1,5 +1,6 @@
 // The worker-side door: `new ToolplanePlugin({ manifest, tools })` in `Worker.create({ plugins })`
 // contributes toolplane's activities and interceptors to a worker the user owns.
+import type { ProviderV4 } from '@ai-sdk/provider';
 import type { VersioningBehavior } from '@temporalio/common';
 import { SimplePlugin } from '@temporalio/plugin';
 import type { WorkerDeploymentOptions, WorkerOptions } from '@temporalio/worker';
@@ -12,6 +13,7 @@ import { createExtensionTools } from './activities/extensions/deferred-extension
 import { ExtensionManager } from './activities/extensions/extension-manager';
 import { createMcpTools, verifyMcpServers } from './activities/mcp/mcp-tools';
 import { createModelActivities } from './activities/model';
+import { aiSdkModelGuard, governedModelProvider } from './activities/model/governed-provider';
 import { activityTracing, workflowSpanSinks, type WorkflowTracing } from './activities/telemetry';
 import type { Tool } from './activities/tool';
 import { createToolActivities } from './activities/tool-activities';
@@ -141,6 +143,7 @@ export class ToolplanePlugin extends SimplePlugin {
   /** Where this worker keeps large outputs. */
   readonly blobs: BlobStore;
   private readonly activityFns: Record<string, unknown>;
+  private readonly tickets: TicketIssuer;
   private verified: Promise<void> | undefined;
 
   /**
@@ -190,7 +193,11 @@ export class ToolplanePlugin extends SimplePlugin {
     super({
       name: 'toolplane',
       activities,
-      workerInterceptors: { activity: [activityTracing], workflowModules: WORKFLOW_INTERCEPTOR_MODULES },
+      workerInterceptors: {
+        // The guard refuses @temporalio/ai-sdk's model activities for a call without the run's permit.
+        activity: [aiSdkModelGuard({ models: opts.manifest.models, tickets }), activityTracing],
+        workflowModules: WORKFLOW_INTERCEPTOR_MODULES,
+      },
       runContext: async (next) => {
         try {
           await this.verifySources();
@@ -203,6 +210,23 @@ export class ToolplanePlugin extends SimplePlugin {
     this.extensions = extensions;
     this.blobs = blobs;
     this.activityFns = activities;
+    this.tickets = tickets;
+  }
+
+  /**
+   * The model provider for @temporalio/ai-sdk's plugin on this worker, so the AI SDK path reaches only
+   * the endpoints the manifest declares, for principals it lets use them: a workflow names
+   * `<endpoint>/<model>` through toolplane/ai-sdk's `governedModel(step, id)`, which presents the run's
+   * ticket; each call is checked by the worker before anything is sent (`ModelRefused` otherwise).
+   *
+   * @example
+   * ```ts
+   * const plugin = new ToolplanePlugin({ manifest, tools });
+   * await Worker.create({ ..., plugins: [plugin, new AiSdkPlugin({ modelProvider: plugin.modelProvider() })] });
+   * ```
+   */
+  modelProvider(options: { providers?: Readonly<Record<string, ProviderV4>> } = {}): ProviderV4 {
+    return governedModelProvider({ models: this.opts.manifest.models, tickets: this.tickets, ...options });
   }
 
   /** Lists every MCP server's tools and refuses definitions that changed since the manifest (a rug pull). Runs once. */

@@ -2,8 +2,18 @@
 // credential, or the ticket of the run it continues or of its delegating parent), answers what it may
 // hold, and issues the ticket every later call presents. Recorded in history, so replay sees the same answer.
 import { Context } from '@temporalio/activity';
-import { authorize, ModelRefused, mayUseModel, resolveModel, RunRefused, RunRefusedReason } from '../catalog/authority';
+import {
+  authorize,
+  capsFor,
+  ModelRefused,
+  mayUseModel,
+  resolveModel,
+  RunRefused,
+  RunRefusedReason,
+} from '../catalog/authority';
 import { EXTENSION_RUNTIME } from '../catalog/capabilities';
+import { LimitsDecl } from '../catalog/caps-decl';
+import { ManifestInvalid, type ManifestProblem } from '../catalog/errors';
 import { manifestDigest } from '../catalog/digest';
 import type { Manifest } from '../catalog/manifest';
 import { modelPermit, toolPermit, type RunIdentity } from '../common/ticket';
@@ -34,7 +44,27 @@ function only<T>(asked: readonly T[] | undefined, within: readonly T[]): T[] {
   return (asked ?? within).filter((x) => within.includes(x));
 }
 
+/**
+ * The caps a manifest given as an object (not loaded from a file, so never parsed) declares are
+ * checked here, when the worker is built: a bad cap refuses the worker, typed, instead of capping nothing.
+ */
+function refuseBadCaps(manifest: Manifest): void {
+  const problems: ManifestProblem[] = [];
+  const check = (path: string, decl: unknown) => {
+    if (decl === undefined) return;
+    const parsed = LimitsDecl.safeParse(decl);
+    if (!parsed.success)
+      for (const issue of parsed.error.issues)
+        problems.push({ path: [path, ...issue.path.map(String)].join('.'), message: issue.message });
+  };
+  check('limits', manifest.limits);
+  for (const [name, p] of Object.entries(manifest.principals ?? {}))
+    check(`principals[${JSON.stringify(name)}].limits`, p.limits);
+  if (problems.length > 0) throw new ManifestInvalid("the worker's manifest", problems);
+}
+
 export function createAuthorizeActivities(deps: AuthorizeDeps): AuthorizeActivities {
+  refuseBadCaps(deps.manifest);
   const digest = manifestDigest(deps.manifest);
 
   /** The ticket a continued run or a delegated child shows, checked against the ids Temporal gave it. */
@@ -117,6 +147,7 @@ export function createAuthorizeActivities(deps: AuthorizeDeps): AuthorizeActivit
           .filter((id) => !id.startsWith('ext:') || authority.capabilities.includes(EXTENSION_RUNTIME))
           .map(toolPermit);
         if (model) permits.push(modelPermit(model.endpoint));
+        const caps = capsFor(deps.manifest, identity);
         return {
           ...authority,
           // Which endpoint and model answer, for the record; a script the worker plays stays on the worker.
@@ -129,6 +160,7 @@ export function createAuthorizeActivities(deps: AuthorizeDeps): AuthorizeActivit
           ticket: deps.tickets.issue(run, identity, permits, authority.grants, authority.capabilities),
           // A worker with an identity takes no decision on this run's waiting calls on a name's word.
           ...(deps.credentials ? { verifiesDecisions: true as const } : {}),
+          ...(caps ? { caps } : {}),
         };
       });
     },

@@ -3,6 +3,8 @@
 import { z } from 'zod';
 import { CatalogError, CatalogErrorCode } from './errors';
 import { KNOWN_CAPABILITIES } from './capabilities';
+import { capsOf, looserCaps, tighterCaps, type RunCaps } from './caps';
+import { LimitsDecl } from './caps-decl';
 import { ScriptTurnShape } from './script';
 
 const toolGrant = z.union([z.literal('*'), z.array(z.string().min(1))]);
@@ -19,6 +21,11 @@ export const PrincipalDecl = z.strictObject({
    * words; to everyone else a recalled fact of this principal's is untrusted data. None unless listed.
    */
   share_facts_with: z.array(z.string().min(1)).default([]),
+  /**
+   * Caps on each of this principal's runs, tightening the manifest's worker-wide `limits` (never
+   * loosening them). A subject matched by several `group:` entries gets the loosest of theirs.
+   */
+  limits: LimitsDecl.optional(),
 });
 export type PrincipalDecl = z.infer<typeof PrincipalDecl>;
 
@@ -144,6 +151,7 @@ function principalDecl(principals: Principals | undefined, who: Who): PrincipalD
         capabilities: d.capabilities ?? [],
         models: d.models ?? '*',
         share_facts_with: d.share_facts_with ?? [],
+        ...(d.limits ? { limits: d.limits } : {}),
       }
     );
   };
@@ -158,8 +166,34 @@ function principalDecl(principals: Principals | undefined, who: Who): PrincipalD
       capabilities: [...new Set(byGroup.flatMap((d) => d.capabilities))],
       models: union((d) => d.models),
       share_facts_with: [...new Set(byGroup.flatMap((d) => d.share_facts_with))],
+      ...groupLimits(byGroup),
     };
   return own('*') ?? { tools: [], capabilities: [], models: [], share_facts_with: [] };
+}
+
+/** The union of group entries' caps: the loosest of each, uncapped where any group leaves it so. */
+function groupLimits(byGroup: PrincipalDecl[]): { limits?: LimitsDecl } {
+  const caps = byGroup.map((d) => capsOf(d.limits)).reduce((a, b) => looserCaps(a, b));
+  return caps ? { limits: toDecl(caps) } : {};
+}
+
+function toDecl(caps: RunCaps): LimitsDecl {
+  return {
+    ...(caps.maxTurns !== undefined ? { max_turns: caps.maxTurns } : {}),
+    ...(caps.maxToolCalls !== undefined ? { max_tool_calls: caps.maxToolCalls } : {}),
+    ...(caps.maxTokens !== undefined ? { max_tokens: caps.maxTokens } : {}),
+    ...(caps.maxCostMicros !== undefined ? { max_cost_micros: caps.maxCostMicros } : {}),
+    ...(caps.deadline !== undefined ? { deadline: caps.deadline } : {}),
+    ...(caps.maxDelegationDepth !== undefined ? { max_delegation_depth: caps.maxDelegationDepth } : {}),
+  };
+}
+
+/**
+ * The worker's caps on a run of this principal: the manifest's worker-wide `limits`, tightened by
+ * the principal's entry; undefined when nothing is capped.
+ */
+export function capsFor(manifest: { limits?: LimitsDecl; principals?: Principals }, who: Who): RunCaps | undefined {
+  return tighterCaps(capsOf(manifest.limits), capsOf(principalDecl(manifest.principals, who).limits));
 }
 
 /** May this principal be granted this declared tool? */

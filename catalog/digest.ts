@@ -77,6 +77,7 @@ export function manifestDigest(manifest: Manifest): string {
     // Absent sections stay out, so a manifest without them keeps its digest.
     ...(manifest.principals ? { principals: manifest.principals } : {}),
     ...(manifest.models ? { models: manifest.models } : {}),
+    ...(manifest.limits ? { limits: manifest.limits } : {}),
   });
 }
 

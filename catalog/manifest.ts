@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { ApproversDecl } from './approvers';
 import { ModelsDecl, PrincipalsDecl } from './authority';
+import { LimitsDecl } from './caps-decl';
 import { SENSITIVITY_LEVELS } from './sensitivity';
 
 // Workflow code imports these from their own modules, which build no schema when a run starts.
@@ -220,6 +221,8 @@ export const Manifest = z.strictObject({
    * (the worker refuses to start without one); an approval then carries the approver's credential.
    */
   approvers: ApproversDecl.optional(),
+  /** Caps on every run this worker serves (see `LimitsDecl`); a run's own limits only tighten them. */
+  limits: LimitsDecl.optional(),
 });
 export type Manifest = z.infer<typeof Manifest>;
 export type ManifestInput = z.input<typeof Manifest>;

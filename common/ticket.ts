@@ -51,3 +51,9 @@ export function permitMac(ticket: RunTicket | undefined, permit: string): string
   if (!ticket) return undefined;
   return Object.prototype.hasOwnProperty.call(ticket.permits, permit) ? ticket.permits[permit] : undefined;
 }
+
+/**
+ * On the AI SDK path: the `providerOptions` key under which a model call carries its run's principal
+ * and ticket MAC (`{ principal, ticket }`); the worker's provider checks and strips it before the send.
+ */
+export const MODEL_TICKET_OPTIONS = 'toolplane';

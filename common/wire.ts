@@ -2,6 +2,7 @@
 // (what a workflow schedules, what an activity answers) and the activities' interfaces, keyed by
 // the names in `names.ts`. Activities implement these; workflows proxy them.
 import type { ModelRequest, ResolvedModel, RunAuthority, RunRequest } from '../catalog/authority';
+import type { RunCaps } from '../catalog/caps';
 import type { Sensitivity, ToolDecl } from '../catalog/manifest';
 import type { Policy } from '../catalog/policy';
 import type { OfferedTool } from '../catalog/tool-catalog';
@@ -206,6 +207,11 @@ export interface AuthorizeResult extends RunAuthority {
    * `by` is taken as given (a worker without identity, whose manifest declares no approvers).
    */
   verifiesDecisions?: true;
+  /**
+   * The worker's caps on this run (its manifest's `limits`, tightened for the principal); absent when
+   * it caps nothing. The run's budget is the tighter of these and the run's own limits.
+   */
+  caps?: RunCaps;
 }
 
 /** What a run asks the worker before it takes a person's decision on one of its waiting calls. */

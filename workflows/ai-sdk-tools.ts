@@ -1,11 +1,14 @@
 // Workflow-safe: a run's granted tools as AI SDK tools, for workflows that call the AI SDK's
 // `generateText` themselves (with @temporalio/ai-sdk). Every `execute` goes through
 // `StepCtx.callTool` with the same gate, labels and lanes as `agentRun`, so both decide alike.
+import type { LanguageModelV4 } from '@ai-sdk/provider';
+import type { ActivityOptions } from '@temporalio/workflow';
 import { jsonSchema, tool, type Tool, type ToolExecutionOptions } from 'ai';
 import type { Sensitivity } from '../catalog/manifest';
 import type { OfferedTool } from '../catalog/tool-catalog';
 import { isStoredHandle } from '../common/stored-output';
 import { governedAgentCall } from './agent/governed-call';
+import { budgetedModel } from './ai-sdk-model';
 import type { JournalEntry } from './journal';
 import { laneOf } from './lanes';
 import { Budget, type Limits } from './limits';
@@ -20,7 +23,10 @@ export interface GovernedToolsOptions {
   prompt: string;
   /** How sensitive the prompt is (default internal). */
   promptSensitivity?: Sensitivity;
-  /** Tool calls, cost, egress and spend limits, as in `agentRun` (model turns are the caller's `stopWhen`). */
+  /**
+   * Tool calls, cost, egress and spend limits, as in `agentRun` (model turns are the caller's `stopWhen`).
+   * They only tighten the worker's caps (`step.scope.caps`), which bind the run whatever it asks.
+   */
   limits?: Limits;
 }
 
@@ -33,6 +39,11 @@ export interface GovernedTools {
   journal(): JournalEntry[];
   /** The run's usage of its limits so far. */
   readonly budget: Budget;
+  /**
+   * `governedModel(step, modelId)` whose calls count against this budget: turns, tokens and the
+   * deadline (the run's own limits within the worker's caps) end the run typed `LimitReached`.
+   */
+  model(modelId: string, activity?: ActivityOptions): LanguageModelV4;
 }
 
 /**
@@ -53,7 +64,7 @@ export function governedTools(step: StepCtx, options: GovernedToolsOptions): Gov
   // What the run was asked heads its Current Details in the Web UI, as an agentRun's prompt is its Summary.
   step.summarise(options.prompt);
   const offered = step.catalog.offered(step.scope.policy);
-  const budget = new Budget(options.limits ?? {}, Date.now(), 0);
+  const budget = new Budget(options.limits ?? {}, Date.now(), 0, undefined, step.scope.caps);
   const provenance = new Provenance();
   provenance.produce(options.prompt, {
     source: USER_PROMPT,
@@ -99,5 +110,10 @@ export function governedTools(step: StepCtx, options: GovernedToolsOptions): Gov
       },
     });
   }
-  return { tools, journal: () => step.ordered(), budget };
+  return {
+    tools,
+    journal: () => step.ordered(),
+    budget,
+    model: (modelId, activity) => budgetedModel(step, modelId, activity, budget),
+  };
 }

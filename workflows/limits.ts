@@ -1,4 +1,5 @@
 // Workflow-safe: a run's budgets. Exceeding one refuses the next effect with a typed reason.
+import { CAPPED, withinCaps, type CappedLimit, type RunCaps } from '../catalog/caps';
 import { durationMs } from '../catalog/duration';
 import type { ToolDecl } from '../catalog/manifest';
 import type { Payment } from '../catalog/spend';
@@ -22,6 +23,9 @@ export interface Limits {
 }
 
 export type LimitVerdict = { ok: true } | { ok: false; rule: string; reason: string };
+
+/** The rule of a limit the worker's cap set (tighter than the run's own, or the run had none). */
+export const WORKER_LIMIT = 'worker_limit';
 
 export interface Usage {
   turns: number;
@@ -68,21 +72,41 @@ export class Budget {
   private readonly deadlineAt: number | undefined;
   /** Calls allowed and about to go ahead: counted by every check until they are charged. */
   private readonly held = new Set<CallCharge>();
+  /** The limits in force: the run's own, tightened by the worker's caps. */
+  private readonly limits: Limits;
+  /** The limits the worker's caps set. */
+  private readonly byWorker: readonly CappedLimit[];
 
   constructor(
-    private readonly limits: Limits,
+    own: Limits,
     startedAt: number,
     private readonly delegationDepth = 0,
     /** A continued run starts from what the runs before it used. */
     carried?: Usage,
+    /** The worker's caps (`step.scope.caps`): the run's own limits only tighten them. */
+    caps?: RunCaps,
   ) {
+    ({ limits: this.limits, byWorker: this.byWorker } = withinCaps(own, caps));
     if (carried) {
       Object.assign(this.usage, carried, {
         egressBytes: { ...carried.egressBytes },
         spentMinor: Object.fromEntries(Object.entries(carried.spentMinor).map(([c, p]) => [c, { ...p }])),
       });
     }
-    this.deadlineAt = limits.deadline !== undefined ? startedAt + durationMs(limits.deadline) : undefined;
+    this.deadlineAt = this.limits.deadline !== undefined ? startedAt + durationMs(this.limits.deadline) : undefined;
+  }
+
+  /**
+   * A limit's verdict: `limit:<name>` for the run's own, `worker_limit:<name>` (and the manifest's
+   * name for it in the reason) for one the worker's cap set.
+   */
+  private exceeded(key: CappedLimit, name: string, reason: string): LimitVerdict {
+    if (!this.byWorker.includes(key)) return { ok: false, rule: `limit:${name}`, reason };
+    return {
+      ok: false,
+      rule: `${WORKER_LIMIT}:${name}`,
+      reason: `${reason} (the worker's cap: its manifest's limits.${CAPPED[key]} is ${String(this.limits[key])})`,
+    };
   }
 
   /** Usage plus what held calls will add: what a check must count. */
@@ -101,31 +125,31 @@ export class Budget {
 
   private common(now: number): LimitVerdict {
     if (this.deadlineAt !== undefined && now >= this.deadlineAt)
-      return { ok: false, rule: 'limit:deadline', reason: `the run's deadline (${this.limits.deadline}) has passed` };
+      return this.exceeded('deadline', 'deadline', `the run's deadline (${this.limits.deadline}) has passed`);
     if (
       this.limits.maxTokens !== undefined &&
       this.usage.inputTokens + this.usage.outputTokens >= this.limits.maxTokens
     ) {
-      return {
-        ok: false,
-        rule: 'limit:tokens',
-        reason: `the run has used ${this.usage.inputTokens + this.usage.outputTokens} of ${this.limits.maxTokens} model tokens`,
-      };
+      return this.exceeded(
+        'maxTokens',
+        'tokens',
+        `the run has used ${this.usage.inputTokens + this.usage.outputTokens} of ${this.limits.maxTokens} model tokens`,
+      );
     }
     const costMicros = this.committed().costMicros;
     if (this.limits.maxCostMicros !== undefined && costMicros >= this.limits.maxCostMicros) {
-      return {
-        ok: false,
-        rule: 'limit:cost',
-        reason: `the run has spent ${costMicros} of ${this.limits.maxCostMicros} micro-units`,
-      };
+      return this.exceeded(
+        'maxCostMicros',
+        'cost',
+        `the run has spent ${costMicros} of ${this.limits.maxCostMicros} micro-units`,
+      );
     }
     return OK;
   }
 
   checkTurn(now: number): LimitVerdict {
     if (this.limits.maxTurns !== undefined && this.usage.turns >= this.limits.maxTurns)
-      return { ok: false, rule: 'limit:turns', reason: `the run has taken its ${this.limits.maxTurns} model turns` };
+      return this.exceeded('maxTurns', 'turns', `the run has taken its ${this.limits.maxTurns} model turns`);
     return this.common(now);
   }
 
@@ -135,29 +159,25 @@ export class Budget {
     if (!common.ok) return common;
     const spent = this.committed();
     if (this.limits.maxToolCalls !== undefined && spent.toolCalls >= this.limits.maxToolCalls) {
-      return {
-        ok: false,
-        rule: 'limit:tool_calls',
-        reason: `the run has made its ${this.limits.maxToolCalls} tool calls`,
-      };
+      return this.exceeded('maxToolCalls', 'tool_calls', `the run has made its ${this.limits.maxToolCalls} tool calls`);
     }
     if (this.limits.maxCostMicros !== undefined && spent.costMicros + decl.cost_micros > this.limits.maxCostMicros) {
-      return {
-        ok: false,
-        rule: 'limit:cost',
-        reason: `${decl.id} costs ${decl.cost_micros}; ${this.limits.maxCostMicros - spent.costMicros} micro-units remain`,
-      };
+      return this.exceeded(
+        'maxCostMicros',
+        'cost',
+        `${decl.id} costs ${decl.cost_micros}; ${this.limits.maxCostMicros - spent.costMicros} micro-units remain`,
+      );
     }
     if (
       decl.concurrency?.class === 'independent' &&
       this.limits.maxDelegationDepth !== undefined &&
       this.delegationDepth + 1 > this.limits.maxDelegationDepth
     ) {
-      return {
-        ok: false,
-        rule: 'limit:delegation_depth',
-        reason: `delegating from depth ${this.delegationDepth} would exceed the limit of ${this.limits.maxDelegationDepth}`,
-      };
+      return this.exceeded(
+        'maxDelegationDepth',
+        'delegation_depth',
+        `delegating from depth ${this.delegationDepth} would exceed the limit of ${this.limits.maxDelegationDepth}`,
+      );
     }
     return OK;
   }

@@ -15,6 +15,7 @@ import {
 } from '@temporalio/workflow';
 import type { AuthorizeActivities, AuthorizeRequest, CarriedAuthority, DecisionActivities } from '../common/wire';
 import type { RunIdentity, RunTicket, TicketCarry } from '../common/ticket';
+import type { RunCaps } from '../catalog/caps';
 import { CatalogErrorCode } from '../catalog/errors';
 import { MANIFEST_DIGEST, PRINCIPAL } from '../common/search-attributes';
 import { ALLOW_ALL, type Policy } from '../catalog/policy';
@@ -54,6 +55,13 @@ export interface RunScope {
   manifestDigest?: string;
   /** The worker verifies who decides this run's waiting calls (`authorizeDecision`); else `by` is taken as given. */
   verifiesDecisions?: boolean;
+  /**
+   * The worker's caps on this run (turns, tool calls, tokens, cost, deadline, delegation depth), from
+   * its manifest's `limits` and the principal's entry; absent when it caps nothing. A run's own limits
+   * only tighten them: `agentRun` and `governedTools` budget within them, and a workflow of one's own
+   * that counts its own work reads them here.
+   */
+  caps?: RunCaps;
 }
 
 /** A lease and its lifecycle so far. */
@@ -190,6 +198,7 @@ export class StepCtx {
       capabilities: authority.capabilities,
       manifestDigest: authority.manifestDigest,
       verifiesDecisions: authority.verifiesDecisions === true,
+      ...(authority.caps ? { caps: authority.caps } : {}),
     });
   }
 

@@ -3,17 +3,20 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
+import type { ProviderV4 } from '@ai-sdk/provider';
 import { AiSdkPlugin } from '@temporalio/ai-sdk';
 import { bundleWorkflowCode, type Worker } from '@temporalio/worker';
 import type { Manifest } from '../../catalog/manifest';
 import { manifestDigest } from '../../catalog/digest';
 import type { AiSdkAgentInput, AiSdkAgentResult } from '../../examples/ai-sdk-agent/workflows';
-import { AI_SDK_AGENT_WORKFLOWS, createAiSdkAgentWorker } from '../../examples/ai-sdk-agent/worker';
+import { createAiSdkAgentWorker } from '../../examples/ai-sdk-agent/worker';
 import { scriptedProvider, type ScriptedTurn } from '../../examples/ai-sdk-agent/scripted-model';
 import type { ToolplanePluginOptions } from '../../plugin';
 import type { Harness } from './env';
 
 const root = path.resolve(__dirname, '..', '..');
+/** The example's workflows, and the suites' own model-call workflow. */
+const AI_SDK_TEST_WORKFLOWS = require.resolve('./ai-sdk-workflows');
 
 /** The example imports toolplane by its package name, as a consumer does; here that is the source. */
 const toolplaneSource = {
@@ -37,7 +40,7 @@ export async function aiSdkAgentBundle(): Promise<{ code: string }> {
   const codePath = path.join(process.env.TOOLPLANE_TEST_DIR ?? '/tmp', 'ai-sdk-agent-bundle.js');
   if (!fs.existsSync(codePath)) {
     const { code } = await bundleWorkflowCode({
-      workflowsPath: AI_SDK_AGENT_WORKFLOWS,
+      workflowsPath: AI_SDK_TEST_WORKFLOWS,
       plugins: [new AiSdkPlugin({ modelProvider: scriptedProvider() })],
       webpackConfigHook: withToolplaneSource,
       logger: { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} },
@@ -51,13 +54,17 @@ export async function aiSdkAgentBundle(): Promise<{ code: string }> {
 export async function runAiSdkAgentWorker(
   h: Harness,
   toolplane: ToolplanePluginOptions,
+  /** Default: the scripted model serves the `scripted` endpoint. */
+  endpointProviders: Record<string, ProviderV4> = { scripted: scriptedProvider() },
 ): Promise<{ taskQueue: string; shutdown(): Promise<void> }> {
   const taskQueue = `${h.taskQueue}-ai-sdk`;
   const worker: Worker = await createAiSdkAgentWorker({
+    // As the harness's workers: most suites name their principals.
+    insecureAssertedPrincipals: true,
     ...toolplane,
     connection: h.native,
     taskQueue,
-    modelProvider: scriptedProvider(),
+    endpointProviders,
     workflowBundle: await aiSdkAgentBundle(),
   });
   const done = worker.run();

@@ -54,7 +54,7 @@ export interface AgentRunInput {
 export interface AgentRunResult {
   status: 'completed' | 'limit';
   answer?: string;
-  /** The limit that ended the run. */
+  /** The limit that ended the run: `limit:<name>` the run's own, `worker_limit:<name>` the worker's cap. */
   rule?: string;
   reason?: string;
   /** This run's entries; a chain's earlier runs hold theirs in their histories. */
@@ -108,7 +108,8 @@ async function openRun(input: AgentRunInput): Promise<ChainState> {
     policy,
   });
   const startedAt = carry?.startedAt ?? Date.now();
-  const budget = new Budget(input.limits ?? {}, startedAt, input.delegationDepth ?? 0, carry?.usage);
+  // The worker's caps bound the run's own limits: a run's limits only tighten them.
+  const budget = new Budget(input.limits ?? {}, startedAt, input.delegationDepth ?? 0, carry?.usage, step.scope.caps);
   const provenance = carry ? Provenance.restore(carry.provenance) : new Provenance();
   if (carry) step.resume(carry.step);
   else

@@ -1,0 +1,50 @@
+// The manifest's `limits` section, parsed with zod: the worker's caps on every run (see caps.ts).
+import { z } from 'zod';
+import { durationMs } from './duration';
+
+const DURATION = /^\d+(\.\d+)?\s*(ms|s|m|h|d)$/;
+const positiveDuration = z.union(
+  [
+    z.number().int().positive('must be a positive number of milliseconds'),
+    z
+      .string()
+      .regex(DURATION, 'a duration such as "90s", "10m" or "1h"')
+      // The pattern reports a string that is no duration; only a zero one is left to refuse.
+      .refine((d) => !DURATION.test(d) || durationMs(d) > 0, 'must be longer than zero'),
+  ],
+  { error: 'a duration such as "90s", "10m" or "1h" (or milliseconds)' },
+);
+
+/**
+ * The most any one run may use on this worker; every cap is optional. Top-level in the manifest
+ * (`limits:`), it binds every run; in a principal's entry (`principals.<name>.limits`), it tightens
+ * that for the principal's runs (never loosens: to give one principal more, raise the worker-wide
+ * cap and tighten the others under `"*"`). A run's own `limits` only tighten the result.
+ *
+ * @example
+ * ```yaml
+ * limits:                   # every run on this worker
+ *   max_turns: 40
+ *   max_tool_calls: 100
+ *   max_cost_micros: 5000000
+ *   deadline: 1h            # from the start of the run (a continued chain: of its first run)
+ * principals:
+ *   "agent:intern":
+ *     limits: { max_tool_calls: 10, deadline: 10m }
+ * ```
+ */
+export const LimitsDecl = z.strictObject({
+  /** Model turns. */
+  max_turns: z.number().int().positive().optional(),
+  /** Tool calls (0: the run may call no tool). */
+  max_tool_calls: z.number().int().nonnegative().optional(),
+  /** Model tokens, input and output together. */
+  max_tokens: z.number().int().positive().optional(),
+  /** Cost in micro-units: the tools' `cost_micros` and what model turns report. */
+  max_cost_micros: z.number().int().nonnegative().optional(),
+  /** From the start of the run, such as "10m". */
+  deadline: positiveDuration.optional(),
+  /** How deep independent tools may delegate (0: not at all). */
+  max_delegation_depth: z.number().int().nonnegative().optional(),
+});
+export type LimitsDecl = z.infer<typeof LimitsDecl>;
