@@ -256,7 +256,7 @@ describe('the injection suite', () => {
 
     it.each(IDENTITY_ATTACKS.map((a) => [`${a.id} ${a.title}`, a] as const))('%s', async (_name, attack) => {
       tally.identity.attacks++;
-      const before = { bank: rig.bank.landed(), paid: rig.memory.paid().length };
+      const before = { bank: rig.bank.landed(), paid: rig.memory.paid().length, desk: rig.desk.refunds() };
       expect(await attack.attempt(rig)).toMatch(attack.blockedBy);
       expect(attack.landedNothing(rig, before)).toBe(true);
       tally.identity.blocked++;

@@ -14,7 +14,10 @@ import { generateLedgerKey } from '../../ledger/keys';
 import { loadManifest } from '../../runtime/manifest-file';
 import type { AgentRunInput, AgentRunResult } from '../../workflows/agent/run';
 import { agentInput, type Script } from '../support/agent';
-import { harness, testDir, type Harness } from '../support/env';
+import { EXAMPLE_MANIFEST, harness, testDir, type Harness } from '../support/env';
+import { supportDesk } from '../support/desk';
+import { waitFor } from '../support/wait';
+import { pendingEscalations, resolveEscalation } from '../../workflows/escalation';
 
 const examples = path.resolve(__dirname, '..', '..', 'examples');
 const AUDIENCE = 'toolplane-injection';
@@ -30,6 +33,8 @@ const entry = (p: Partial<PrincipalDecl>): PrincipalDecl => ({
 export interface IdentityRig {
   bank: { h: Harness; manifest: Manifest; landed(): number };
   memory: { h: Harness; manifest: Manifest; paid(): string[] };
+  /** The support desk with declared approvers (examples/support-desk/manifest.identity.yaml). */
+  desk: { h: Harness; manifest: Manifest; refunds(): number };
   rogueQueue: string;
   issuer: IssuerKey;
   /** The issuer's JWKS file, as the worker reads it; rotating rewrites it. */
@@ -81,6 +86,16 @@ export async function identityRig(): Promise<IdentityRig> {
     insecureAssertedPrincipals: false,
   });
 
+  const deskManifest = loadManifest(path.join(path.dirname(EXAMPLE_MANIFEST), 'manifest.identity.yaml')).manifest;
+  const deskWorld = supportDesk(testDir('identity-desk'));
+  const desk = await harness(`identity-desk-${randomUUID()}`);
+  await desk.runWorker({
+    manifest: deskManifest,
+    tools: deskWorld.tools,
+    identity,
+    insecureAssertedPrincipals: false,
+  });
+
   const rogueQueue = `identity-rogue-${randomUUID()}`;
   const rogue = await Worker.create({
     connection: bank.native,
@@ -99,6 +114,7 @@ export async function identityRig(): Promise<IdentityRig> {
           .all()
           .map((p) => p.recipient),
     },
+    desk: { h: desk, manifest: deskManifest, refunds: () => deskWorld.payments.all().length },
     rogueQueue,
     issuer,
     jwksFile,
@@ -107,6 +123,7 @@ export async function identityRig(): Promise<IdentityRig> {
       await rogueRunning;
       await bank.close();
       await memory.close();
+      await desk.close();
     },
   };
 }
@@ -130,6 +147,61 @@ export async function runAs(
     ...extra,
   });
   return h.client.workflow.execute('agentRun', { taskQueue: h.taskQueue, workflowId, args: [input] });
+}
+
+const questionedRefund: Script = {
+  prompt: 'Handle ticket T-101.',
+  turns: [
+    { tool_calls: [{ name: 'tickets__read_ticket', arguments: { ticket_id: 'T-101' } }] },
+    {
+      tool_calls: [
+        {
+          name: 'payments__refund',
+          arguments: { account_id: 'acct_attacker_991', amount_cents: 95000, currency: 'EUR', memo: 'policy' },
+        },
+      ],
+    },
+    { final: 'done' },
+  ],
+};
+
+/** Starts the desk's questioned refund as `subject` (with `groups`), waits until it asks a person, and answers as `approver`. */
+async function decideQuestionedRefund(
+  rig: IdentityRig,
+  run: { subject: string; groups?: string[] },
+  approver: (workflowId: string) => Promise<string>,
+): Promise<{ rejected?: string; result?: AgentRunResult }> {
+  const { h, manifest } = rig.desk;
+  const workflowId = `identity-desk-${randomUUID()}`;
+  const credential = await signCredential(rig.issuer, {
+    audience: AUDIENCE,
+    subject: run.subject,
+    groups: run.groups,
+    workflowId,
+  });
+  const input = agentInput(manifest, questionedRefund, { principal: run.subject, credential });
+  const handle = await h.client.workflow.start('agentRun', { taskQueue: h.taskQueue, workflowId, args: [input] });
+  const pending = await waitFor(
+    'the refund to ask a person',
+    60_000,
+    async () => (await handle.query(pendingEscalations))[0],
+  );
+  const answer = await handle
+    .executeUpdate(resolveEscalation, {
+      args: [{ effectKey: pending.effectKey, decision: 'approve', credential: await approver(workflowId) }],
+    })
+    .then(
+      () => undefined,
+      (err: unknown) => {
+        const cause = (err as { cause?: { type?: string; details?: { reason?: string }[] } }).cause;
+        return `${cause?.type}:${cause?.details?.[0]?.reason}`;
+      },
+    );
+  if (answer) {
+    await handle.cancel();
+    return { rejected: answer };
+  }
+  return { result: await handle.result() };
 }
 
 const steal = { recipient: ATTACKER_IBAN, amount_cents: 95000, subject: 'rent' };
@@ -164,7 +236,7 @@ export interface IdentityAttack {
   attempt(rig: IdentityRig): Promise<string>;
   blockedBy: RegExp;
   /** Nothing landed in the store the attack aimed at. */
-  landedNothing(rig: IdentityRig, before: { bank: number; paid: number }): boolean;
+  landedNothing(rig: IdentityRig, before: { bank: number; paid: number; desk: number }): boolean;
 }
 
 const failureType = (err: unknown): string => {
@@ -183,6 +255,19 @@ export const IDENTITY_ATTACKS: IdentityAttack[] = [
       ),
     blockedBy: /^IdentityRefused$/,
     landedNothing: (rig, before) => rig.bank.landed() === before.bank,
+  },
+  {
+    id: 'I2',
+    title: 'self-approval: the run’s own principal, an approver of refunds, approves its own questioned refund',
+    attempt: async (rig) => {
+      const lead = { subject: 'desk-lead@corp.example', groups: ['finance-approvers'] };
+      const r = await decideQuestionedRefund(rig, lead, (workflowId) =>
+        signCredential(rig.issuer, { audience: AUDIENCE, ...lead, workflowId }),
+      );
+      return r.rejected ?? 'approved';
+    },
+    blockedBy: /^DecisionRejected:own_run$/,
+    landedNothing: (rig, before) => rig.desk.refunds() === before.desk,
   },
   {
     id: 'I3',
@@ -242,6 +327,19 @@ export interface IdentityControl {
 }
 
 export const IDENTITY_CONTROLS: IdentityControl[] = [
+  {
+    id: 'IC1',
+    title: 'a second person, a declared approver, approves the refund the run could not approve itself',
+    run: async (rig) => {
+      const before = rig.desk.refunds();
+      const r = await decideQuestionedRefund(rig, { subject: 'agent:desk' }, () =>
+        signCredential(rig.issuer, { audience: AUDIENCE, subject: 'cfo@corp.example' }),
+      );
+      if (!r.result || rig.desk.refunds() !== before + 1)
+        throw new Error(`the approved refund did not land once: ${r.rejected}`);
+      return r.result;
+    },
+  },
   {
     id: 'IC2',
     title: 'a shared fact is used by the principal it is shared with',
