@@ -5,6 +5,7 @@ import { SimplePlugin } from '@temporalio/plugin';
 import type { WorkerDeploymentOptions, WorkerOptions } from '@temporalio/worker';
 import type { Manifest } from './catalog/manifest';
 import { createAuthorizeActivities } from './activities/authorize';
+import { createBudgetActivities } from './activities/budget';
 import { createCarriedActivities } from './activities/carried';
 import { FileBlobStore, type BlobStore } from './activities/blob-store';
 import { createExtensionTools } from './activities/extensions/deferred-extension-tool';
@@ -147,6 +148,7 @@ export class ToolplanePlugin extends SimplePlugin {
         largeOutputBytes: opts.largeOutputBytes,
       }),
       ...createCarriedActivities({ registry, manifest: opts.manifest }),
+      ...createBudgetActivities({ manifest: opts.manifest }),
       ...createModelActivities({ models: opts.manifest.models, blobs, transcripts: opts.transcripts }),
     };
     super({

@@ -9,6 +9,10 @@ export const ActivityName = {
   Reconcile: 'reconcileTool',
   ModelTurn: 'modelTurn',
   Carried: 'resolveCarried',
+  /** Reserves a call's amounts against its principal's budgets across runs (update-with-start). */
+  ReserveBudget: 'reserveBudget',
+  /** Keeps (the call landed) or gives back (refused, failed) what `reserveBudget` reserved. */
+  SettleBudget: 'settleBudget',
 } as const;
 export type ActivityName = (typeof ActivityName)[keyof typeof ActivityName];
 
@@ -17,6 +21,8 @@ export const WorkflowName = {
   AgentRun: 'agentRun',
   ToolRun: 'toolRun',
   DelegatedCall: 'delegatedCall',
+  /** The long-lived counter of one principal's budgets across runs (`budgetWorkflowId`). */
+  BudgetCounter: 'budgetCounter',
 } as const;
 
 /**
