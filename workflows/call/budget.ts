@@ -33,7 +33,7 @@ const { reserveBudget } = proxyActivities<BudgetActivities>({
 // Settle: until it is done; a reservation not yet settled only ever holds too much, never too little.
 const { settleBudget } = proxyActivities<BudgetActivities>({
   startToCloseTimeout: '30s',
-  retry: { initialInterval: '200ms', maximumInterval: '30s', maximumAttempts: 0 },
+  retry: { initialInterval: '200ms', maximumInterval: '30s' },
 });
 
 const ruleOf = (call: ToolCall): 'spend' | 'egress' => (call.decl.spend?.budgets?.length ? 'spend' : 'egress');
