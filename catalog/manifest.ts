@@ -110,14 +110,11 @@ export type RedactionDecl = z.infer<typeof RedactionDecl>;
 export const budgetPeriod = z
   .string()
   .regex(/^[1-9]\d*(m|h|d)$/, 'a period such as "1h" or "1d"')
-  .refine(
-    (p) => {
-      if (!/^[1-9]\d*(m|h|d)$/.test(p)) return true; // the pattern above reports it
-      const ms = durationMs(p);
-      return ms <= 86_400_000 && 86_400_000 % ms === 0;
-    },
-    'a period that divides a UTC day (1m, 5m, 15m, 30m, 1h, 2h, 3h, 4h, 6h, 8h, 12h or 1d), so its windows align to UTC',
-  );
+  .refine((p) => {
+    if (!/^[1-9]\d*(m|h|d)$/.test(p)) return true; // the pattern above reports it
+    const ms = durationMs(p);
+    return ms <= 86_400_000 && 86_400_000 % ms === 0;
+  }, 'a period that divides a UTC day evenly (such as 15m, 1h, 6h or 1d), so its windows align to UTC');
 
 /**
  * Bytes one principal may send one destination per window, over all of its runs (the per-run
@@ -176,7 +173,9 @@ const minorUnits = z.union([
 ]);
 const currencyCode = z.string().regex(/^[A-Z]{3}$/, 'an ISO 4217 code such as "EUR"');
 
-const perCurrency = z.record(currencyCode, minorUnits).refine((r) => Object.keys(r).length > 0, 'at least one currency');
+const perCurrency = z
+  .record(currencyCode, minorUnits)
+  .refine((r) => Object.keys(r).length > 0, 'at least one currency');
 
 /**
  * Money one principal may move per window over all of its runs, per currency in minor units:

@@ -128,7 +128,7 @@ describe('budget declarations', () => {
 
   it.each([
     ['7d', 'tools[0].spend.budgets[0].period'],
-    ['90m', 'tools[0].spend.budgets[0].period'],
+    ['7m', 'tools[0].spend.budgets[0].period'],
     ['1 day', 'tools[0].spend.budgets[0].period'],
   ])('refuses the period %s naming %s', (period, at) => {
     const manifest = {
