@@ -12,7 +12,8 @@ import { createTools as bankingTools, LANDLORD_IBAN } from '../../examples/banki
 import { effectsStore } from '../../examples/worlds/fixture-tools';
 import { loadManifest } from '../../runtime/manifest-file';
 import type { BudgetState } from '../../workflows/budget/ledger';
-import { budgetWindowsQuery } from '../../workflows/budget/updates';
+import { budgetWindowsQuery, reserveBudgetUpdate, settleBudgetUpdate } from '../../workflows/budget/updates';
+import type { BudgetClaim } from '../../catalog/budget';
 import { runAgent } from '../support/agent';
 import { harness, testDir, type Harness } from '../support/env';
 import { historyOf, scheduledActivities } from '../support/history';
@@ -168,5 +169,50 @@ describe('budgets across runs', () => {
     expect(types.filter((t) => t === 'performTool')).toHaveLength(2);
     expect(types.filter((t) => t === 'reserveBudget')).toHaveLength(1);
     expect(types.filter((t) => t === 'settleBudget')).toHaveLength(1);
+  });
+  it('carries windows and reservation ids across continue-as-new: a reserve repeated after it is answered, not counted', async () => {
+    const principal = `agent:budget-${randomUUID()}`;
+    const workflowId = budgetWorkflowId(principal);
+    const started = await h.client.workflow.start('budgetCounter', {
+      taskQueue: h.taskQueue,
+      workflowId,
+      args: [{ maxHistoryEvents: 15 }],
+    });
+    const budget = h.client.workflow.getHandle(workflowId);
+    const claims: BudgetClaim[] = [
+      {
+        rule: 'spend',
+        counter: `spend/EUR/payee/${LANDLORD_IBAN.toLowerCase()}`,
+        period: '1d',
+        amount: '100000',
+        limit: '500000',
+        what: `EUR minor units paid to ${LANDLORD_IBAN.toLowerCase()}`,
+      },
+    ];
+    const reserve = (id: string) =>
+      budget.executeUpdate(reserveBudgetUpdate, { updateId: id, args: [{ reservation: id, toolId: SEND, claims }] });
+    for (const id of ['r0', 'r1', 'r2', 'r3', 'r4']) expect(await reserve(id)).toEqual({ ok: true });
+    await waitFor('the budget workflow to continue as new', 30_000, async () => {
+      const first = await h.client.workflow.getHandle(workflowId, started.firstExecutionRunId).describe();
+      return first.status.name === 'CONTINUED_AS_NEW';
+    });
+    // r0's first run is closed: only the carried record can answer it.
+    expect(await reserve('r0')).toEqual({ ok: true });
+    expect(landlord(await budgetOf(h.client, principal))).toEqual({ spent: '0', reserved: '500000' });
+    expect(await reserve('r5')).toMatchObject({ ok: false, rule: 'spend' });
+    expect(await budget.executeUpdate(settleBudgetUpdate, { args: [{ reservation: 'r0', outcome: 'commit' }] })).toBe(
+      'committed',
+    );
+    expect(landlord(await budgetOf(h.client, principal))).toEqual({ spent: '100000', reserved: '400000' });
+    // The operator's view: each window's amounts in the memo, and no ToolplanePrincipal, so no run in `toolplane list`.
+    const described = await budget.describe();
+    expect(described.searchAttributes).not.toHaveProperty('ToolplanePrincipal');
+    const memo = described.memo as {
+      toolplaneBudget: { windows: Record<string, Record<string, unknown>>; held: { id: string }[] };
+    };
+    const [name, counters] = Object.entries(memo.toolplaneBudget.windows)[0]!;
+    expect(name).toMatch(/^1d \d{4}-\d\d-\d\dT00:00Z–/);
+    expect(counters).toEqual({ [claims[0]!.counter]: { spent: '100000', reserved: '400000' } });
+    expect(memo.toolplaneBudget.held.map((r) => r.id).sort()).toEqual(['r1', 'r2', 'r3', 'r4']);
   });
 });
