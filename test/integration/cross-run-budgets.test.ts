@@ -14,6 +14,7 @@ import { loadManifest } from '../../runtime/manifest-file';
 import type { BudgetState } from '../../workflows/budget/ledger';
 import { budgetWindowsQuery, reserveBudgetUpdate, settleBudgetUpdate } from '../../workflows/budget/updates';
 import type { BudgetClaim } from '../../catalog/budget';
+import { argumentBytes } from '../../workflows/outbound';
 import { runAgent } from '../support/agent';
 import { harness, testDir, type Harness } from '../support/env';
 import { historyOf, scheduledActivities } from '../support/history';
@@ -150,7 +151,7 @@ describe('budgets across runs', () => {
     ).toEqual(['committed', 'refused', 'released']);
   });
 
-  it('a tool without budgets across runs schedules nothing more than its send', async () => {
+  it('a tool without budgets across runs schedules no budget activity; one with them one reserve and one settle', async () => {
     const subject = `plain-${randomUUID().slice(0, 8)}`;
     const { workflowId } = await runAgent(
       h,
@@ -214,5 +215,71 @@ describe('budgets across runs', () => {
     expect(name).toMatch(/^1d \d{4}-\d\d-\d\dT00:00Z–/);
     expect(counters).toEqual({ [claims[0]!.counter]: { spent: '100000', reserved: '400000' } });
     expect(memo.toolplaneBudget.held.map((r) => r.id).sort()).toEqual(['r1', 'r2', 'r3', 'r4']);
+  });
+});
+
+describe('budgets across runs per principal and per destination', () => {
+  const MUM = 'FR1420041010050500013M02606';
+  const args = (recipient: string, subject: string) => ({ recipient, amount_cents: 1000, subject });
+  // Two payments of the same shape fit the destination's daily bytes, a third does not.
+  const EGRESS_CAP = 2 * argumentBytes(args(LANDLORD_IBAN, 'e-0')) + 10;
+  const wide = withSend((t) => ({
+    ...t,
+    spend: { ...t.spend!, budgets: [{ period: '1d', per: 'principal', max_minor: { EUR: 150000 } }] },
+    egress: {
+      destination: 'sepa',
+      max_bytes_per_run: 4096,
+      budgets: [{ period: '1d', per: 'destination', max_bytes: EGRESS_CAP }],
+    },
+  }));
+  const dir = testDir('budgets-wide');
+  let h: Harness;
+  beforeAll(async () => {
+    await clearOfMidnight();
+    h = await harness(`budgets-wide-${randomUUID()}`);
+    await h.runWorker({ manifest: wide, tools: bankingTools(dir) });
+  });
+  afterAll(() => h?.close());
+
+  async function payTo(principal: string, recipient: string, cents: number, subject: string) {
+    const { result } = await runAgent(
+      h,
+      wide,
+      {
+        prompt: `Pay ${(cents / 100).toFixed(2)} EUR to ${recipient} with the subject "${subject}".`,
+        turns: [
+          { tool_calls: [{ name: 'bank__send_money', arguments: { recipient, amount_cents: cents, subject } }] },
+          { final: 'done' },
+        ],
+      },
+      { principal },
+    );
+    return result.journal.find((e) => e.toolId === SEND)!;
+  }
+
+  it('per principal: what one principal pays all payees together in a day', async () => {
+    const principal = `agent:budget-${randomUUID()}`;
+    expect(await payTo(principal, LANDLORD_IBAN, 100000, 'p-1')).toMatchObject({ outcome: 'ok' });
+    const second = await payTo(principal, MUM, 100000, 'p-2');
+    expect(second).toMatchObject({ decision: 'refused', rule: 'spend' });
+    expect(second.reason).toMatch(/EUR minor units paid in all would bring .* total in the 1d .* window to 200000/);
+    // Another principal has its own budget.
+    expect(await payTo(`agent:budget-${randomUUID()}`, MUM, 100000, 'p-3')).toMatchObject({ outcome: 'ok' });
+  });
+
+  it('per destination: the bytes one principal sends one destination in a day', async () => {
+    const principal = `agent:budget-${randomUUID()}`;
+    expect(await payTo(principal, LANDLORD_IBAN, 1000, 'e-1')).toMatchObject({ outcome: 'ok' });
+    expect(await payTo(principal, LANDLORD_IBAN, 1000, 'e-2')).toMatchObject({ outcome: 'ok' });
+    const third = await payTo(principal, LANDLORD_IBAN, 1000, 'e-3');
+    expect(third).toMatchObject({ decision: 'refused', rule: 'egress' });
+    expect(third.reason).toMatch(
+      new RegExp(`bytes sent to sepa would bring .* 1d .* over its 1d budget of ${EGRESS_CAP}`),
+    );
+    expect(
+      effectsStore(dir)
+        .all()
+        .filter((e) => /^e-/.test(String(e.args.subject))),
+    ).toHaveLength(2);
   });
 });
