@@ -18,7 +18,7 @@ const files = fs
 const load = (f: string) => historyFromJSON(JSON.parse(fs.readFileSync(path.join(dir, f), 'utf8')));
 
 describe('replaying committed histories', () => {
-  it('covers plain, retried, reconciled, escalated and refused runs', () => {
+  it('covers plain, retried, reconciled, escalated, refused and budgeted runs, and a budget workflow', () => {
     expect(files).toEqual(
       expect.arrayContaining([
         'plain.json',
@@ -32,6 +32,8 @@ describe('replaying committed histories', () => {
         'agent-approved.json',
         'long-run-first.json',
         'long-run-continued.json',
+        'budgeted.json',
+        'budget-counter.json',
       ]),
     );
   });

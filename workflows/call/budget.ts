@@ -3,7 +3,7 @@
 // the send, and settles the reservation after: kept when the call landed, given back when it was
 // refused or failed, held while its outcome is unknown. A tool without such budgets skips this step
 // entirely: no activity, no event, no promise.
-import { CancellationScope, proxyActivities, workflowInfo } from '@temporalio/workflow';
+import { ActivityFailure, CancellationScope, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import { hasBudgets } from '../../catalog/budget';
 import { paymentOf, type Payment } from '../../catalog/spend';
 import type { ToolCall } from '../../catalog/tool-call';
@@ -30,10 +30,11 @@ const { reserveBudget } = proxyActivities<BudgetActivities>({
     nonRetryableErrorTypes: ['BudgetUncountable'],
   },
 });
-// Settle: until it is done; a reservation not yet settled only ever holds too much, never too little.
+// Settle: a few minutes of attempts, then the run goes on. A reservation left unsettled stays held,
+// which only ever counts too much, never too little; the budget workflow lists it for an operator.
 const { settleBudget } = proxyActivities<BudgetActivities>({
   startToCloseTimeout: '30s',
-  retry: { initialInterval: '200ms', maximumInterval: '30s' },
+  retry: { initialInterval: '200ms', maximumInterval: '30s', maximumAttempts: 10 },
 });
 
 const ruleOf = (call: ToolCall): 'spend' | 'egress' => (call.decl.spend?.budgets?.length ? 'spend' : 'egress');
@@ -102,13 +103,17 @@ export async function reserveBudgets(call: ToolCall, req: BudgetReserveRequest):
   return answer.ok ? held : refusal(StepErrorCode.Refused, answer.rule, answer.reason);
 }
 
-/** Keeps or gives back what the call reserved, whatever becomes of the run meanwhile. */
-export function settleBudgets(r: Reservation, outcome: 'commit' | 'release'): Promise<void> {
-  return CancellationScope.nonCancellable(() =>
-    settleBudget.executeWithOptions({ summary: `budget ${outcome}` }, [
-      { principal: r.principal, reservation: r.reservation, outcome },
-    ]),
-  );
+/** Keeps or gives back what the call reserved, whatever becomes of the run meanwhile; a settle that cannot be made leaves it held. */
+export async function settleBudgets(r: Reservation, outcome: 'commit' | 'release'): Promise<void> {
+  try {
+    await CancellationScope.nonCancellable(() =>
+      settleBudget.executeWithOptions({ summary: `budget ${outcome}` }, [
+        { principal: r.principal, reservation: r.reservation, outcome },
+      ]),
+    );
+  } catch (err) {
+    if (!(err instanceof ActivityFailure)) throw err;
+  }
 }
 
 /**
