@@ -4,7 +4,7 @@
 // refused or failed, held while its outcome is unknown. A tool without such budgets skips this step
 // entirely: no activity, no event, no promise.
 import { ActivityFailure, CancellationScope, proxyActivities, workflowInfo } from '@temporalio/workflow';
-import { hasBudgets } from '../../catalog/budget';
+import { budgetClaims, hasBudgets } from '../../catalog/budget';
 import { paymentOf, type Payment } from '../../catalog/spend';
 import type { ToolCall } from '../../catalog/tool-call';
 import { idempotencyKey } from '../../common/effect-key';
@@ -77,12 +77,17 @@ export function budgetRequest(
   const leaving = leavingOf(call, sent, verdict);
   if ('refused' in leaving) return leaving;
   const { outbound, payment } = leaving;
+  const egress = call.decl.egress ? { destinations: outbound.destinations, bytes: outboundBytes(outbound) } : undefined;
+  // The worker derives the claims again from its own manifest; here they only decide whether to ask.
+  const claims = budgetClaims(call.decl, payment, egress);
+  if (!('claims' in claims)) return refusal(StepErrorCode.Refused, claims.rule, claims.reason);
+  if (claims.claims.length === 0) return undefined;
   return {
     principal,
     toolId: call.toolId,
     reservation: idempotencyKey(workflowInfo().workflowId, effectKey),
     ...(payment ? { payment: { payee: payment.payee, currency: payment.currency, minor: String(payment.minor) } } : {}),
-    ...(call.decl.egress ? { egress: { destinations: outbound.destinations, bytes: outboundBytes(outbound) } } : {}),
+    ...(egress ? { egress: { ...egress, destinations: [...egress.destinations] } } : {}),
   };
 }
 
