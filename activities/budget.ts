@@ -65,7 +65,13 @@ export function createBudgetActivities(deps: BudgetActivityDeps): BudgetActiviti
       // Its own update id: the reserve's id names the reservation, this one the settling of it.
       await client.workflow.executeUpdateWithStart(settleBudgetUpdate, {
         updateId: `${req.reservation}.${req.outcome}`,
-        args: [{ reservation: req.reservation, outcome: req.outcome }],
+        args: [
+          {
+            reservation: req.reservation,
+            outcome: req.outcome,
+            run: Context.current().info.workflowExecution?.workflowId,
+          },
+        ],
         startWorkflowOperation: startOperation(req.principal),
       });
     },

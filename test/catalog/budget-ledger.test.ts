@@ -59,6 +59,15 @@ describe('the budget ledger', () => {
     expect(Object.values(s.windows)[0]!.counters['spend/EUR/payee/de89']).toEqual({ spent: '300000', reserved: '0' });
   });
 
+  it('only the run that reserved settles its reservation; an operator naming no run may too', () => {
+    const s = emptyBudgetState();
+    reserve(s, { ...req('mine', 100000), run: 'run-a' }, 'agent:a', NOON);
+    expect(settle(s, { reservation: 'mine', outcome: 'release', run: 'run-b' }, NOON)).toBe('held');
+    expect(settle(s, { reservation: 'mine', outcome: 'release', run: 'run-a' }, NOON)).toBe('released');
+    reserve(s, { ...req('stuck', 100000), run: 'run-a' }, 'agent:a', NOON);
+    expect(settle(s, { reservation: 'stuck', outcome: 'commit' }, NOON)).toBe('committed');
+  });
+
   it('a release that arrives before its reserve leaves a record, so the late reserve is not counted', () => {
     const s = emptyBudgetState();
     settle(s, { reservation: 'late', outcome: 'release' }, NOON);

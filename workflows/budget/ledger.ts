@@ -52,6 +52,8 @@ export interface ReserveUpdate {
 export interface SettleUpdate {
   reservation: string;
   outcome: 'commit' | 'release';
+  /** The run settling (its workflow id, as the worker's activity saw it); an operator's settle names none. */
+  run?: string;
 }
 
 /**
@@ -142,7 +144,9 @@ export function settle(state: BudgetState, req: SettleUpdate, now: number): Rese
     };
     return status;
   }
-  if (known.status !== 'held') return known.status;
+  // Only the run that reserved settles its reservation (or an operator, naming no run).
+  if (known.status !== 'held' || (req.run !== undefined && known.run !== undefined && req.run !== known.run))
+    return known.status;
   for (const p of known.parts) {
     const t = state.windows[p.window]?.counters[p.counter];
     if (!t) continue;
