@@ -7,6 +7,7 @@ import type { WorkerDeploymentOptions, WorkerOptions } from '@temporalio/worker'
 import type { Manifest } from './catalog/manifest';
 import { createAuthorizeActivities } from './activities/authorize';
 import { createDecisionActivities } from './activities/identity/approvers';
+import { createBudgetActivities } from './activities/budget';
 import { createCarriedActivities } from './activities/carried';
 import { FileBlobStore, type BlobStore } from './activities/blob-store';
 import { createExtensionTools } from './activities/extensions/deferred-extension-tool';
@@ -188,6 +189,7 @@ export class ToolplanePlugin extends SimplePlugin {
       }),
       ...createCarriedActivities({ registry, manifest: opts.manifest, tickets }),
       ...createDecisionActivities({ manifest: opts.manifest, credentials }),
+      ...createBudgetActivities({ manifest: opts.manifest, tickets }),
       ...createModelActivities({ models: opts.manifest.models, blobs, transcripts: opts.transcripts, tickets }),
     };
     super({

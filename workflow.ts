@@ -5,6 +5,18 @@
 // exported by toolplane/client, once; api/toolplane-workflow.api.md is the reviewed surface.
 export { agentRun } from './workflows/agent/run';
 export { toolRun } from './workflows/tool-run';
+// Budgets across runs: every worker that serves toolplane's runs registers the principals' budget workflow.
+export { budgetCounter, type BudgetCounterInput } from './workflows/budget/counter';
+export { budgetWindowsQuery, settleBudgetUpdate } from './workflows/budget/updates';
+export type {
+  BudgetState,
+  CounterTotals,
+  ReservationRecord,
+  ReservationStatus,
+  SettleUpdate,
+  WindowState,
+} from './workflows/budget/ledger';
+export type { BudgetAnswer } from './common/wire';
 export { delegatedCall, type DelegatedCallInput, type DelegatedCallResult } from './workflows/delegated-call';
 export { StepCtx, type CallOptions, type OpenRequest, type StepState } from './workflows/step-ctx';
 export { StepError, StepErrorCode } from './workflows/step-error';

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { ApproversDecl } from './approvers';
 import { ModelsDecl, PrincipalsDecl } from './authority';
 import { LimitsDecl } from './caps-decl';
+import { durationMs } from './duration';
 import { SENSITIVITY_LEVELS } from './sensitivity';
 
 // Workflow code imports these from their own modules, which build no schema when a run starts.
@@ -105,14 +106,47 @@ export const RedactionDecl = z.strictObject({
 export type RedactionDecl = z.infer<typeof RedactionDecl>;
 
 /**
+ * A budget period: whole minutes, hours or days that divide a UTC day (`1m`, `15m`, `1h`, `6h`, `1d`).
+ * Windows are aligned to it in UTC: a `1d` window is a UTC calendar day, a `1h` window a clock hour.
+ */
+export const budgetPeriod = z
+  .string()
+  .regex(/^[1-9]\d*(m|h|d)$/, 'a period such as "1h" or "1d"')
+  .refine((p) => {
+    if (!/^[1-9]\d*(m|h|d)$/.test(p)) return true; // the pattern above reports it
+    const ms = durationMs(p);
+    return ms <= 86_400_000 && 86_400_000 % ms === 0;
+  }, 'a period that divides a UTC day evenly (such as 15m, 1h, 6h or 1d), so its windows align to UTC');
+
+/**
+ * Bytes one principal may send one destination per window, over all of its runs (the per-run
+ * limit is `max_bytes_per_run`). Counted by the principal's budget workflow, reserved before the
+ * send and kept only when the call lands.
+ */
+export const EgressBudgetDecl = z.strictObject({
+  period: budgetPeriod,
+  per: z.literal('destination').default('destination'),
+  max_bytes: z.number().int().positive(),
+});
+export type EgressBudgetDecl = z.infer<typeof EgressBudgetDecl>;
+
+/**
  * Where a call's bytes go. `destination` is one fixed label for the tool; `destinations` names
  * JSON pointers into the arguments whose values are the destinations (each element of an array
  * counts: a list of addresses is several destinations). Bytes are summed per normalised
- * destination over the run.
+ * destination over the run; `budgets` count them across runs too, per principal and window.
  */
 export const EgressDecl = z.union([
-  z.strictObject({ destination: z.string().min(1), max_bytes_per_run: z.number().int().positive() }),
-  z.strictObject({ destinations: z.array(jsonPointer).min(1), max_bytes_per_run: z.number().int().positive() }),
+  z.strictObject({
+    destination: z.string().min(1),
+    max_bytes_per_run: z.number().int().positive(),
+    budgets: z.array(EgressBudgetDecl).optional(),
+  }),
+  z.strictObject({
+    destinations: z.array(jsonPointer).min(1),
+    max_bytes_per_run: z.number().int().positive(),
+    budgets: z.array(EgressBudgetDecl).optional(),
+  }),
 ]);
 export type EgressDecl = z.infer<typeof EgressDecl>;
 
@@ -141,10 +175,41 @@ const minorUnits = z.union([
 ]);
 const currencyCode = z.string().regex(/^[A-Z]{3}$/, 'an ISO 4217 code such as "EUR"');
 
+const perCurrency = z
+  .record(currencyCode, minorUnits)
+  .refine((r) => Object.keys(r).length > 0, 'at least one currency');
+
+/**
+ * Money one principal may move per window over all of its runs, per currency in minor units:
+ * `per: payee` to any one payee, `per: principal` to all payees together. Kept by the principal's
+ * budget workflow (`toolplane-budget/<principal>`): a call reserves its amount there before the
+ * send, keeps it when it lands, gives it back when it is refused or fails, and holds it while its
+ * outcome is unknown. A currency the budget does not name is refused (fail closed).
+ *
+ * @example
+ * ```yaml
+ * spend:
+ *   amount: /amount_cents
+ *   currency: EUR
+ *   payee: /recipient
+ *   max_minor_per_payee: { EUR: 500000 }          # per run
+ *   budgets:                                        # across runs
+ *     - { period: 1d, per: payee, max_minor: { EUR: 500000 } }
+ *     - { period: 1h, per: principal, max_minor: { EUR: 1000000 } }
+ * ```
+ */
+export const SpendBudgetDecl = z.strictObject({
+  period: budgetPeriod,
+  per: z.enum(['payee', 'principal']),
+  max_minor: perCurrency,
+});
+export type SpendBudgetDecl = z.infer<typeof SpendBudgetDecl>;
+
 /**
  * Money a call moves, read from its arguments, and the most the run may pay one payee, per
  * currency, in minor units (cents). A currency without a limit is refused (fail closed).
- * `amount_unit: major` reads decimal amounts ("12.34") and converts them exactly.
+ * `amount_unit: major` reads decimal amounts ("12.34") and converts them exactly. `budgets` limit
+ * what a principal pays across runs over a period (see `SpendBudgetDecl`).
  */
 export const SpendDecl = z.strictObject({
   amount: jsonPointer,
@@ -152,9 +217,8 @@ export const SpendDecl = z.strictObject({
   /** A pointer to the currency in the arguments, or one fixed code. */
   currency: z.union([jsonPointer, currencyCode]),
   payee: jsonPointer,
-  max_minor_per_payee: z
-    .record(currencyCode, minorUnits)
-    .refine((r) => Object.keys(r).length > 0, 'at least one currency'),
+  max_minor_per_payee: perCurrency,
+  budgets: z.array(SpendBudgetDecl).optional(),
 });
 export type SpendDecl = z.infer<typeof SpendDecl>;
 

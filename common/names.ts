@@ -11,6 +11,10 @@ export const ActivityName = {
   Carried: 'resolveCarried',
   /** The local activity a run asks, before it takes a person's decision, whether that person may decide. */
   AuthorizeDecision: 'authorizeDecision',
+  /** Reserves a call's amounts against its principal's budgets across runs (update-with-start). */
+  ReserveBudget: 'reserveBudget',
+  /** Keeps (the call landed) or gives back (refused, failed) what `reserveBudget` reserved. */
+  SettleBudget: 'settleBudget',
 } as const;
 export type ActivityName = (typeof ActivityName)[keyof typeof ActivityName];
 
@@ -19,6 +23,8 @@ export const WorkflowName = {
   AgentRun: 'agentRun',
   ToolRun: 'toolRun',
   DelegatedCall: 'delegatedCall',
+  /** The long-lived counter of one principal's budgets across runs (`budgetWorkflowId`). */
+  BudgetCounter: 'budgetCounter',
 } as const;
 
 /**

@@ -18,7 +18,7 @@ const files = fs
 const load = (f: string) => historyFromJSON(JSON.parse(fs.readFileSync(path.join(dir, f), 'utf8')));
 
 describe('replaying committed histories', () => {
-  it('covers plain, retried, reconciled, escalated and refused runs', () => {
+  it('covers plain, retried, reconciled, escalated, refused and budgeted runs, and a budget workflow', () => {
     expect(files).toEqual(
       expect.arrayContaining([
         'plain.json',
@@ -32,6 +32,8 @@ describe('replaying committed histories', () => {
         'agent-approved.json',
         'long-run-first.json',
         'long-run-continued.json',
+        'budgeted.json',
+        'budget-counter.json',
       ]),
     );
   });
@@ -102,12 +104,14 @@ describe('replaying committed histories', () => {
     expect(approval[1]).toMatchObject({ decision: 'denied', rule: 'protected_field:/to' });
   });
 
-  it('history format v1: no patch markers; the worker answers first, in a local activity', () => {
+  it('history format v1: no patch markers; a run asks the worker first, in a local activity', () => {
     for (const f of files) {
       const events = load(f).events!;
       const markers = events.flatMap((e) => e.markerRecordedEventAttributes?.markerName ?? []);
       expect({ f, markers: markers.filter((m) => m !== 'core_local_activity') }).toEqual({ f, markers: [] });
-      if (!events[0]!.workflowExecutionStartedEventAttributes!.continuedExecutionRunId)
+      const started = events[0]!.workflowExecutionStartedEventAttributes!;
+      // A run asks the worker first; the budget workflow is no run and asks nobody.
+      if (!started.continuedExecutionRunId && started.workflowType?.name !== 'budgetCounter')
         expect({ f, first: markers[0] }).toEqual({ f, first: 'core_local_activity' });
       expect(events.some((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'authorizeRun')).toBe(
         false,

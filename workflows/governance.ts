@@ -142,18 +142,28 @@ function conclude(g: GovernedCall, call: ToolCall, judged: Judged): GateVerdict 
   // A call waiting for a person holds nothing (a denial must cost nothing); one going ahead now is
   // held until the step charges it, so calls running beside it cannot together pass a budget.
   const remaining = g.budget.remaining.bind(g.budget, decl, outbound.destinations);
-  if (violation) return { ...violation, askPerson: true, charge: g.budget.charger(decl, outbound, payment), remaining };
+  if (violation)
+    return {
+      ...violation,
+      askPerson: true,
+      charge: g.budget.charger(decl, outbound, payment),
+      remaining,
+      leaving: { outbound, payment },
+    };
   // Read from the labels the data-flow check took (the same as `callTrusted(call.args)`), not a second time.
   const trustedArgs = judged.trustedArgs ?? g.provenance.callTrusted(call.args);
   g.onAllowed(trustedArgs);
   // The tool's receipt may repeat these; that echo is not a foreign source of them.
   g.provenance.noteSent(call.toolId, protectedValues(decl, args));
   const asks = decl.approval === 'always';
+  const held = asks ? undefined : g.budget.hold(decl, outbound, payment);
   return {
     allow: true,
     args,
     ...(judged.substitutions ? { substitutions: judged.substitutions } : {}),
-    charge: asks ? g.budget.charger(decl, outbound, payment) : g.budget.hold(decl, outbound, payment),
+    charge: held ? held.charge : g.budget.charger(decl, outbound, payment),
+    ...(held ? { release: held.release } : {}),
+    leaving: { outbound, payment },
     trustedArgs,
     remaining,
     ...(redacted.length

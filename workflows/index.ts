@@ -3,3 +3,4 @@
 export { agentRun } from './agent/run';
 export { toolRun } from './tool-run';
 export { delegatedCall } from './delegated-call';
+export { budgetCounter } from './budget/counter';

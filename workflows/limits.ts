@@ -209,14 +209,18 @@ export class Budget {
 
   /**
    * The charge for a call that goes ahead now: held from this moment, so calls running at the
-   * same time count it, and charged when the returned function is called (at most once).
+   * same time count it, and charged by `charge` (at most once); `release` lets it go uncharged
+   * (the call was refused after the gate, by a budget across runs).
    */
-  hold(decl: ToolDecl, outbound: Outbound, payment: Payment | undefined): () => void {
+  hold(decl: ToolDecl, outbound: Outbound, payment: Payment | undefined): { charge(): void; release(): void } {
     const c: CallCharge = { decl, outbound, payment };
     this.held.add(c);
-    return () => {
-      if (!this.held.delete(c)) return;
-      add(this.usage, c);
+    return {
+      charge: () => {
+        if (!this.held.delete(c)) return;
+        add(this.usage, c);
+      },
+      release: () => void this.held.delete(c),
     };
   }
 

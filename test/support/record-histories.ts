@@ -17,6 +17,7 @@ import { loadManifest } from '../../runtime/manifest-file';
 import type { Manifest } from '../../catalog/manifest';
 import { createTools } from '../../examples/support-desk/tools';
 import { freePort, startDevServer } from '../../scripts/dev-server';
+import { budgetWorkflowId } from '../../common/budget-id';
 import { resolveEscalation } from '../../workflows/escalation';
 import { waitForPending } from './escalations';
 import type { ToolRunInput } from '../../workflows/tool-run';
@@ -40,6 +41,8 @@ interface Recording {
   askable?: boolean;
   /** Acts on the running workflow (a person's decision). */
   during?: (client: Client, workflowId: string) => Promise<void>;
+  /** Served by the worker whose refund counts a budget across runs; the principal's budget workflow is recorded as `budget-counter`. */
+  budgeted?: boolean;
 }
 
 /** An agent that reads ticket T-101, then mails `to`: an address no trusted source produced, so a person is asked. */
@@ -94,6 +97,33 @@ async function main(): Promise<void> {
     taskQueue: `${taskQueue}-askable`,
     manifest: askable,
     tools: createTools(),
+  });
+
+  // The refund counts 1,500.00 a UTC day per account across the principal's runs.
+  const budgeted: Manifest = {
+    ...desk,
+    tools: desk.tools.map((t) =>
+      t.id === 'tool://payments/refund'
+        ? {
+            ...t,
+            spend: {
+              amount: '/amount_cents',
+              amount_unit: 'minor' as const,
+              currency: '/currency',
+              payee: '/account_id',
+              max_minor_per_payee: { EUR: 100000 },
+              budgets: [{ period: '1d', per: 'payee' as const, max_minor: { EUR: 150000 } }],
+            },
+          }
+        : t,
+    ),
+  };
+  const budgetedWorker = await createWorker({
+    connection: native,
+    taskQueue: `${taskQueue}-budgeted`,
+    manifest: budgeted,
+    tools: createTools(),
+    allowUngovernedToolRun: true,
   });
 
   const only = process.argv.slice(2);
@@ -190,6 +220,13 @@ async function main(): Promise<void> {
     },
   ];
 
+  // A refund within the budget (reserved, committed), one over it (refused by the budget workflow).
+  const refund = (cents: number) => ({
+    toolId: 'tool://payments/refund',
+    args: { account_id: 'acct_alice_001', amount_cents: cents, currency: 'EUR', memo: 'budgeted' },
+  });
+  recordings.push({ name: 'budgeted', manifest: budgeted, budgeted: true, calls: [refund(100000), refund(60000)] });
+
   // A run that continues as new every couple of turns: the last run starts from carried state.
   const injected = recordings.find((x) => x.name === 'agent-injected-ticket')!;
   recordings.push({
@@ -201,38 +238,41 @@ async function main(): Promise<void> {
 
   fs.mkdirSync(HISTORIES_DIR, { recursive: true });
   await worker.runUntil(
-    askableWorker.runUntil(async () => {
-      for (const r of recordings.filter((x) => only.length === 0 || only.includes(x.name))) {
-        const workflowId = `history-${r.name}-${randomUUID().slice(0, 8)}`;
-        const grants = r.grants ?? r.manifest.tools.map((t) => t.id);
-        const handle = r.agent
-          ? await client.workflow.start('agentRun', {
-              taskQueue: r.askable ? `${taskQueue}-askable` : taskQueue,
-              workflowId,
-              args: [
-                // The worker's manifest governs: the run only names what it asks for.
-                { ...r.agent, grants, principal: 'agent:recorder' },
-              ],
-            })
-          : await client.workflow.start('toolRun', {
-              taskQueue,
-              workflowId,
-              args: [{ grants, principal: 'agent:recorder', calls: r.calls!, continueOnError: true }],
-            });
-        await r.during?.(client, workflowId);
-        await handle.result();
-        const runs: [string, string | undefined][] = [[r.name, undefined]];
-        if (r.chain) runs.push([`${r.name.replace(/-continued$/, '')}-first`, handle.firstExecutionRunId]);
-        for (const [name, runId] of runs) {
-          const history = await client.workflow.getHandle(workflowId, runId).fetchHistory();
-          fs.writeFileSync(
-            path.join(HISTORIES_DIR, `${name}.json`),
-            JSON.stringify(JSON.parse(historyToJSON(history)), null, 1) + '\n',
-          );
-          console.log(`recorded ${name}: ${history.events?.length} events`);
+    askableWorker.runUntil(
+      budgetedWorker.runUntil(async () => {
+        for (const r of recordings.filter((x) => only.length === 0 || only.includes(x.name))) {
+          const workflowId = `history-${r.name}-${randomUUID().slice(0, 8)}`;
+          const grants = r.grants ?? r.manifest.tools.map((t) => t.id);
+          const handle = r.agent
+            ? await client.workflow.start('agentRun', {
+                taskQueue: r.askable ? `${taskQueue}-askable` : taskQueue,
+                workflowId,
+                args: [
+                  // The worker's manifest governs: the run only names what it asks for.
+                  { ...r.agent, grants, principal: 'agent:recorder' },
+                ],
+              })
+            : await client.workflow.start('toolRun', {
+                taskQueue: r.budgeted ? `${taskQueue}-budgeted` : taskQueue,
+                workflowId,
+                args: [{ grants, principal: 'agent:recorder', calls: r.calls!, continueOnError: true }],
+              });
+          await r.during?.(client, workflowId);
+          await handle.result();
+          const runs: [string, string | undefined, string?][] = [[r.name, undefined]];
+          if (r.chain) runs.push([`${r.name.replace(/-continued$/, '')}-first`, handle.firstExecutionRunId]);
+          if (r.budgeted) runs.push(['budget-counter', undefined, budgetWorkflowId('agent:recorder')]);
+          for (const [name, runId, otherId] of runs) {
+            const history = await client.workflow.getHandle(otherId ?? workflowId, runId).fetchHistory();
+            fs.writeFileSync(
+              path.join(HISTORIES_DIR, `${name}.json`),
+              JSON.stringify(JSON.parse(historyToJSON(history)), null, 1) + '\n',
+            );
+            console.log(`recorded ${name}: ${history.events?.length} events`);
+          }
         }
-      }
-    }),
+      }),
+    ),
   );
   await native.close();
   await client.connection.close();

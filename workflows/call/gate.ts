@@ -1,7 +1,9 @@
 // Workflow-safe, step 2 of a call: the run's gate (data flow, limits, credentials) decides, and may
 // replace the arguments (a declared redaction, the trusted value of a protected field).
 import type { ToolCall } from '../../catalog/tool-call';
+import type { Payment } from '../../catalog/spend';
 import type { RemainingBudget } from '../../common/wire';
+import type { Outbound } from '../outbound';
 
 /**
  * A check made after preparation and before the effect key exists. Returning a refusal stops
@@ -18,6 +20,10 @@ interface VerdictCommon {
   deadline?: string | number;
   /** Charges the run's budgets; called only when the call goes ahead, after any approval. */
   charge?: () => void;
+  /** Lets go of what the gate held for the call, uncharged: it was refused after the gate. */
+  release?: () => void;
+  /** What the call pays and sends, as the gate read it: what it reserves against budgets across runs. */
+  leaving?: { outbound: Outbound; payment: Payment | undefined };
   /** Values the gate replaced with the trusted production they matched. */
   substitutions?: { pointer: string; written: string; sent: string }[];
   /** Every argument was trusted when the gate decided; signed into the call's ledger reference. */

@@ -5,12 +5,13 @@
 import type { OfferedTool, ToolCatalog } from '../../catalog/tool-catalog';
 import type { Policy } from '../../catalog/policy';
 import { effectKey } from '../../common/effect-key';
-import type { RunTicket } from '../../common/ticket';
+import { permitMac, toolPermit, type RunTicket } from '../../common/ticket';
 import type { CitedOrigin } from '../../common/wire';
 import type { JournalEntry } from '../journal';
 import type { Escalator } from '../recovery';
 import { StepError } from '../step-error';
 import { askApproval, type Approval, type Denial } from './approval';
+import { budgetRequest, reserveBudgets, settleAfterFailure, settleBudgets } from './budget';
 import { gatedArgs, type Gate, type GateVerdict } from './gate';
 import { takeLease } from './lease';
 import { performCall, type Delegate, type PerformContext } from './perform';
@@ -134,6 +135,15 @@ export async function runCall(
       entry.lease = { id: lease, states: ['granted'] };
       host.leasesChanged();
     }
+    // Budgets across runs, reserved last, just before the send (a delegated call reserves in its child).
+    const budget = options.delegate
+      ? undefined
+      : budgetRequest(call, sent, verdict, host.principal, permitMac(host.ticket, toolPermit(call.toolId)) ?? '', key);
+    const reserved = budget && !isRefusal(budget) ? await reserveBudgets(call, budget) : budget;
+    if (reserved && isRefusal(reserved)) {
+      verdict?.release?.();
+      refuse(entry, reserved);
+    }
     // Charged only now: a call refused at any step before, the lease included, costs nothing.
     verdict?.charge?.();
     let output: unknown;
@@ -141,8 +151,10 @@ export async function runCall(
       output = await performCall(entry, call, sent, key, performContext(host, entry, verdict, options, lease));
     } catch (err) {
       if (StepError.is(err)) entry.error = { code: err.code, message: err.message };
+      if (reserved) await settleAfterFailure(reserved, err);
       throw err;
     }
+    if (reserved) await settleBudgets(reserved, 'commit');
     if (entry.lease) {
       entry.lease.states.push('committed');
       host.leasesChanged();

@@ -1,0 +1,178 @@
+// Workflow-safe: the state of one principal's budgets across runs, and the two steps that change it.
+// Each step checks and changes in one synchronous call: the budget workflow runs one update handler
+// at a time, so no two reservations can both pass a check that only one of them fits.
+import { windowName, windowOf, type BudgetClaim } from '../../catalog/budget';
+import type { BudgetAnswer } from '../../common/wire';
+
+/** Minor units or bytes, as decimal strings. */
+export interface CounterTotals {
+  spent: string;
+  reserved: string;
+}
+
+export interface WindowState {
+  period: string;
+  /** Epoch ms, UTC-aligned; `end` exclusive. */
+  start: number;
+  end: number;
+  counters: Record<string, CounterTotals>;
+}
+
+export type ReservationStatus = 'held' | 'committed' | 'released' | 'refused';
+
+export interface ReservationRecord {
+  status: ReservationStatus;
+  toolId?: string;
+  /** The run that asked (`workflowId`), for the operator. */
+  run?: string;
+  /** What the reservation added, per window and counter. */
+  parts: { window: string; counter: string; amount: string }[];
+  /** What a repeated reserve under this id answers. */
+  answer: BudgetAnswer;
+  /** Epoch ms when it was made. */
+  at: number;
+  /** When a settled or refused record may be forgotten; a held one never is until it is settled. */
+  forgetAt?: number;
+}
+
+/** Everything the budget workflow carries across continue-as-new: the windows and the dedupe records. */
+export interface BudgetState {
+  windows: Record<string, WindowState>;
+  reservations: Record<string, ReservationRecord>;
+}
+
+/** What the reserve update carries: the claims the worker derived from its manifest. */
+export interface ReserveUpdate {
+  reservation: string;
+  toolId: string;
+  run?: string;
+  claims: BudgetClaim[];
+}
+
+export interface SettleUpdate {
+  reservation: string;
+  outcome: 'commit' | 'release';
+  /** The run settling (its workflow id, as the worker's activity saw it); an operator's settle names none. */
+  run?: string;
+}
+
+/**
+ * How long a settled or refused reservation's id is remembered, so that a reserve repeated under it
+ * (a retried activity whose first attempt's update arrived late) is answered, not counted again.
+ * Activities retry within seconds to minutes; an hour is far beyond any of them.
+ */
+export const REMEMBER_MS = 3_600_000;
+
+export const emptyBudgetState = (): BudgetState => ({ windows: {}, reservations: {} });
+
+const windowKey = (period: string, start: number) => `${period}@${start}`;
+
+function totalsOf(state: BudgetState, claim: BudgetClaim, now: number): { key: string; totals: CounterTotals } {
+  const { start, end } = windowOf(claim.period, now);
+  const key = windowKey(claim.period, start);
+  const w = (state.windows[key] ??= { period: claim.period, start, end, counters: {} });
+  const totals = (w.counters[claim.counter] ??= { spent: '0', reserved: '0' });
+  return { key, totals };
+}
+
+function refusalOf(
+  claim: BudgetClaim,
+  w: WindowState,
+  t: CounterTotals,
+  after: bigint,
+  principal: string,
+): BudgetAnswer {
+  return {
+    ok: false,
+    rule: claim.rule,
+    reason:
+      `${claim.amount} more ${claim.what} would bring ${principal}'s total in the ${windowName(w.period, w.start, w.end)} ` +
+      `window to ${after} (${t.spent} spent, ${t.reserved} reserved), over its ${claim.period} budget of ${claim.limit}`,
+  };
+}
+
+/** Checks every claim and, only when all fit, reserves them all: one step, nothing awaited. */
+export function reserve(state: BudgetState, req: ReserveUpdate, principal: string, now: number): BudgetAnswer {
+  const known = state.reservations[req.reservation];
+  if (known) return known.answer;
+  const added = new Map<string, bigint>();
+  const parts: ReservationRecord['parts'] = [];
+  for (const claim of req.claims) {
+    const { key, totals } = totalsOf(state, claim, now);
+    const slot = `${key} ${claim.counter}`;
+    const before = BigInt(totals.spent) + BigInt(totals.reserved) + (added.get(slot) ?? 0n);
+    const after = before + BigInt(claim.amount);
+    if (after > BigInt(claim.limit)) {
+      const answer = refusalOf(claim, state.windows[key]!, totals, after, principal);
+      state.reservations[req.reservation] = {
+        status: 'refused',
+        toolId: req.toolId,
+        run: req.run,
+        parts: [],
+        answer,
+        at: now,
+        forgetAt: now + REMEMBER_MS,
+      };
+      return answer;
+    }
+    added.set(slot, (added.get(slot) ?? 0n) + BigInt(claim.amount));
+    parts.push({ window: key, counter: claim.counter, amount: claim.amount });
+  }
+  for (const p of parts) {
+    const t = state.windows[p.window]!.counters[p.counter]!;
+    t.reserved = String(BigInt(t.reserved) + BigInt(p.amount));
+  }
+  const answer: BudgetAnswer = { ok: true };
+  state.reservations[req.reservation] = { status: 'held', toolId: req.toolId, run: req.run, parts, answer, at: now };
+  return answer;
+}
+
+/**
+ * Commit (the call landed: reserved becomes spent) or release (it did not: reserved is given back).
+ * Settling an unknown id leaves a record, so a reserve that arrives after it is not counted.
+ */
+export function settle(state: BudgetState, req: SettleUpdate, now: number): ReservationStatus {
+  const known = state.reservations[req.reservation];
+  const status: ReservationStatus = req.outcome === 'commit' ? 'committed' : 'released';
+  if (!known) {
+    state.reservations[req.reservation] = {
+      status,
+      parts: [],
+      answer: { ok: false, rule: 'spend', reason: 'this call was settled before its reservation arrived' },
+      at: now,
+      forgetAt: now + REMEMBER_MS,
+    };
+    return status;
+  }
+  // Only the run that reserved settles its reservation (or an operator, naming no run).
+  if (known.status !== 'held' || (req.run !== undefined && known.run !== undefined && req.run !== known.run))
+    return known.status;
+  for (const p of known.parts) {
+    const t = state.windows[p.window]?.counters[p.counter];
+    if (!t) continue;
+    t.reserved = String(BigInt(t.reserved) - BigInt(p.amount));
+    if (status === 'committed') t.spent = String(BigInt(t.spent) + BigInt(p.amount));
+  }
+  known.status = status;
+  known.forgetAt = now + REMEMBER_MS;
+  return status;
+}
+
+/** Forgets records past their time and windows that ended long enough ago with nothing reserved. */
+export function prune(state: BudgetState, now: number): boolean {
+  let changed = false;
+  for (const [id, r] of Object.entries(state.reservations))
+    if (r.forgetAt !== undefined && r.forgetAt <= now) {
+      delete state.reservations[id];
+      changed = true;
+    }
+  for (const [key, w] of Object.entries(state.windows))
+    if (w.end + REMEMBER_MS <= now && Object.values(w.counters).every((t) => t.reserved === '0')) {
+      delete state.windows[key];
+      changed = true;
+    }
+  return changed;
+}
+
+export const isEmpty = (state: BudgetState): boolean =>
+  Object.keys(state.windows).length === 0 && Object.keys(state.reservations).length === 0;
