@@ -204,12 +204,7 @@ export { loadLedgerKeyFile, LedgerKeyInvalid, type LedgerPublicKeys } from './le
 export { argsDigest } from './ledger/ref';
 export { DEFAULT_TASK_QUEUE };
 export { RunInputInvalid } from './catalog/errors';
-export {
-  generateIssuerKey,
-  signCredential,
-  type IssuerKey,
-  type CredentialClaims,
-} from './activities/identity/mint';
+export { generateIssuerKey, signCredential, type IssuerKey, type CredentialClaims } from './activities/identity/mint';
 export { WORKFLOW_ID_CLAIM } from './activities/identity/credentials';
 export { SearchAttributesMissing, checkSearchAttributes, searchAttributeCommand } from './inspect/search-attributes';
 export { agentRunInputProblems, toolRunInputProblems } from './common/run-input';

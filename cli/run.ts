@@ -57,7 +57,7 @@ export function registerRun(program: Command, cli: Cli): void {
       .option('--prompt <text>', "the user's prompt (a scripted model's file may carry it)")
       .option(
         '--principal <id>',
-        'on whose behalf the run acts (default: the credential\'s subject, or user:cli on a worker that takes names)',
+        "on whose behalf the run acts (default: the credential's subject, or user:cli on a worker that takes names)",
       )
       .option(
         '--credential <jwt>',

@@ -293,7 +293,7 @@ describe('identity: the worker knows who asks', () => {
         workflowTaskFinishEventId: resetTo,
         requestId: randomUUID(),
       });
-      const reset = await h.client.workflow.getHandle(r.workflowId, runId!).result();
+      const reset = await h.client.workflow.getHandle(r.workflowId, runId).result();
       expect(reset.journal.map((e: { outcome?: string }) => e.outcome)).toEqual(['ok', 'ok']);
       // The refund ran again under the same effect key: the payments service kept one.
       expect(desk.payments.all().length).toBe(before);
