@@ -45,7 +45,8 @@ export function tlsAliases(env: Record<string, string>): Record<string, string> 
     ['TEMPORAL_TLS_KEY', 'TEMPORAL_TLS_CLIENT_KEY_PATH'],
   ] as const;
   const out = { ...env };
-  for (const [short, long] of aliases) if (out[short] && !out[long] && !out[long.replace(/_PATH$/, '_DATA')]) out[long] = out[short];
+  for (const [short, long] of aliases)
+    if (out[short] && !out[long] && !out[long.replace(/_PATH$/, '_DATA')]) out[long] = out[short];
   const cert = out.TEMPORAL_TLS_CLIENT_CERT_PATH ?? out.TEMPORAL_TLS_CLIENT_CERT_DATA;
   const key = out.TEMPORAL_TLS_CLIENT_KEY_PATH ?? out.TEMPORAL_TLS_CLIENT_KEY_DATA;
   if (!cert !== !key)

@@ -26,7 +26,10 @@ async function main(): Promise<void> {
     .option('--data-dir <dir>', 'where the database and logs live', path.join(defaultDataDir(), 'cluster'))
     .option('--fresh', 'delete the data folder first (a cold start)')
     .option('--insecure', 'run the cluster open: no TLS, no tokens, every caller may do everything')
-    .option('--credentials-dir <dir>', 'where the CA, certificates, JWKS and tokens are kept (default: <data-dir>/credentials)')
+    .option(
+      '--credentials-dir <dir>',
+      'where the CA, certificates, JWKS and tokens are kept (default: <data-dir>/credentials)',
+    )
     .option(
       '--prepare',
       'only make sure the binaries and PostgreSQL are there (building or installing them), then exit',
@@ -75,7 +78,8 @@ async function main(): Promise<void> {
     credentialsDir: o.credentialsDir,
   }));
   const creds = cluster.credentials;
-  const roleLine = (role: Role, what: string) => `    ${role.padEnd(8)} ${what}: set -a; . ${creds!.dir}/${role}.env; set +a`;
+  const roleLine = (role: Role, what: string) =>
+    `    ${role.padEnd(8)} ${what}: set -a; . ${creds!.dir}/${role}.env; set +a`;
 
   console.log(
     [
@@ -91,7 +95,10 @@ async function main(): Promise<void> {
             `Secured: mutual TLS (CA ${creds.ca}), tokens verified against ${creds.jwks}. One credential per party`,
             `(client certificate, CA and token as TEMPORAL_TLS_CERT/_KEY/_CA and TEMPORAL_API_KEY):`,
             roleLine('starter', `start, signal, update, query runs (${ROLES.starter(cluster.namespace).join(', ')})`),
-            roleLine('operator', `also list, describe, cancel, reset (${ROLES.operator(cluster.namespace).join(', ')})`),
+            roleLine(
+              'operator',
+              `also list, describe, cancel, reset (${ROLES.operator(cluster.namespace).join(', ')})`,
+            ),
             roleLine('worker', `poll and answer task queues (${ROLES.worker(cluster.namespace).join(', ')})`),
             `  or as envconfig profiles: TEMPORAL_CONFIG_FILE=${creds.dir}/temporal.toml TEMPORAL_PROFILE=<role>`,
             'Then, in another terminal, the demo (it runs a worker and starts runs, so both tokens):',

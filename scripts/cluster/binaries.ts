@@ -46,7 +46,11 @@ export function authorizerDigest(): string {
     .readdirSync(AUTHORIZER_DIR)
     .filter((f) => f === 'go.mod' || f === 'go.sum' || (f.endsWith('.go') && !f.endsWith('_test.go')))
     .sort();
-  for (const f of files) h.update(f).update('\0').update(fs.readFileSync(path.join(AUTHORIZER_DIR, f))).update('\0');
+  for (const f of files)
+    h.update(f)
+      .update('\0')
+      .update(fs.readFileSync(path.join(AUTHORIZER_DIR, f)))
+      .update('\0');
   return h.digest('hex').slice(0, 16);
 }
 
@@ -116,7 +120,14 @@ async function buildAuthorizer(dir: string, log: Log): Promise<string> {
   const partial = `${out}.partial-${process.pid}`;
   log(`building the server with toolplane's authorizer (${AUTHORIZER_DIR}) into ${dir} (a cold build takes minutes)`);
   const started = Date.now();
-  const code = await runShown(goCommand(), ['build', '-v', '-o', partial, '.'], goEnv(), log, 'building', AUTHORIZER_DIR);
+  const code = await runShown(
+    goCommand(),
+    ['build', '-v', '-o', partial, '.'],
+    goEnv(),
+    log,
+    'building',
+    AUTHORIZER_DIR,
+  );
   if (code !== 0 || !isExecutable(partial))
     throw new ClusterFailed('binaries', `go build in ${AUTHORIZER_DIR} exited with ${code}`);
   fs.renameSync(partial, out);

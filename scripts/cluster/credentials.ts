@@ -188,7 +188,10 @@ function keyId(key: crypto.KeyObject): string {
 function writeJwks(file: string, signingKeyPem: string): void {
   const key = crypto.createPrivateKey(signingKeyPem);
   const jwk = crypto.createPublicKey(key).export({ format: 'jwk' });
-  fs.writeFileSync(file, `${JSON.stringify({ keys: [{ ...jwk, kid: keyId(key), alg: 'ES256', use: 'sig' }] }, null, 2)}\n`);
+  fs.writeFileSync(
+    file,
+    `${JSON.stringify({ keys: [{ ...jwk, kid: keyId(key), alg: 'ES256', use: 'sig' }] }, null, 2)}\n`,
+  );
 }
 
 const tls = (dir: string, name: string, ca = 'ca'): TlsFiles => ({
@@ -201,7 +204,10 @@ const tls = (dir: string, name: string, ca = 'ca'): TlsFiles => ({
  * The credentials in `dir`: made when missing, reused otherwise; tokens minted for `namespace`.
  * `address` goes into the role files (`<role>.env`, `temporal.toml`).
  */
-export function ensureCredentials(dir: string, opts: { namespace: string; address?: string; log?: Log }): ClusterCredentials {
+export function ensureCredentials(
+  dir: string,
+  opts: { namespace: string; address?: string; log?: Log },
+): ClusterCredentials {
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
   const have = (f: string) => fs.existsSync(path.join(dir, f));
   const made = ['ca.pem', 'server.pem', 'ui.pem', 'client.pem', 'wrong-client.pem', 'jwt-signing.key'].every(have);
@@ -244,7 +250,12 @@ export function ensureCredentials(dir: string, opts: { namespace: string; addres
 }
 
 /** The environment a toolplane party connects with: address, namespace, TLS files and its token. */
-export function roleEnv(creds: ClusterCredentials, role: Role, address: string, namespace: string): Record<string, string> {
+export function roleEnv(
+  creds: ClusterCredentials,
+  role: Role,
+  address: string,
+  namespace: string,
+): Record<string, string> {
   return {
     TEMPORAL_ADDRESS: address,
     TEMPORAL_NAMESPACE: namespace,

@@ -47,6 +47,9 @@ export interface ClusterOptions {
   log?: (line: string) => void;
 }
 
+/** What both `Connection.connect` and `NativeConnection.connect` take: the address, TLS, a token. */
+export type ClusterConnectOptions = Pick<ConnectionOptions, 'address' | 'tls'> & { apiKey?: string };
+
 export interface Cluster {
   /** host:port of the frontend. */
   address: string;
@@ -57,7 +60,7 @@ export interface Cluster {
    * What `Connection.connect` and `NativeConnection.connect` take to reach the frontend as `role`
    * (TLS with the client certificate, the role's token); just the address on an open cluster.
    */
-  connectOptions(role: Role): Pick<ConnectionOptions, 'address' | 'tls' | 'apiKey'>;
+  connectOptions(role: Role): ClusterConnectOptions;
   /** The same as environment variables (TEMPORAL_ADDRESS, TEMPORAL_TLS_*, TEMPORAL_API_KEY), for a child process. */
   env(role: Role): Record<string, string>;
   uiUrl?: string;
@@ -128,7 +131,11 @@ function serviceEnv(ports: Ports, credentials: ClusterCredentials | undefined): 
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     ...(credentials
-      ? { TOOLPLANE_CREDENTIALS: credentials.dir, TOOLPLANE_JWKS: `file://${credentials.jwks}`, TOOLPLANE_CERT_ROLES: CERT_ROLES }
+      ? {
+          TOOLPLANE_CREDENTIALS: credentials.dir,
+          TOOLPLANE_JWKS: `file://${credentials.jwks}`,
+          TOOLPLANE_CERT_ROLES: CERT_ROLES,
+        }
       : { TOOLPLANE_INSECURE: '1' }),
     TOOLPLANE_PG_HOST: '127.0.0.1',
     TOOLPLANE_PG_PORT: String(ports.pg),
@@ -164,7 +171,7 @@ function connectOptionsFor(
   address: string,
   credentials: ClusterCredentials | undefined,
   role: Role,
-): Pick<ConnectionOptions, 'address' | 'tls' | 'apiKey'> {
+): ClusterConnectOptions {
   if (!credentials) return { address };
   return {
     address,
@@ -178,7 +185,7 @@ function connectOptionsFor(
 }
 
 /** The frontend answers a token-holding client (GetSystemInfo through TLS on a secured cluster). */
-async function frontendAnswers(options: Pick<ConnectionOptions, 'address' | 'tls' | 'apiKey'>): Promise<boolean> {
+async function frontendAnswers(options: ClusterConnectOptions): Promise<boolean> {
   let connection: Connection | undefined;
   try {
     connection = await Connection.connect({ ...options, connectTimeout: 2000 });
@@ -334,7 +341,9 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
       credentials,
       connectOptions,
       env: (role) =>
-        credentials ? roleEnv(credentials, role, address, namespace) : { TEMPORAL_ADDRESS: address, TEMPORAL_NAMESPACE: namespace },
+        credentials
+          ? roleEnv(credentials, role, address, namespace)
+          : { TEMPORAL_ADDRESS: address, TEMPORAL_NAMESPACE: namespace },
       uiUrl,
       cold,
       startMs,
