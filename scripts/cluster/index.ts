@@ -13,7 +13,7 @@ import { ensureClusterBinaries, type ClusterBinaries } from './binaries';
 import { CERT_ROLES, ensureCredentials, roleEnv, type ClusterCredentials, type Role } from './credentials';
 import { ClusterFailed } from './errors';
 import { setupNamespace } from './namespace';
-import { ensurePostgres, Postgres } from './postgres';
+import { ensurePostgres, Postgres, postgresDataDir } from './postgres';
 import { ManagedProcess, portOpen } from './process';
 import { setupSchemas } from './schema';
 
@@ -233,7 +233,7 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
 
   const pg = new Postgres({
     bin: pgBin,
-    dataDir: path.join(dataDir, 'pg'),
+    dataDir: postgresDataDir(dataDir, log),
     port: ports.pg,
     logFile: path.join(logDir, 'postgres.log'),
   });
