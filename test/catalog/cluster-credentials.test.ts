@@ -71,7 +71,8 @@ describe('cluster credentials', () => {
       expect(s.address).toBe('127.0.0.1:7233');
       expect(s.apiKey).toBe(again.tokens.operator);
       expect(s.tls).toMatchObject({ serverNameOverride: 'localhost' });
-      expect(typeof s.tls === 'object' && s.tls?.clientCertPair?.crt.toString()).toContain('BEGIN CERTIFICATE');
+      const crt = typeof s.tls === 'object' ? s.tls?.clientCertPair?.crt : undefined;
+      expect(Buffer.from(crt ?? []).toString('utf8')).toContain('BEGIN CERTIFICATE');
     }
   });
 
