@@ -6,13 +6,15 @@
  * `--insecure` runs it open.
  *
  *   npm run cluster [-- --port 7233] [--ui-port 8080] [--fresh] [--prepare] [--insecure]
+ *   npm run cluster -- --credentials-only --credentials-dir <dir> [--address temporal-frontend:7233]
+ *     (only the CA, certificates, JWKS and tokens, e.g. for docker-compose.yml)
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { Command } from 'commander';
 import { defaultDataDir } from './dev-server';
 import { startCluster, type Cluster } from './cluster/index';
-import { ROLES, type Role } from './cluster/credentials';
+import { ensureCredentials, ROLES, type Role } from './cluster/credentials';
 import { stopAllProcesses } from './cluster/process';
 import { ensureClusterBinaries } from './cluster/binaries';
 import { ensurePostgres } from './cluster/postgres';
@@ -31,6 +33,16 @@ async function main(): Promise<void> {
       'where the CA, certificates, JWKS and tokens are kept (default: <data-dir>/credentials)',
     )
     .option(
+      '--credentials-only',
+      'only make (or keep) the credentials in --credentials-dir and mint tokens, then exit (for docker-compose.yml)',
+    )
+    .option(
+      '--address <host:port>',
+      'with --credentials-only: the frontend address the role files name',
+      'localhost:7233',
+    )
+    .option('--namespace <ns>', 'the namespace the tokens are for', 'default')
+    .option(
       '--prepare',
       'only make sure the binaries and PostgreSQL are there (building or installing them), then exit',
     )
@@ -43,7 +55,22 @@ async function main(): Promise<void> {
       prepare?: boolean;
       insecure?: boolean;
       credentialsDir?: string;
+      credentialsOnly?: boolean;
+      address: string;
+      namespace: string;
     }>();
+  if (o.credentialsOnly) {
+    const dir = path.resolve(o.credentialsDir ?? path.join(o.dataDir, 'credentials'));
+    const creds = ensureCredentials(dir, {
+      namespace: o.namespace,
+      address: o.address,
+      log: (l) => console.error(`[cluster] ${l}`),
+    });
+    console.log(
+      `credentials in ${creds.dir}: ca.pem, server/ui/client certificates, jwks.json, and per role (${Object.keys(ROLES).join(', ')}) <role>.jwt, <role>.env, temporal.toml`,
+    );
+    return;
+  }
   if (o.prepare) {
     const log = (l: string) => console.error(`[cluster] ${l}`);
     const bins = await ensureClusterBinaries(log);
@@ -71,6 +98,7 @@ async function main(): Promise<void> {
   process.on('SIGHUP', () => stop('SIGHUP'));
 
   const cluster = (started.cluster = await startCluster({
+    namespace: o.namespace,
     dataDir: o.dataDir,
     frontendPort: o.port,
     uiPort: o.uiPort,

@@ -29,8 +29,11 @@ export const ROLES = {
   starter: (ns: string) => [`${ns}:write`],
   /** May also list, describe, cancel, terminate and reset runs, and manage the namespace; never poll. */
   operator: (ns: string) => [`${ns}:admin`],
-  /** toolplane's worker: polls and answers task queues, and starts, signals and updates runs. */
-  worker: (ns: string) => [`${ns}:worker`],
+  /**
+   * toolplane's worker: polls and answers task queues, and starts, signals and updates runs; `read` lets
+   * its health check (`toolplane list`) see runs, which its polls show it anyway.
+   */
+  worker: (ns: string) => [`${ns}:worker`, `${ns}:read`],
   /** The whole cluster: the set-up (namespace, search attributes). Not for a toolplane party. */
   admin: () => ['temporal-system:admin'],
 } as const;
