@@ -161,7 +161,15 @@ export function connectOptions(s: ConnectionSettings) {
   };
 }
 
-/** A client on the resolved connection; fails in seconds, as TemporalUnreachable, when nothing answers. */
+/**
+ * A client on the resolved connection; fails in seconds, as TemporalUnreachable, when nothing answers.
+ *
+ * @example A client of a secured cluster, from TEMPORAL_ADDRESS, TEMPORAL_TLS_* and TEMPORAL_API_KEY:
+ * ```ts
+ * import { connectClient, connectionSettings } from 'toolplane/client';
+ * const client = await connectClient(connectionSettings());
+ * ```
+ */
 export async function connectClient(s: ConnectionSettings, timeoutMs = 5000): Promise<Client> {
   let connection: Connection | undefined;
   try {
