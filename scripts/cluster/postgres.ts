@@ -86,7 +86,8 @@ export function closedAncestor(dir: string): string | undefined {
 export function postgresDataDir(dataDir: string, log: Log, opts: { asRoot?: boolean; base?: string } = {}): string {
   const inside = path.join(path.resolve(dataDir), 'pg');
   if (!(opts.asRoot ?? process.getuid?.() === 0)) return inside;
-  const closed = closedAncestor(inside);
+  // PostgreSQL makes its own folder 0700 (and owns it): only the folders above it matter.
+  const closed = closedAncestor(path.dirname(inside));
   if (!closed) return inside;
   const base = opts.base ?? (fs.existsSync('/var/lib/postgresql') ? '/var/lib/postgresql' : '/var/tmp');
   const digest = crypto.createHash('sha256').update(path.resolve(dataDir)).digest('hex').slice(0, 16);

@@ -108,6 +108,9 @@ describe('PostgreSQL data of a clone in a closed folder', () => {
     fs.mkdirSync(open, { mode: 0o755 });
     fs.chmodSync(dir, 0o755);
     expect(postgresDataDir(open, () => {}, { asRoot: true })).toBe(path.join(open, 'pg'));
+    // PostgreSQL's own folder is 0700: a warm start keeps it where it is.
+    fs.mkdirSync(path.join(open, 'pg'), { mode: 0o700 });
+    expect(postgresDataDir(open, () => {}, { asRoot: true })).toBe(path.join(open, 'pg'));
 
     const closed = path.join(dir, 'closed');
     fs.mkdirSync(path.join(closed, 'clone'), { recursive: true });
