@@ -88,7 +88,10 @@ export function postgresDataDir(dataDir: string, log: Log, opts: { asRoot?: bool
   if (!(opts.asRoot ?? process.getuid?.() === 0)) return inside;
   // PostgreSQL makes its own folder 0700 (and owns it): only the folders above it matter.
   const closed = closedAncestor(path.dirname(inside));
-  if (!closed) return inside;
+  if (!closed) {
+    fs.rmSync(path.join(path.resolve(dataDir), 'pg-location'), { force: true });
+    return inside;
+  }
   const base = opts.base ?? (fs.existsSync('/var/lib/postgresql') ? '/var/lib/postgresql' : '/var/tmp');
   const digest = crypto.createHash('sha256').update(path.resolve(dataDir)).digest('hex').slice(0, 16);
   const outside = path.join(base, 'toolplane', digest, 'pg');
