@@ -165,7 +165,7 @@ async function stopChild(child: ChildProcess, hasExited: () => boolean): Promise
 export async function connectOrStart(opts: DevServerOptions = {}): Promise<TemporalServer> {
   const namespace = process.env.TEMPORAL_NAMESPACE ?? opts.namespace ?? 'default';
   if (process.env.TEMPORAL_ADDRESS || process.env.TEMPORAL_PROFILE) {
-    const connection = connectionSettings({ namespace: opts.namespace });
+    const connection = connectionSettings({ namespace: process.env.TEMPORAL_NAMESPACE ?? opts.namespace });
     await probe(connection);
     return {
       address: connection.address,
