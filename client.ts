@@ -191,7 +191,16 @@ export async function deny(
 }
 
 export { follow as followRun, formatEffects };
-export { runUrl, probe, TemporalUnreachable } from './inspect/connection';
+export {
+  runUrl,
+  probe,
+  TemporalUnreachable,
+  connectionSettings,
+  connectOptions,
+  connectClient,
+  type ConnectionSettings,
+  type ConnectionFlags,
+} from './inspect/connection';
 export {
   verifyProducedBy,
   formatVerdict,

@@ -60,6 +60,7 @@ export default tseslint.config(
       'ai-sdk.ts',
       'examples/ai-sdk-agent/workflows.ts',
       'test/fixtures/versioning/workflows-b.ts',
+      'test/fixtures/rogue/workflows.ts',
     ],
     rules: {
       'no-restricted-imports': [

@@ -22,7 +22,13 @@ Exit codes:
 Connection (every command that talks to Temporal, and the worker): --address, --namespace and
 --profile, over TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TLS_* and the
 profile (TEMPORAL_PROFILE) of the Temporal config file (TEMPORAL_CONFIG_FILE). Default 127.0.0.1:7233.
-Web UI links: --ui-url, else TEMPORAL_UI_URL, else a local server's port + 1000.`;
+Web UI links: --ui-url, else TEMPORAL_UI_URL, else a local server's port + 1000.
+A secured cluster (\`npm run cluster\`) wants TLS files and a token whose role allows the command:
+  TEMPORAL_TLS_CA, TEMPORAL_TLS_CERT, TEMPORAL_TLS_KEY   its CA, and this client's certificate and key
+      (or envconfig's TEMPORAL_TLS_SERVER_CA_CERT_PATH, TEMPORAL_TLS_CLIENT_CERT_PATH, TEMPORAL_TLS_CLIENT_KEY_PATH,
+      TEMPORAL_TLS_SERVER_NAME)
+  TEMPORAL_API_KEY   the token: a run starter's for run; an operator's for list, describe, show, approve, deny,
+      resolve, cancel; a worker's for worker`;
 
 /** A command already said what happened (the run's outcome, as text or JSON); only the exit code is left. */
 export class CommandFailed extends ToolplaneError<'CommandFailed', { exitCode: ExitCode }> {

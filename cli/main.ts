@@ -16,6 +16,16 @@ export function exitCodeOf(err: unknown): ExitCode {
   return ExitCode.Failed;
 }
 
+/** gRPC PERMISSION_DENIED (7) anywhere in the cause chain: the server's authorizer said no. */
+function permissionDenied(err: unknown): boolean {
+  const seen = new Set<unknown>();
+  for (let e: unknown = err; e && typeof e === 'object' && !seen.has(e); e = (e as { cause?: unknown }).cause) {
+    seen.add(e);
+    if ((e as { code?: unknown }).code === 7) return true;
+  }
+  return false;
+}
+
 export async function main(
   argv: string[],
   out: (line: string) => void = console.log,
@@ -29,6 +39,10 @@ export async function main(
     // Commander printed its own message; a CommandFailed already said what happened.
     const said = e instanceof CommanderError || (ToolplaneError.is(e) && e.code === 'CommandFailed');
     if (!said) for (const l of ToolplaneError.is(e) ? [e.message] : formatCauseChain(e)) err(l);
+    if (!said && permissionDenied(e))
+      err(
+        'The Temporal server refused this credential: the token in TEMPORAL_API_KEY (or the profile) lacks the role this command needs, or there is none (see `toolplane --help`, Connection).',
+      );
     return code;
   }
 }

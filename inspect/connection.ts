@@ -1,8 +1,9 @@
 /**
- * How toolplane reaches Temporal, for the CLI and the worker alike: a profile of the Temporal
- * config file (`@temporalio/envconfig`), the standard TEMPORAL_* variables over it, and the
- * `--address`, `--namespace`, `--profile` flags over both. Also where that server's Web UI is, the
- * link of a run there, and the flags that reach the same server again from a printed command.
+ * How toolplane reaches Temporal, for the CLI, the worker, the client helpers and `npm start` alike:
+ * a profile of the Temporal config file (`@temporalio/envconfig`), the standard TEMPORAL_* variables
+ * over it (CONNECTION_ENV_HELP lists them), and the `--address`, `--namespace`, `--profile` flags
+ * over both. Also where that server's Web UI is, the link of a run there, and the flags that reach
+ * the same server again from a printed command.
  */
 import { Client, Connection, type ConnectionOptions } from '@temporalio/client';
 import { loadClientConnectConfig } from '@temporalio/envconfig';
@@ -18,6 +19,42 @@ export class TemporalUnreachable extends ToolplaneError<'TemporalUnreachable', {
   ) {
     super('TemporalUnreachable', `Temporal server at ${address} is unreachable: ${cause}`, { address });
   }
+}
+
+/** The variables the connection is read from, for a command's help. */
+export const CONNECTION_ENV_HELP = `Connection (flags over these variables over the profile of the Temporal config file):
+  TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE          the frontend (default 127.0.0.1:7233) and namespace (default "default")
+  TEMPORAL_API_KEY                              a token sent as "authorization: Bearer <token>" (TLS is then on)
+  TEMPORAL_TLS_CA, TEMPORAL_TLS_CERT, TEMPORAL_TLS_KEY
+                                                the server's CA and this client's certificate and key (PEM files);
+                                                also as TEMPORAL_TLS_SERVER_CA_CERT_PATH, TEMPORAL_TLS_CLIENT_CERT_PATH,
+                                                TEMPORAL_TLS_CLIENT_KEY_PATH (or _DATA), TEMPORAL_TLS_SERVER_NAME, TEMPORAL_TLS
+  TEMPORAL_PROFILE, TEMPORAL_CONFIG_FILE        a profile of the Temporal config file (TOML), as --profile
+  TEMPORAL_UI_URL                               the Web UI, for printed links`;
+
+/**
+ * TEMPORAL_TLS_CA / _CERT / _KEY (the names Temporal's Web UI server and many deployments use) as
+ * envconfig's TEMPORAL_TLS_SERVER_CA_CERT_PATH / _CLIENT_CERT_PATH / _CLIENT_KEY_PATH, where those
+ * are not set themselves. A certificate without its key, or a key without its certificate, is a
+ * usage error naming both variables.
+ */
+export function tlsAliases(env: Record<string, string>): Record<string, string> {
+  const aliases = [
+    ['TEMPORAL_TLS_CA', 'TEMPORAL_TLS_SERVER_CA_CERT_PATH'],
+    ['TEMPORAL_TLS_CERT', 'TEMPORAL_TLS_CLIENT_CERT_PATH'],
+    ['TEMPORAL_TLS_KEY', 'TEMPORAL_TLS_CLIENT_KEY_PATH'],
+  ] as const;
+  const out = { ...env };
+  for (const [short, long] of aliases)
+    if (out[short] && !out[long] && !out[long.replace(/_PATH$/, '_DATA')]) out[long] = out[short];
+  const cert = out.TEMPORAL_TLS_CLIENT_CERT_PATH ?? out.TEMPORAL_TLS_CLIENT_CERT_DATA;
+  const key = out.TEMPORAL_TLS_CLIENT_KEY_PATH ?? out.TEMPORAL_TLS_CLIENT_KEY_DATA;
+  if (!cert !== !key)
+    throw new ToolplaneError(
+      'UsageError',
+      `a client certificate needs its key: ${cert ? 'TEMPORAL_TLS_CERT (TEMPORAL_TLS_CLIENT_CERT_PATH) is set, TEMPORAL_TLS_KEY (TEMPORAL_TLS_CLIENT_KEY_PATH) is not' : 'TEMPORAL_TLS_KEY (TEMPORAL_TLS_CLIENT_KEY_PATH) is set, TEMPORAL_TLS_CERT (TEMPORAL_TLS_CLIENT_CERT_PATH) is not'}`,
+    );
+  return out;
 }
 
 /** What a command line may say about the connection; unset fields fall back to the environment and the profile. */
@@ -44,14 +81,16 @@ export interface ConnectionSettings {
 
 /**
  * Resolves the connection: flags over TEMPORAL_ADDRESS / TEMPORAL_NAMESPACE / TEMPORAL_API_KEY /
- * TEMPORAL_TLS_* over the profile (`--profile`, TEMPORAL_PROFILE, else "default") of the config file
+ * TEMPORAL_TLS_* (with the TEMPORAL_TLS_CA / _CERT / _KEY aliases, `tlsAliases`) over the profile (`--profile`, TEMPORAL_PROFILE, else "default") of the config file
  * (TEMPORAL_CONFIG_FILE, else the Temporal CLI's). An unknown profile or an unreadable file is a usage error.
  */
 export function connectionSettings(
   flags: ConnectionFlags = {},
   env: NodeJS.ProcessEnv = process.env,
 ): ConnectionSettings {
-  const envVars = Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined));
+  const envVars = tlsAliases(
+    Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined)),
+  );
   let loaded: ReturnType<typeof loadClientConnectConfig>;
   try {
     loaded = loadClientConnectConfig({ profile: flags.profile, overrideEnvVars: envVars });
@@ -122,7 +161,15 @@ export function connectOptions(s: ConnectionSettings) {
   };
 }
 
-/** A client on the resolved connection; fails in seconds, as TemporalUnreachable, when nothing answers. */
+/**
+ * A client on the resolved connection; fails in seconds, as TemporalUnreachable, when nothing answers.
+ *
+ * @example A client of a secured cluster, from TEMPORAL_ADDRESS, TEMPORAL_TLS_* and TEMPORAL_API_KEY:
+ * ```ts
+ * import { connectClient, connectionSettings } from 'toolplane/client';
+ * const client = await connectClient(connectionSettings());
+ * ```
+ */
 export async function connectClient(s: ConnectionSettings, timeoutMs = 5000): Promise<Client> {
   let connection: Connection | undefined;
   try {
@@ -139,9 +186,13 @@ function firstLine(err: unknown): string {
   return (err instanceof Error ? err.message : String(err)).split('\n')[0] ?? String(err);
 }
 
-/** Fails in seconds, not minutes, when nothing answers. */
-export async function probe(address: string, timeoutMs = 5000): Promise<void> {
-  const client = await connectClient({ address, namespace: DEFAULT_NAMESPACE }, timeoutMs);
+/**
+ * Fails in seconds, not minutes, when nothing answers: at `address` with no credentials, or with
+ * the settings given (TLS, token).
+ */
+export async function probe(to: string | ConnectionSettings, timeoutMs = 5000): Promise<void> {
+  const s = typeof to === 'string' ? { address: to, namespace: DEFAULT_NAMESPACE } : to;
+  const client = await connectClient(s, timeoutMs);
   await client.connection.close();
 }
 

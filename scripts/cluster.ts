@@ -2,14 +2,19 @@
  * `npm run cluster`: a real multi-service Temporal cluster on this machine, without Docker
  * (PostgreSQL, frontend, history, matching and worker services, the Web UI), until Ctrl-C or
  * SIGTERM tears it down. Data stays in `.data/cluster/` (TOOLPLANE_DATA_DIR), so the next start is warm.
+ * Secured by default (mutual TLS, tokens, toolplane's authorizer: scripts/cluster/credentials.ts);
+ * `--insecure` runs it open.
  *
- *   npm run cluster [-- --port 7233] [--ui-port 8080] [--fresh] [--prepare]
+ *   npm run cluster [-- --port 7233] [--ui-port 8080] [--fresh] [--prepare] [--insecure]
+ *   npm run cluster -- --credentials-only --credentials-dir <dir> [--address temporal-frontend:7233]
+ *     (only the CA, certificates, JWKS and tokens, e.g. for docker-compose.yml)
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { Command } from 'commander';
 import { defaultDataDir } from './dev-server';
 import { startCluster, type Cluster } from './cluster/index';
+import { ensureCredentials, ROLES, type Role } from './cluster/credentials';
 import { stopAllProcesses } from './cluster/process';
 import { ensureClusterBinaries } from './cluster/binaries';
 import { ensurePostgres } from './cluster/postgres';
@@ -22,12 +27,50 @@ async function main(): Promise<void> {
     .option('--ui-port <n>', 'the Web UI port; default: a free port', (v) => Number(v))
     .option('--data-dir <dir>', 'where the database and logs live', path.join(defaultDataDir(), 'cluster'))
     .option('--fresh', 'delete the data folder first (a cold start)')
+    .option('--insecure', 'run the cluster open: no TLS, no tokens, every caller may do everything')
+    .option(
+      '--credentials-dir <dir>',
+      'where the CA, certificates, JWKS and tokens are kept (default: <data-dir>/credentials)',
+    )
+    .option(
+      '--credentials-only',
+      'only make (or keep) the credentials in --credentials-dir and mint tokens, then exit (for docker-compose.yml)',
+    )
+    .option(
+      '--address <host:port>',
+      'with --credentials-only: the frontend address the role files name',
+      'localhost:7233',
+    )
+    .option('--namespace <ns>', 'the namespace the tokens are for', 'default')
     .option(
       '--prepare',
       'only make sure the binaries and PostgreSQL are there (building or installing them), then exit',
     )
     .parse(process.argv)
-    .opts<{ port?: number; uiPort?: number; dataDir: string; fresh?: boolean; prepare?: boolean }>();
+    .opts<{
+      port?: number;
+      uiPort?: number;
+      dataDir: string;
+      fresh?: boolean;
+      prepare?: boolean;
+      insecure?: boolean;
+      credentialsDir?: string;
+      credentialsOnly?: boolean;
+      address: string;
+      namespace: string;
+    }>();
+  if (o.credentialsOnly) {
+    const dir = path.resolve(o.credentialsDir ?? path.join(o.dataDir, 'credentials'));
+    const creds = ensureCredentials(dir, {
+      namespace: o.namespace,
+      address: o.address,
+      log: (l) => console.error(`[cluster] ${l}`),
+    });
+    console.log(
+      `credentials in ${creds.dir}: ca.pem, server/ui/client certificates, jwks.json, and per role (${Object.keys(ROLES).join(', ')}) <role>.jwt, <role>.env, temporal.toml`,
+    );
+    return;
+  }
   if (o.prepare) {
     const log = (l: string) => console.error(`[cluster] ${l}`);
     const bins = await ensureClusterBinaries(log);
@@ -55,10 +98,16 @@ async function main(): Promise<void> {
   process.on('SIGHUP', () => stop('SIGHUP'));
 
   const cluster = (started.cluster = await startCluster({
+    namespace: o.namespace,
     dataDir: o.dataDir,
     frontendPort: o.port,
     uiPort: o.uiPort,
+    insecure: o.insecure,
+    credentialsDir: o.credentialsDir,
   }));
+  const creds = cluster.credentials;
+  const roleLine = (role: Role, what: string) =>
+    `    ${role.padEnd(8)} ${what}: set -a; . ${creds!.dir}/${role}.env; set +a`;
 
   console.log(
     [
@@ -66,10 +115,25 @@ async function main(): Promise<void> {
       `Temporal cluster ready in ${(cluster.startMs / 1000).toFixed(1)}s (${cluster.cold ? 'cold: new database' : 'warm'})`,
       `  export TEMPORAL_ADDRESS=${cluster.address}`,
       `  export TEMPORAL_UI_URL=${cluster.uiUrl}`,
-      `  Web UI: ${cluster.uiUrl}`,
+      `  Web UI: ${cluster.uiUrl}${creds ? ' (read-only: it holds the UI certificate, which may only read)' : ''}`,
       `  namespace ${cluster.namespace}; search attributes ${SEARCH_ATTRIBUTES.map((a) => a.name).join(', ')}`,
       `  processes: ${cluster.processes().join(', ')}; logs in ${cluster.logDir}`,
-      'Then, in another terminal: TEMPORAL_ADDRESS=... npm start. Ctrl-C stops the cluster.',
+      ...(creds
+        ? [
+            `Secured: mutual TLS (CA ${creds.ca}), tokens verified against ${creds.jwks}. One credential per party`,
+            `(client certificate, CA and token as TEMPORAL_TLS_CERT/_KEY/_CA and TEMPORAL_API_KEY):`,
+            roleLine('starter', `start, signal, update, query runs (${ROLES.starter(cluster.namespace).join(', ')})`),
+            roleLine(
+              'operator',
+              `also list, describe, cancel, reset (${ROLES.operator(cluster.namespace).join(', ')})`,
+            ),
+            roleLine('worker', `poll and answer task queues (${ROLES.worker(cluster.namespace).join(', ')})`),
+            `  or as envconfig profiles: TEMPORAL_CONFIG_FILE=${creds.dir}/temporal.toml TEMPORAL_PROFILE=<role>`,
+            'Then, in another terminal, the demo (it runs a worker and starts runs, so both tokens):',
+            `  set -a; . ${creds.dir}/starter.env; set +a; TOOLPLANE_WORKER_API_KEY=$(cat ${creds.dir}/worker.jwt) npm start`,
+          ]
+        : ['Open (--insecure): no TLS, no tokens. Then, in another terminal: TEMPORAL_ADDRESS=... npm start.']),
+      'Ctrl-C stops the cluster.',
       '',
     ].join('\n'),
   );

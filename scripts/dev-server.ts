@@ -10,18 +10,32 @@ import { Connection } from '@temporalio/client';
 import { registerSearchAttributes } from './cluster/namespace';
 import { findTemporalCli } from './temporal-cli';
 import { SEARCH_ATTRIBUTES } from '../common/search-attributes';
-import { probe, runUrl, TemporalUnreachable } from '../inspect/connection';
+import {
+  connectionSettings,
+  connectOptions,
+  probe,
+  runUrl,
+  TemporalUnreachable,
+  type ConnectionSettings,
+} from '../inspect/connection';
 
 export { probe, runUrl, TemporalUnreachable };
 
 export interface TemporalServer {
   address: string;
   namespace: string;
+  /** How to reach it: the address, and on a secured server the TLS files and token (`connectOptions`). */
+  connection?: ConnectionSettings;
   /** Base of the Web UI, when one is known. */
   uiUrl?: string;
   /** Whether this process started the server (and so stops it). */
   owned: boolean;
   stop(): Promise<void>;
+}
+
+/** The options `Connection.connect` and `NativeConnection.connect` take to reach `server`. */
+export function serverConnectOptions(server: TemporalServer): ReturnType<typeof connectOptions> {
+  return server.connection ? connectOptions(server.connection) : { address: server.address };
 }
 
 export async function freePort(): Promise<number> {
@@ -144,15 +158,23 @@ async function stopChild(child: ChildProcess, hasExited: () => boolean): Promise
 }
 
 /**
- * TEMPORAL_ADDRESS if set (checked to answer); otherwise a dev server already listening on the
- * configured port; otherwise a new one.
+ * The server TEMPORAL_ADDRESS (or TEMPORAL_PROFILE's profile) names, if any, checked to answer, with
+ * the TLS files and token of the environment (inspect/connection.ts); otherwise a dev server already
+ * listening on the configured port; otherwise a new one.
  */
 export async function connectOrStart(opts: DevServerOptions = {}): Promise<TemporalServer> {
   const namespace = process.env.TEMPORAL_NAMESPACE ?? opts.namespace ?? 'default';
-  const configured = process.env.TEMPORAL_ADDRESS;
-  if (configured) {
-    await probe(configured);
-    return { address: configured, namespace, uiUrl: process.env.TEMPORAL_UI_URL, owned: false, stop: async () => {} };
+  if (process.env.TEMPORAL_ADDRESS || process.env.TEMPORAL_PROFILE) {
+    const connection = connectionSettings({ namespace: process.env.TEMPORAL_NAMESPACE ?? opts.namespace });
+    await probe(connection);
+    return {
+      address: connection.address,
+      namespace: connection.namespace,
+      connection,
+      uiUrl: process.env.TEMPORAL_UI_URL,
+      owned: false,
+      stop: async () => {},
+    };
   }
   const port = opts.port ?? Number(process.env.TOOLPLANE_DEV_PORT ?? 7233);
   const uiPort = opts.uiPort ?? Number(process.env.TOOLPLANE_UI_PORT ?? port + 1000);

@@ -22,7 +22,7 @@ import { generateLedgerKey, loadLedgerKeyFile } from '../ledger/keys';
 import { formatVerdict, verifyProducedBy } from '../ledger/verify';
 import type { AgentRunResult } from '../workflows/agent/run';
 import { createWorker } from '../worker';
-import { connectOrStart, runUrl } from './dev-server';
+import { connectOrStart, runUrl, serverConnectOptions } from './dev-server';
 
 const example = path.resolve(__dirname, '..', 'examples', 'memory');
 
@@ -46,9 +46,9 @@ async function main(): Promise<void> {
   const { signing, publicKeys } = loadLedgerKeyFile(keyFile);
   const storeDir = defaultStoreDir();
   const { manifest } = loadManifest(path.join(example, 'manifest.yaml'));
-  const native = await NativeConnection.connect({ address: server.address });
+  const native = await NativeConnection.connect(serverConnectOptions(server));
   const client = new Client({
-    connection: await Connection.connect({ address: server.address }),
+    connection: await Connection.connect(serverConnectOptions(server)),
     namespace: server.namespace,
   });
   const taskQueue = `toolplane-memory-${process.pid}`;

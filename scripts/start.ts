@@ -1,9 +1,14 @@
 /**
- * `npm start`: the main job. Connects to TEMPORAL_ADDRESS or starts a dev server, starts a worker
+ * `npm start`: the main job. Connects to TEMPORAL_ADDRESS (with TEMPORAL_TLS_* and TEMPORAL_API_KEY
+ * on a secured server: inspect/connection.ts) or starts a dev server, starts a worker
  * with the support-desk tools, and runs the scripted support-desk agent twice: a refund that goes
  * through, and a ticket carrying an injected instruction that the plane refuses. Then a ledger
  * run through the example MCP server and a dormant extension. Prints each effect and the Web UI link. On a terminal it keeps the server up for the Web UI until Ctrl-C;
  * with --once, under CI or when output is not a terminal, it exits.
+ *
+ * It plays two parties, so on a secured cluster it may hold two tokens: TEMPORAL_API_KEY starts and
+ * follows the runs (a run starter's), TOOLPLANE_WORKER_API_KEY, when set, is its worker's (else the
+ * worker uses TEMPORAL_API_KEY too).
  */
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
@@ -17,7 +22,7 @@ import type { AgentRunResult } from '../workflows/agent/run';
 import { createWorker } from '../worker';
 import { ExtensionManager } from '../activities/extensions/extension-manager';
 import { EXTENSION_RUNTIME } from '../catalog/capabilities';
-import { connectOrStart, EAGER_ACTIVITIES, runUrl } from './dev-server';
+import { connectOrStart, EAGER_ACTIVITIES, runUrl, serverConnectOptions } from './dev-server';
 
 const desk = path.resolve(__dirname, '..', 'examples', 'support-desk');
 const ledger = path.resolve(__dirname, '..', 'examples', 'mcp-ledger');
@@ -45,11 +50,10 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => void stop(130));
   process.on('SIGTERM', () => void stop(143));
 
-  const nativeConnection = await NativeConnection.connect({ address: server.address });
-  const client = new Client({
-    connection: await Connection.connect({ address: server.address }),
-    namespace: server.namespace,
-  });
+  const options = serverConnectOptions(server);
+  const workerKey = process.env.TOOLPLANE_WORKER_API_KEY;
+  const nativeConnection = await NativeConnection.connect({ ...options, ...(workerKey ? { apiKey: workerKey } : {}) });
+  const client = new Client({ connection: await Connection.connect(options), namespace: server.namespace });
   const runs = [
     {
       manifestFile: path.join(desk, 'manifest.yaml'),

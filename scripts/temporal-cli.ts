@@ -72,10 +72,17 @@ export function onPath(name: string): string | undefined {
 }
 
 /** Runs a command with its output shown, and a heartbeat so a long build is never silent. */
-export function runShown(cmd: string, args: string[], env: NodeJS.ProcessEnv, log: Log, what: string): Promise<number> {
+export function runShown(
+  cmd: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  log: Log,
+  what: string,
+  cwd?: string,
+): Promise<number> {
   return new Promise((resolve) => {
     const started = Date.now();
-    const child = spawn(cmd, args, { env, stdio: ['ignore', 'inherit', 'inherit'] });
+    const child = spawn(cmd, args, { env, cwd, stdio: ['ignore', 'inherit', 'inherit'] });
     const beat = setInterval(() => {
       log(`  ... still ${what} (${Math.round((Date.now() - started) / 1000)}s)`);
     }, 15_000);

@@ -7,12 +7,14 @@ import { parse } from 'yaml';
 import { loadManifest } from '../runtime/manifest-file';
 import { SEARCH_ATTRIBUTES } from '../common/search-attributes';
 import { TEMPORAL_SERVER_VERSION, UI_SERVER_VERSION } from '../scripts/cluster/binaries';
+import { CERT_ROLES } from '../scripts/cluster/credentials';
 import { TEMPORAL_SERVICES } from '../scripts/cluster/index';
 import { PG_PASSWORD, PG_USER } from '../scripts/cluster/postgres';
 
 const root = path.resolve(__dirname, '..');
 type Service = {
   image?: string;
+  env_file?: string | string[];
   build?: { context: string; dockerfile: string };
   depends_on?: string[] | Record<string, { condition: string }>;
   environment?: Record<string, string>;
@@ -56,7 +58,17 @@ describe('docker-compose.yml', () => {
   });
 
   it('uses images in their published tag forms, the versions the native cluster builds', () => {
-    const images = Object.values(services).flatMap((s) => (s.image ? [s.image] : []));
+    // Images built here (the Temporal services' server with toolplane's authorizer) are checked below.
+    const images = Object.values(services).flatMap((s) => (s.image && !s.build ? [s.image] : []));
+    const built = Object.values(services).filter((s) => s.build && s.image);
+    const from = new Set(
+      built.flatMap((s) =>
+        [
+          ...fs.readFileSync(path.join(root, s.build!.context, s.build!.dockerfile), 'utf8').matchAll(/^FROM (\S+)/gm),
+        ].map((m) => m[1]!),
+      ),
+    );
+    images.push(...[...from].filter((i) => i.startsWith('temporalio/')));
     for (const image of images) {
       const [name, tag] = image.split(':');
       const form: Record<string, RegExp> = {
@@ -84,11 +96,27 @@ describe('docker-compose.yml', () => {
     for (const s of TEMPORAL_SERVICES) {
       const svc = services[`temporal-${s}`];
       expect({ s, defined: svc !== undefined }).toEqual({ s, defined: true });
-      expect(script(svc!)).toContain(`--env toolplane --allow-no-auth start --service ${s}`);
+      expect(script(svc!)).toContain(`--env toolplane start --service ${s}`);
+      expect(script(svc!)).not.toContain('--allow-no-auth');
       expect(svc!.volumes).toContain('./cluster/config:/etc/temporal/config:ro');
+      // The secured configuration: the server with toolplane's authorizer, the credentials, the same certificate roles.
+      expect(svc!.build).toEqual({ context: './cluster/authorizer', dockerfile: 'Dockerfile' });
+      expect(svc!.image).toBe(`toolplane-temporal-server:${TEMPORAL_SERVER_VERSION}`);
+      expect(svc!.volumes).toContain('./.data/credentials:/etc/toolplane/credentials:ro');
+      expect(svc!.environment!.TOOLPLANE_CREDENTIALS).toBe('/etc/toolplane/credentials');
+      expect(svc!.environment!.TOOLPLANE_CERT_ROLES).toBe(CERT_ROLES);
+      expect(svc!.environment!.TOOLPLANE_INSECURE).toBeUndefined();
       expect(svc!.environment!.TOOLPLANE_DYNAMIC_CONFIG).toBe('/etc/temporal/config/dynamicconfig/toolplane.yaml');
     }
     expect(fs.existsSync(path.join(root, 'cluster', 'config', 'toolplane.yaml'))).toBe(true);
+    const dockerfile = fs.readFileSync(path.join(root, 'cluster', 'authorizer', 'Dockerfile'), 'utf8');
+    expect(dockerfile).toContain(`FROM temporalio/server:${TEMPORAL_SERVER_VERSION}`);
+    expect(dockerfile).toContain('/usr/local/bin/temporal-server');
+    const goMod = fs.readFileSync(path.join(root, 'cluster', 'authorizer', 'go.mod'), 'utf8');
+    expect(goMod).toContain(`go.temporal.io/server v${TEMPORAL_SERVER_VERSION}`);
+    const config = fs.readFileSync(path.join(root, 'cluster', 'config', 'toolplane.yaml'), 'utf8');
+    expect(config).toMatch(/authorizer: toolplane/);
+    expect(config).toMatch(/requireClientAuth: true/);
     expect(fs.existsSync(path.join(root, 'cluster', 'config', 'dynamicconfig', 'toolplane.yaml'))).toBe(true);
   });
 
@@ -107,6 +135,23 @@ describe('docker-compose.yml', () => {
       if (address) expect({ name, address }).toEqual({ name, address: 'temporal-frontend:7233' });
     }
     expect(services['temporal-frontend']!.ports).toContain('7233:7233');
+    // Each client of the frontend holds the cluster CA, a certificate, and its own party's token.
+    const tokens: Record<string, string | undefined> = {
+      'temporal-setup': './.data/credentials/admin.env',
+      'toolplane-worker': './.data/credentials/worker.env',
+    };
+    for (const [name, envFile] of Object.entries(tokens)) {
+      const svc = services[name]!;
+      expect({ name, envFile: svc.env_file }).toEqual({ name, envFile });
+      expect(svc.environment!.TEMPORAL_TLS_CLIENT_CERT_PATH).toBe('/etc/toolplane/credentials/client.pem');
+      expect(svc.environment!.TEMPORAL_TLS_SERVER_CA_CERT_PATH).toBe('/etc/toolplane/credentials/ca.pem');
+      expect(svc.volumes).toContain('./.data/credentials:/etc/toolplane/credentials:ro');
+    }
+    const ui = services['temporal-ui']!.environment!;
+    expect([ui.TEMPORAL_TLS_CERT, ui.TEMPORAL_DISABLE_WRITE_ACTIONS]).toEqual([
+      '/etc/toolplane/credentials/ui.pem',
+      'true',
+    ]);
     expect(services['temporal-ui']!.ports).toContain('8080:8080');
   });
 

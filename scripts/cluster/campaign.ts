@@ -152,7 +152,9 @@ export async function runClusterCampaign(opts: ClusterCampaignOptions): Promise<
   const [gapMin, gapMax] = opts.faultGapMs ?? [4000, 12_000];
   const [downMin, downMax] = opts.downMs ?? [500, 4000];
   const address = opts.cluster.address;
-  const connection = await Connection.connect({ address });
+  // An operator's credential on a secured cluster: it starts runs, reads their state and resolves escalations.
+  const connection = await Connection.connect(opts.cluster.connectOptions('operator'));
+  const workerEnv = opts.cluster.env('worker');
   const client = new Client({ connection, namespace: opts.cluster.namespace });
   const manifests = Object.fromEntries(RECOVERIES.map((r) => [r, manifestFor(r)])) as Record<Recovery, Manifest>;
   const injected: Record<FaultKind, number> = { history: 0, matching: 0, frontend: 0, postgres: 0, worker: 0 };
@@ -245,7 +247,15 @@ export async function runClusterCampaign(opts: ClusterCampaignOptions): Promise<
       records.push(rec);
       inFlight.add(rec);
       const spawn = (killAt?: string): WorkerProcess =>
-        spawnWorker({ address, manifestFile, taskQueue, storeDir: dir, workflowBundle: opts.workflowBundle, killAt });
+        spawnWorker({
+          address,
+          manifestFile,
+          taskQueue,
+          storeDir: dir,
+          workflowBundle: opts.workflowBundle,
+          killAt,
+          env: workerEnv,
+        });
       // One workflow id across retries: a start that reached the server before the frontend died is not started twice.
       const workflowId = `chaos-cluster-${randomUUID()}`;
       const h = client.workflow.getHandle(workflowId);

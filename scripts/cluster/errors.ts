@@ -2,7 +2,7 @@
 import { ToolplaneError } from '../../catalog/errors';
 
 export type ClusterStep =
-  'binaries' | 'postgres' | 'schema' | 'service' | 'namespace' | 'search-attributes' | 'ui' | 'fault';
+  'binaries' | 'credentials' | 'postgres' | 'schema' | 'service' | 'namespace' | 'search-attributes' | 'ui' | 'fault';
 
 export class ClusterFailed extends ToolplaneError<'ClusterFailed', { step: ClusterStep; logFile?: string }> {
   constructor(

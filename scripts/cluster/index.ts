@@ -8,15 +8,17 @@
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { probe } from '../dev-server';
+import { Connection, type ConnectionOptions } from '@temporalio/client';
 import { ensureClusterBinaries, type ClusterBinaries } from './binaries';
+import { CERT_ROLES, ensureCredentials, roleEnv, type ClusterCredentials, type Role } from './credentials';
 import { ClusterFailed } from './errors';
 import { setupNamespace } from './namespace';
-import { ensurePostgres, Postgres } from './postgres';
+import { ensurePostgres, Postgres, postgresDataDir } from './postgres';
 import { ManagedProcess, portOpen } from './process';
 import { setupSchemas } from './schema';
 
 export { ClusterFailed } from './errors';
+export type { ClusterCredentials, Role } from './credentials';
 
 const repoRoot = path.resolve(__dirname, '..', '..');
 export const CLUSTER_CONFIG_DIR = path.join(repoRoot, 'cluster', 'config');
@@ -35,13 +37,32 @@ export interface ClusterOptions {
   /** Without the Web UI (the tests do not need it). */
   ui?: boolean;
   namespace?: string;
+  /**
+   * Today's open cluster: no TLS, no tokens, every caller may do everything. By default the cluster
+   * is secured (mutual TLS, tokens, toolplane's authorizer; see credentials.ts).
+   */
+  insecure?: boolean;
+  /** Where the CA, certificates, JWKS and tokens live; `<dataDir>/credentials` by default. */
+  credentialsDir?: string;
   log?: (line: string) => void;
 }
+
+/** What both `Connection.connect` and `NativeConnection.connect` take: the address, TLS, a token. */
+export type ClusterConnectOptions = Pick<ConnectionOptions, 'address' | 'tls'> & { apiKey?: string };
 
 export interface Cluster {
   /** host:port of the frontend. */
   address: string;
   namespace: string;
+  /** The CA, certificates and tokens of a secured cluster; undefined when it runs open (`insecure`). */
+  credentials?: ClusterCredentials;
+  /**
+   * What `Connection.connect` and `NativeConnection.connect` take to reach the frontend as `role`
+   * (TLS with the client certificate, the role's token); just the address on an open cluster.
+   */
+  connectOptions(role: Role): ClusterConnectOptions;
+  /** The same as environment variables (TEMPORAL_ADDRESS, TEMPORAL_TLS_*, TEMPORAL_API_KEY), for a child process. */
+  env(role: Role): Record<string, string>;
   uiUrl?: string;
   /** Whether this start created the database (cold) or reused it (warm). */
   cold: boolean;
@@ -106,9 +127,16 @@ async function allocatePorts(opts: ClusterOptions): Promise<Ports> {
   return { pg: await free(), frontend, frontendHttp: await free(), ui, grpc, membership };
 }
 
-function serviceEnv(ports: Ports): NodeJS.ProcessEnv {
+function serviceEnv(ports: Ports, credentials: ClusterCredentials | undefined): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {
     ...process.env,
+    ...(credentials
+      ? {
+          TOOLPLANE_CREDENTIALS: credentials.dir,
+          TOOLPLANE_JWKS: `file://${credentials.jwks}`,
+          TOOLPLANE_CERT_ROLES: CERT_ROLES,
+        }
+      : { TOOLPLANE_INSECURE: '1' }),
     TOOLPLANE_PG_HOST: '127.0.0.1',
     TOOLPLANE_PG_PORT: String(ports.pg),
     TOOLPLANE_BIND_ON_IP: '127.0.0.1',
@@ -136,6 +164,38 @@ function uiRoot(bins: ClusterBinaries, dataDir: string): string {
     fs.chmodSync(dest, 0o644);
   }
   return root;
+}
+
+/** The options that reach the frontend as `role`. */
+function connectOptionsFor(
+  address: string,
+  credentials: ClusterCredentials | undefined,
+  role: Role,
+): ClusterConnectOptions {
+  if (!credentials) return { address };
+  return {
+    address,
+    tls: {
+      serverRootCACertificate: fs.readFileSync(credentials.ca),
+      serverNameOverride: 'localhost', // on the certificate; a TLS server name may not be an IP address
+      clientCertPair: { crt: fs.readFileSync(credentials.client.cert), key: fs.readFileSync(credentials.client.key) },
+    },
+    apiKey: credentials.tokens[role],
+  };
+}
+
+/** The frontend answers a token-holding client (GetSystemInfo through TLS on a secured cluster). */
+async function frontendAnswers(options: ClusterConnectOptions): Promise<boolean> {
+  let connection: Connection | undefined;
+  try {
+    connection = await Connection.connect({ ...options, connectTimeout: 2000 });
+    await connection.workflowService.getSystemInfo({});
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await connection?.close().catch(() => undefined);
+  }
 }
 
 async function waitFor(
@@ -166,10 +226,14 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
   const pgBin = ensurePostgres(log);
   const ports = await allocatePorts(opts);
   const address = `127.0.0.1:${ports.frontend}`;
+  const credentials = opts.insecure
+    ? undefined
+    : ensureCredentials(opts.credentialsDir ?? path.join(dataDir, 'credentials'), { namespace, address, log });
+  const connectOptions = (role: Role) => connectOptionsFor(address, credentials, role);
 
   const pg = new Postgres({
     bin: pgBin,
-    dataDir: path.join(dataDir, 'pg'),
+    dataDir: postgresDataDir(dataDir, log),
     port: ports.pg,
     logFile: path.join(logDir, 'postgres.log'),
   });
@@ -200,7 +264,7 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
     // Members of the previous start (other ports) would make the new services wait for them to expire.
     pg.sql('temporal', 'DELETE FROM cluster_membership');
 
-    const env = serviceEnv(ports);
+    const env = serviceEnv(ports, credentials);
     for (const s of TEMPORAL_SERVICES) {
       const p = new ManagedProcess({
         name: s,
@@ -212,7 +276,7 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
           'config',
           '--env',
           'toolplane',
-          '--allow-no-auth',
+          ...(credentials ? [] : ['--allow-no-auth']),
           'start',
           '--service',
           s,
@@ -232,6 +296,15 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
           TEMPORAL_ADDRESS: address,
           TEMPORAL_UI_PORT: String(ports.ui),
           TEMPORAL_CORS_ORIGINS: `http://localhost:${ports.ui}`,
+          // Secured: the UI's own certificate, which the server lets read and nothing else.
+          ...(credentials
+            ? {
+                TEMPORAL_TLS_CA: credentials.ca,
+                TEMPORAL_TLS_CERT: credentials.ui.cert,
+                TEMPORAL_TLS_KEY: credentials.ui.key,
+                TEMPORAL_DISABLE_WRITE_ACTIONS: 'true',
+              }
+            : {}),
         },
         logFile: path.join(logDir, 'ui.log'),
       });
@@ -245,12 +318,7 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
       if (name === 'postgres') return;
       if (name === 'ui') return waitFor('the Web UI', p, deadline, () => portOpen(ports.ui));
       if (name === 'frontend')
-        return waitFor('the frontend', p, deadline, () =>
-          probe(address, 2000).then(
-            () => true,
-            () => false,
-          ),
-        );
+        return waitFor('the frontend', p, deadline, () => frontendAnswers(connectOptions('admin')));
       // The worker service serves no gRPC; its membership port shows it joined.
       const port = name === 'worker' ? ports.membership.worker : ports.grpc[name];
       return waitFor(`the ${name} service`, p, deadline, () => portOpen(port));
@@ -261,7 +329,7 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
     await waitServing('history');
     for (const s of TEMPORAL_SERVICES) processes.get(s)!.start(); // no-op for history, running
     for (const s of TEMPORAL_SERVICES) await waitServing(s);
-    await setupNamespace({ address, namespace });
+    await setupNamespace({ connectOptions: connectOptions('admin'), namespace });
     if (processes.has('ui')) await waitServing('ui');
 
     const startMs = Date.now() - started;
@@ -270,6 +338,12 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
     return {
       address,
       namespace,
+      credentials,
+      connectOptions,
+      env: (role) =>
+        credentials
+          ? roleEnv(credentials, role, address, namespace)
+          : { TEMPORAL_ADDRESS: address, TEMPORAL_NAMESPACE: namespace },
       uiUrl,
       cold,
       startMs,
@@ -289,7 +363,7 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
         await waitServing(name);
       },
       async waitReady(timeoutMs = 120_000) {
-        await setupNamespace({ address, namespace, timeoutMs });
+        await setupNamespace({ connectOptions: connectOptions('admin'), namespace, timeoutMs });
       },
       stop: stopAll,
     };

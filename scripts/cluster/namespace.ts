@@ -3,7 +3,7 @@
  * attribute added there is registered here too), registered through the frontend and then read
  * back: a missing or mistyped attribute is an error naming it, never ignored.
  */
-import { Client, Connection } from '@temporalio/client';
+import { Client, Connection, type ConnectionOptions } from '@temporalio/client';
 import { msToTs } from '@temporalio/common/lib/time';
 import { temporal } from '@temporalio/proto';
 import { SEARCH_ATTRIBUTES } from '../../common/search-attributes';
@@ -49,7 +49,8 @@ export const SEARCH_ATTRIBUTE_COMMAND = (namespace: string) =>
   `temporal operator search-attribute create --namespace ${namespace} ${SEARCH_ATTRIBUTES.map((a) => `--name ${a.name} --type ${a.cliType}`).join(' ')}`;
 
 export async function setupNamespace(opts: {
-  address: string;
+  /** The frontend's address, with TLS and an admin token on a secured cluster. */
+  connectOptions: Pick<ConnectionOptions, 'address' | 'tls' | 'apiKey'>;
   namespace: string;
   retentionDays?: number;
   timeoutMs?: number;
@@ -57,7 +58,7 @@ export async function setupNamespace(opts: {
   const deadline = Date.now() + (opts.timeoutMs ?? 120_000);
   const { namespace } = opts;
   const connection = await until('connecting to the frontend', 'namespace', deadline, () =>
-    Connection.connect({ address: opts.address, connectTimeout: 5000 }),
+    Connection.connect({ ...opts.connectOptions, connectTimeout: 5000 }),
   );
   try {
     await until(`registering namespace ${namespace}`, 'namespace', deadline, async () => {

@@ -4,6 +4,7 @@
  * the `postgres` user when this process is root (PostgreSQL refuses root).
  */
 import { spawnSync } from 'node:child_process';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { isExecutable } from '../temporal-cli';
@@ -57,6 +58,50 @@ function runAs(): { uid?: number; gid?: number } {
   if (uid.status !== 0 || gid.status !== 0)
     throw new ClusterFailed('postgres', 'running as root, and there is no `postgres` user to run PostgreSQL as');
   return { uid: Number(uid.stdout.trim()), gid: Number(gid.stdout.trim()) };
+}
+
+/** The first folder on the way to `dir` that another user (PostgreSQL's) may not pass through, if any. */
+export function closedAncestor(dir: string): string | undefined {
+  let at = path.resolve(dir);
+  const chain: string[] = [];
+  for (;;) {
+    chain.unshift(at);
+    const up = path.dirname(at);
+    if (up === at) break;
+    at = up;
+  }
+  for (const d of chain) {
+    if (!fs.existsSync(d)) return undefined; // made below with mode 0755
+    if ((fs.statSync(d).mode & 0o001) === 0) return d;
+  }
+  return undefined;
+}
+
+/**
+ * Where PostgreSQL keeps the data of the cluster whose data folder is `dataDir`: `<dataDir>/pg`, unless
+ * it runs as the `postgres` user (we are root) and cannot reach that folder (a clone under /root or a
+ * `mktemp -d`, mode 0700). Then in a folder of its own under `base` (default /var/lib/postgresql,
+ * PostgreSQL's home), named by a digest of the data folder so the next start finds it again.
+ */
+export function postgresDataDir(dataDir: string, log: Log, opts: { asRoot?: boolean; base?: string } = {}): string {
+  const inside = path.join(path.resolve(dataDir), 'pg');
+  if (!(opts.asRoot ?? process.getuid?.() === 0)) return inside;
+  // PostgreSQL makes its own folder 0700 (and owns it): only the folders above it matter.
+  const closed = closedAncestor(path.dirname(inside));
+  if (!closed) {
+    fs.rmSync(path.join(path.resolve(dataDir), 'pg-location'), { force: true });
+    return inside;
+  }
+  const base = opts.base ?? (fs.existsSync('/var/lib/postgresql') ? '/var/lib/postgresql' : '/var/tmp');
+  const digest = crypto.createHash('sha256').update(path.resolve(dataDir)).digest('hex').slice(0, 16);
+  const outside = path.join(base, 'toolplane', digest, 'pg');
+  fs.mkdirSync(path.dirname(outside), { recursive: true, mode: 0o755 });
+  for (const d of [path.join(base, 'toolplane'), path.dirname(outside)]) fs.chmodSync(d, 0o755);
+  fs.writeFileSync(path.join(path.resolve(dataDir), 'pg-location'), `${outside}\n`);
+  log(
+    `${closed} is closed to other users (mode ${(fs.statSync(closed).mode & 0o777).toString(8)}), and PostgreSQL runs as the postgres user: its data goes to ${outside} instead (named in ${path.join(dataDir, 'pg-location')})`,
+  );
+  return outside;
 }
 
 export interface PostgresOptions {

@@ -30,7 +30,7 @@ function npmStart(env: NodeJS.ProcessEnv): Promise<{ code: number | null; out: s
 }
 
 it('registers the namespace and every toolplane search attribute, checked through the frontend', async () => {
-  const connection = await Connection.connect({ address: tc.cluster.address });
+  const connection = await Connection.connect(tc.cluster.connectOptions('operator'));
   try {
     const listed = await connection.operatorService.listSearchAttributes({ namespace: 'default' });
     expect(Object.keys(listed.customAttributes ?? {})).toEqual(
@@ -41,9 +41,11 @@ it('registers the namespace and every toolplane search attribute, checked throug
   }
 });
 
-it('runs the demo with TEMPORAL_ADDRESS set: three runs complete, the injection is refused, the UI links them', async () => {
+it('runs the demo on the secured cluster with TEMPORAL_ADDRESS, TLS files and tokens set: three runs complete, the injection is refused, the UI links them', async () => {
+  // A run starter's credential for the runs, a worker's for npm start's worker.
   const { code, out } = await npmStart({
-    TEMPORAL_ADDRESS: tc.cluster.address,
+    ...tc.cluster.env('starter'),
+    TOOLPLANE_WORKER_API_KEY: tc.cluster.credentials!.tokens.worker,
     TEMPORAL_UI_URL: tc.cluster.uiUrl,
     TOOLPLANE_DATA_DIR: path.join(tc.dir, 'demo'),
     TOOLPLANE_STORE_DIR: path.join(tc.dir, 'demo', 'stores'),
@@ -54,7 +56,7 @@ it('runs the demo with TEMPORAL_ADDRESS set: three runs complete, the injection 
   expect(out).toContain(`Web UI: ${tc.cluster.uiUrl}/namespaces/default/workflows/support-desk-refund-`);
 
   // The runs are in the cluster's PostgreSQL visibility store, found by toolplane's search attribute.
-  const client = new Client({ connection: await Connection.connect({ address: tc.cluster.address }) });
+  const client = new Client({ connection: await Connection.connect(tc.cluster.connectOptions('operator')) });
   try {
     const deadline = Date.now() + 60_000;
     let ids: string[] = [];

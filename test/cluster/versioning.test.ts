@@ -97,12 +97,13 @@ it('a deploy while runs wait: A finishes its runs, B starts the new ones, nothin
   const storeDir = path.join(dir, 'stores');
   const manifestFile = writeManifest(dir, askable);
   const taskQueue = `versioning-${randomUUID()}`;
-  const connection = await Connection.connect({ address: tc.cluster.address });
+  const connection = await Connection.connect(tc.cluster.connectOptions('operator'));
   const client = new Client({ connection });
   const workers: WorkerProcess[] = [];
   const deploy = (buildId: string, workflowBundle: string): WorkerProcess => {
     const w = spawnWorker({
       address: tc.cluster.address,
+      env: tc.cluster.env('worker'),
       manifestFile,
       taskQueue,
       storeDir,

@@ -12,10 +12,22 @@ export interface TestCluster {
   close(): Promise<void>;
 }
 
-export async function startTestCluster(name: string, opts: { ui?: boolean } = {}): Promise<TestCluster> {
+/**
+ * Secured unless `insecure`: the handle's `connectOptions(role)` and `env(role)` carry the TLS files and
+ * the role's token (scripts/cluster/credentials.ts).
+ */
+export async function startTestCluster(
+  name: string,
+  opts: { ui?: boolean; insecure?: boolean } = {},
+): Promise<TestCluster> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), `toolplane-${name}-`));
   fs.chmodSync(dir, 0o755); // PostgreSQL runs as its own user when the tests run as root
-  const cluster = await startCluster({ dataDir: path.join(dir, 'cluster'), ui: opts.ui ?? false, log: () => {} });
+  const cluster = await startCluster({
+    dataDir: path.join(dir, 'cluster'),
+    ui: opts.ui ?? false,
+    insecure: opts.insecure,
+    log: () => {},
+  });
   try {
     // With the tracing interceptors, as every toolplane bundle: cluster workers emit workflow spans too.
     const workflowBundle = path.join(dir, 'workflow-bundle.js');

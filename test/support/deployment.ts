@@ -84,7 +84,9 @@ export function tasksOf(history: History): TaskRecord {
       );
     if (completed && record.firstCommand === undefined) {
       const kind = Object.keys(e).find((k) => k.endsWith('EventAttributes') && (e as Record<string, unknown>)[k]);
-      record.firstCommand = kind?.replace(/EventAttributes$/, '');
+      // A workflow task completed without commands is a heartbeat (a local activity outlasting the task
+      // timeout on a loaded machine): the first command comes after the next task.
+      if (!kind?.startsWith('workflowTask')) record.firstCommand = kind?.replace(/EventAttributes$/, '');
     }
   }
   return record;
