@@ -160,6 +160,22 @@ function who(opts: DecisionOptions): Pick<EscalationDecision, 'by' | 'credential
   };
 }
 
+/** An approval question's answer, as `approve` and `deny` give it. */
+function answerApproval(
+  client: Client,
+  workflowId: string,
+  effectKey: string,
+  decision: 'approve' | 'deny',
+  opts: DecisionOptions,
+): Promise<{ by?: string }> {
+  return decide(client, workflowId, {
+    effectKey,
+    decision,
+    ...who(opts),
+    ...(opts.reason ? { reason: opts.reason } : {}),
+  });
+}
+
 /** Approves a call that waits for a person's approval (see `decide`). */
 export async function approve(
   client: Client,
@@ -167,12 +183,7 @@ export async function approve(
   effectKey: string,
   opts: DecisionOptions = {},
 ): Promise<{ by?: string }> {
-  return decide(client, workflowId, {
-    effectKey,
-    decision: 'approve',
-    ...who(opts),
-    ...(opts.reason ? { reason: opts.reason } : {}),
-  });
+  return answerApproval(client, workflowId, effectKey, 'approve', opts);
 }
 
 /** Denies a call that waits for a person's approval (see `decide`). */
@@ -182,12 +193,7 @@ export async function deny(
   effectKey: string,
   opts: DecisionOptions = {},
 ): Promise<{ by?: string }> {
-  return decide(client, workflowId, {
-    effectKey,
-    decision: 'deny',
-    ...who(opts),
-    ...(opts.reason ? { reason: opts.reason } : {}),
-  });
+  return answerApproval(client, workflowId, effectKey, 'deny', opts);
 }
 
 export { follow as followRun, formatEffects };
