@@ -62,6 +62,8 @@ describe('the packed package, installed by a consumer', () => {
         '@temporalio/worker@1.24.0',
         '@temporalio/client@1.24.0',
         '@temporalio/workflow@1.24.0',
+        // toolplane/ai-sdk is for workflows that call the AI SDK through @temporalio/ai-sdk, its optional peer.
+        '@temporalio/ai-sdk@1.23.0',
       ],
       dir,
     );
