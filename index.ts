@@ -21,7 +21,7 @@ export {
   type IdentityConfig,
   type IssuerConfig,
   type IdentityRefusedReason,
-} from './activities/identity/credentials';
+} from './identity/credentials';
 export { loadIdentityFile } from './activities/identity/identity-file';
 export { FileBlobStore, BlobStoreUnwritable, type BlobStore } from './activities/blob-store';
 export {

@@ -22,7 +22,7 @@ import { ToolRegistry } from './activities/tool-registry';
 import { ToolplaneError } from './catalog/errors';
 import { checkSearchAttributes } from './inspect/search-attributes';
 import type { LedgerConfig } from './ledger/keys';
-import { CredentialVerifier, type IdentityConfig } from './activities/identity/credentials';
+import { CredentialVerifier, type IdentityConfig } from './identity/credentials';
 import { loadTicketKey, TicketIssuer } from './activities/identity/tickets';
 import { WORKFLOW_INTERCEPTOR_MODULES } from './runtime/workflow-modules';
 

@@ -18,7 +18,7 @@ import { manifestDigest } from '../catalog/digest';
 import type { Manifest } from '../catalog/manifest';
 import { modelPermit, toolPermit, type RunIdentity } from '../common/ticket';
 import { asFinalRefusalAsync } from './catalog-failure';
-import { IdentityRefused, type CredentialVerifier } from './identity/credentials';
+import { IdentityRefused, type CredentialVerifier } from '../identity/credentials';
 import type { RunIds, TicketIssuer } from './identity/tickets';
 import type { AuthorizeActivities, AuthorizeRequest, AuthorizeResult } from '../common/wire';
 

@@ -7,7 +7,7 @@ import { decisionKindOf, mayDecide } from '../../catalog/approvers';
 import type { Manifest } from '../../catalog/manifest';
 import type { DecisionActivities, DecisionAuthority, DecisionRequest } from '../../common/wire';
 import { asFinalRefusalAsync } from '../catalog-failure';
-import { IdentityRefused, type CredentialVerifier } from './credentials';
+import { IdentityRefused, type CredentialVerifier } from '../../identity/credentials';
 
 export interface DecisionDeps {
   manifest: Manifest;

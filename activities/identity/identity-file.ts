@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { ToolplaneError } from '../../catalog/errors';
-import type { IdentityConfig } from './credentials';
+import type { IdentityConfig } from '../../identity/credentials';
 
 const IssuerShape = z.strictObject({
   issuer: z.string().min(1),

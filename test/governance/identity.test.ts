@@ -8,8 +8,8 @@ import { Worker } from '@temporalio/worker';
 import { decodeJwt } from 'jose';
 import type { Manifest } from '../../catalog/manifest';
 import { PRINCIPAL } from '../../common/search-attributes';
-import { CredentialVerifier } from '../../activities/identity/credentials';
-import { generateIssuerKey, signCredential } from '../../activities/identity/mint';
+import { CredentialVerifier } from '../../identity/credentials';
+import { generateIssuerKey, signCredential } from '../../identity/mint';
 import {
   createTools as memoryTools,
   factStore,

@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { Worker } from '@temporalio/worker';
-import { generateIssuerKey, signCredential, type IssuerKey } from '../../activities/identity/mint';
+import { generateIssuerKey, signCredential, type IssuerKey } from '../../identity/mint';
 import type { Manifest } from '../../catalog/manifest';
 import type { PrincipalDecl } from '../../catalog/authority';
 import { ATTACKER_IBAN, createTools as memoryTools, paymentStore } from '../../examples/memory/tools';

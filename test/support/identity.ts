@@ -1,6 +1,6 @@
 // A test issuer: its key, the identity a worker trusts it with, and credentials for runs and approvers.
-import { generateIssuerKey, signCredential, type IssuerKey } from '../../activities/identity/mint';
-import type { IdentityConfig } from '../../activities/identity/credentials';
+import { generateIssuerKey, signCredential, type IssuerKey } from '../../identity/mint';
+import type { IdentityConfig } from '../../identity/credentials';
 
 export const TEST_AUDIENCE = 'toolplane-test';
 

@@ -12,8 +12,8 @@ import {
   type JWTPayload,
   type JWTVerifyGetKey,
 } from 'jose';
-import { ToolplaneError } from '../../catalog/errors';
-import type { RunIdentity } from '../../common/ticket';
+import { ToolplaneError } from '../catalog/errors';
+import type { RunIdentity } from '../common/ticket';
 
 /** The claim a run's credential names its workflow id in. */
 export const WORKFLOW_ID_CLAIM = 'toolplane_workflow_id';
