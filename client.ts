@@ -1,7 +1,11 @@
-// toolplane/client: start runs, follow them, read their journal, answer the people-in-the-loop
-// questions. Loads no worker code, so it also owns what a worker process shares with clients (the
-// search attribute check, ledger key files, the default task queue) and the types of a run's input
-// and result and of an escalation, which toolplane/workflow does not export again.
+/**
+ * toolplane/client: start runs, follow them, read their journal, answer the people-in-the-loop
+ * questions. Loads no worker code, so it also owns what a worker process shares with clients (the
+ * search attribute check, ledger key files, the default task queue) and the types of a run's input
+ * and result and of an escalation, which toolplane/workflow does not export again.
+ *
+ * @module toolplane/client
+ */
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import type { SearchAttributePair } from '@temporalio/common';

@@ -1,7 +1,11 @@
-// toolplane (worker side): the plugin for your own `Worker.create({ plugins })`, the tool seam,
-// tool errors, the blob store, manifests, ledger signing, and ToolplaneError, the base of every
-// toolplane error. What a client process needs too (the search attribute check, ledger key files,
-// the default task queue) is toolplane/client's, which loads no worker code.
+/**
+ * toolplane (worker side): the plugin for your own `Worker.create({ plugins })`, the tool seam,
+ * tool errors, the blob store, manifests, ledger signing, and ToolplaneError, the base of every
+ * toolplane error. What a client process needs too (the search attribute check, ledger key files,
+ * the default task queue) is toolplane/client's, which loads no worker code.
+ *
+ * @module toolplane
+ */
 export { ToolplanePlugin, type ToolplanePluginOptions, type ToolplaneDeployment } from './plugin';
 export type { WorkflowTracing } from './activities/telemetry';
 export type { Ctx, Tool, ToolDef, ToolOrigin, ToolOutput, LedgerRef } from './activities/tool';

@@ -1,8 +1,12 @@
-// Workflow-safe entry point (toolplane/workflow): what a workflow author calls. Nothing here may
-// touch Node or I/O; the workflow bundler checks. The gate's parts (its verdicts, provenance, budgets)
-// stay inside: a call is governed through `StepCtx`, `agentRun` or toolplane/ai-sdk's `governedTools`.
-// Types a client also needs (a run's input and result, an escalation's question and answer) are
-// exported by toolplane/client, once; api/toolplane-workflow.api.md is the reviewed surface.
+/**
+ * Workflow-safe entry point (toolplane/workflow): what a workflow author calls. Nothing here may
+ * touch Node or I/O; the workflow bundler checks. The gate's parts (its verdicts, provenance, budgets)
+ * stay inside: a call is governed through `StepCtx`, `agentRun` or toolplane/ai-sdk's `governedTools`.
+ * Types a client also needs (a run's input and result, an escalation's question and answer) are
+ * exported by toolplane/client, once; api/toolplane-workflow.api.md is the reviewed surface.
+ *
+ * @module toolplane/workflow
+ */
 export { agentRun } from './workflows/agent/run';
 export { toolRun } from './workflows/tool-run';
 // Budgets across runs: every worker that serves toolplane's runs registers the principals' budget workflow.
