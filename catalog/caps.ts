@@ -4,15 +4,16 @@ import type { LimitsDecl } from './caps-decl';
 import { durationMs } from './duration';
 
 /**
- * The worker's caps on one run, as `authorizeRun` answers them (in the shape of a run's `Limits`).
+ * The worker's caps on one run, as `authorizeRun` answers them; a run's own `Limits` extends them.
  * Absent keys are not capped.
  */
 export interface RunCaps {
   maxTurns?: number;
   maxToolCalls?: number;
+  /** Model tokens, input and output together. */
   maxTokens?: number;
   maxCostMicros?: number;
-  /** As the manifest writes it; from the start of the run. */
+  /** From the start of the run, e.g. "10m" (a duration as the manifest writes it, or milliseconds). */
   deadline?: string | number;
   maxDelegationDepth?: number;
 }

@@ -7,15 +7,7 @@ import { outboundBytes, type Outbound } from './outbound';
 import { chargeSpend, checkSpend, type SpentMinor } from './spend-limit';
 import type { RemainingBudget } from '../common/wire';
 
-export interface Limits {
-  maxTurns?: number;
-  maxToolCalls?: number;
-  /** Model tokens, input and output together. */
-  maxTokens?: number;
-  maxCostMicros?: number;
-  /** From the start of the run, e.g. "10m". */
-  deadline?: string | number;
-  maxDelegationDepth?: number;
+export interface Limits extends RunCaps {
   /** Per currency, in minor units; only tightens the manifest's `spend.max_minor_per_payee`. */
   maxSpendMinorPerPayee?: Record<string, number | string>;
   /** Only tightens each tool's `egress.max_bytes_per_run`. */

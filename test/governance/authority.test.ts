@@ -8,20 +8,8 @@ import { createTools } from '../../examples/support-desk/tools';
 import { MANIFEST_DIGEST, PRINCIPAL } from '../../common/search-attributes';
 import { exampleManifest, harness, testDir, type Harness } from '../support/env';
 import { runAgent } from '../support/agent';
+import { refundScript } from '../support/desk';
 import { historyOf, scheduledActivities } from '../support/history';
-
-const refundScript = {
-  prompt: 'Refund 25 EUR to alice@example.com.',
-  turns: [
-    { tool_calls: [{ name: 'crm__lookup_customer', arguments: { email: 'alice@example.com' } }] },
-    {
-      tool_calls: [
-        { name: 'payments__refund', arguments: { account_id: 'acct_alice_001', amount_cents: 2500, currency: 'EUR' } },
-      ],
-    },
-    { final: 'done' },
-  ],
-};
 
 describe('the worker decides what a run may hold', () => {
   let h: Harness;

@@ -20,7 +20,7 @@ import {
 import { loadManifest } from '../../runtime/manifest-file';
 import type { AgentRunInput } from '../../workflows/agent/run';
 import { agentInput, type Script } from '../support/agent';
-import { supportDesk } from '../support/desk';
+import { refundScript, supportDesk } from '../support/desk';
 import { exampleManifest, harness, testDir, type Harness } from '../support/env';
 import { historyOf, scheduledActivities } from '../support/history';
 import { testIssuer, TEST_AUDIENCE, type TestIssuer } from '../support/identity';
@@ -29,19 +29,6 @@ import { generateLedgerKey } from '../../ledger/keys';
 
 const REFUND = 'tool://payments/refund';
 const ATTACKER_REFUND = { account_id: 'acct_attacker_991', amount_cents: 95000, currency: 'EUR' };
-
-const refundScript: Script = {
-  prompt: 'Refund 25 EUR to alice@example.com.',
-  turns: [
-    { tool_calls: [{ name: 'crm__lookup_customer', arguments: { email: 'alice@example.com' } }] },
-    {
-      tool_calls: [
-        { name: 'payments__refund', arguments: { account_id: 'acct_alice_001', amount_cents: 2500, currency: 'EUR' } },
-      ],
-    },
-    { final: 'done' },
-  ],
-};
 
 /** Starts an agent run as the test's client does: a workflow id, and a credential bound to it when given. */
 async function run(
