@@ -17,7 +17,9 @@ import {
 } from '../../client';
 import { idempotencyKey } from '../../common/effect-key';
 import type { AgentRunResult } from '../../workflows/agent/run';
+import type { AiSdkAgentResult } from '../../examples/ai-sdk-agent/workflows';
 import { agentInput } from '../support/agent';
+import { aiSdkAgentInput, runAiSdkAgentWorker } from '../support/ai-sdk-agent';
 import { supportDesk } from '../support/desk';
 import { EXAMPLE_MANIFEST, harness, testDir, type Harness } from '../support/env';
 import { loadManifest } from '../../runtime/manifest-file';
@@ -53,12 +55,16 @@ describe("approvals in the AI SDK's protocol", () => {
 
   let h: Harness;
   let issuer: TestIssuer;
+  let aiSdk: Awaited<ReturnType<typeof runAiSdkAgentWorker>> | undefined;
   beforeAll(async () => {
     issuer = await testIssuer();
     h = await harness(`approval-protocol-${randomUUID()}`);
     await h.runWorker({ manifest, tools, identity: issuer.identity, insecureAssertedPrincipals: false });
   });
-  afterAll(() => h?.close());
+  afterAll(async () => {
+    await aiSdk?.shutdown();
+    await h?.close();
+  });
 
   async function start(): Promise<WorkflowHandle> {
     const workflowId = `approval-protocol-${randomUUID()}`;
@@ -240,5 +246,55 @@ describe("approvals in the AI SDK's protocol", () => {
     expect(refunds[0]!.reason).toMatch(/denied by bea@corp\.example: not a customer/);
     expect(attackerRefunds()).toHaveLength(before);
     expect(await approvalRequests(h.client, handle.workflowId)).toEqual([]);
+  });
+
+  it('on the AI SDK path (governedTools in generateText) the request carries the AI SDK tool call id, and approving resumes its execute', async () => {
+    aiSdk = await runAiSdkAgentWorker(h, {
+      manifest,
+      tools,
+      identity: issuer.identity,
+      insecureAssertedPrincipals: false,
+    });
+    const before = attackerRefunds().length;
+    const workflowId = `approval-protocol-ai-sdk-${randomUUID()}`;
+    const turns = [
+      script.turns[0]!,
+      { tool_calls: [{ name: 'payments__refund', arguments: refundArgs(93000), id: 'call_refund_1' }] },
+      { final: 'done' },
+    ];
+    const handle = await h.client.workflow.start('aiSdkAgent', {
+      taskQueue: aiSdk.taskQueue,
+      workflowId,
+      args: [
+        {
+          ...aiSdkAgentInput(manifest, { prompt: script.prompt, turns }),
+          principal: DESK,
+          credential: await issuer.runCredential(DESK, workflowId, [FINANCE]),
+        },
+      ],
+    });
+    const request = await requested(handle);
+    expect(request.toolCall).toEqual({
+      type: 'tool-call',
+      toolCallId: 'call_refund_1',
+      toolName: 'payments__refund',
+      input: refundArgs(93000),
+    });
+    const ann = await issuer.approverCredential('ann@corp.example', [FINANCE]);
+    const message: ModelMessage = {
+      role: 'tool',
+      content: [{ type: 'tool-approval-response', approvalId: request.approvalId, approved: true }],
+    };
+    await respondToApprovals(h.client, workflowId, message, { credential: ann });
+    const result = (await handle.result()) as AiSdkAgentResult;
+    expect(result.text).toBe('done');
+    expect(result.journal.filter((e) => e.toolId === REFUND).map((e) => [e.decision, e.decidedBy, e.outcome])).toEqual([
+      ['approved', 'ann@corp.example', 'ok'],
+    ]);
+    expect(
+      attackerRefunds()
+        .slice(before)
+        .map((p) => p.idempotencyKey),
+    ).toEqual([idempotencyKey(workflowId, request.approvalId)]);
   });
 });
