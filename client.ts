@@ -208,7 +208,7 @@ export {
   type ApprovalCredential,
   type ApprovalAnswered,
 } from './inspect/approval-protocol';
-export { approvalRequestOf, approvalIdOf, type ApprovalAsked } from './common/approval-request';
+export { approvalRequestOf, approvalRequestChunks, approvalIdOf, type ApprovalAsked } from './common/approval-request';
 export {
   runUrl,
   probe,

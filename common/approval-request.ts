@@ -1,6 +1,6 @@
 // Pure and client-safe (types only from `ai`): a toolplane approval question as the AI SDK's tool
 // approval request, and the approval id that leads an app's answer back to the waiting call.
-import type { ToolApprovalRequestOutput, ToolSet } from 'ai';
+import type { ToolApprovalRequestOutput, ToolSet, UIMessageChunk } from 'ai';
 import { offerName } from '../catalog/tool-catalog';
 
 /**
@@ -58,4 +58,28 @@ export function approvalRequestOf(asked: ApprovalAsked): ToolApprovalRequestOutp
     },
     ...(asked.reason !== undefined ? { reason: asked.reason } : {}),
   };
+}
+
+/**
+ * A call waiting for approval as the AI SDK's UI message stream writes it (what `useChat` reads):
+ * the tool call's input, then the approval request on it, so the app's message gets a tool part in
+ * state `approval-requested` that its approval UI renders and answers with `addToolApprovalResponse`.
+ * A stream that already wrote the model's tool call (a `streamText` UI stream) needs only the second chunk.
+ */
+export function approvalRequestChunks(asked: ApprovalAsked): UIMessageChunk[] {
+  const { approvalId, toolCall, reason } = approvalRequestOf(asked);
+  return [
+    {
+      type: 'tool-input-available',
+      toolCallId: toolCall.toolCallId,
+      toolName: toolCall.toolName,
+      input: toolCall.input,
+    },
+    {
+      type: 'tool-approval-request',
+      approvalId,
+      toolCallId: toolCall.toolCallId,
+      ...(reason !== undefined ? { reason } : {}),
+    },
+  ];
 }
