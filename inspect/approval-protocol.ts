@@ -24,6 +24,7 @@ export const ApprovalResponseRefusedReason = {
   /** The same approval id is answered twice in what was given. */
   AnsweredTwice: 'answered_twice',
 } as const;
+/** Why an app's approval response decided nothing (`ApprovalResponseRefused`'s `data.reason`). */
 export type ApprovalResponseRefusedReason =
   (typeof ApprovalResponseRefusedReason)[keyof typeof ApprovalResponseRefusedReason];
 
@@ -74,6 +75,7 @@ export type ApprovalResponseInput =
 export type ApprovalCredential =
   string | ((response: ToolApprovalResponse, asked: PendingEscalation) => string | Promise<string>);
 
+/** Who answers an app's approval responses, as `DecisionOptions` carries it for `approve` and `deny`. */
 export interface ApprovalResponseOptions {
   /**
    * The approver's own credential (a JWT from an issuer the worker trusts), required by a worker with
@@ -87,9 +89,11 @@ export interface ApprovalResponseOptions {
 
 /** One approval response as the run took it. */
 export interface ApprovalAnswered {
+  /** The response's approval id. */
   approvalId: string;
   /** The waiting call's effect key. */
   effectKey: string;
+  /** `approve` for `approved: true`, `deny` for `approved: false`. */
   decision: 'approve' | 'deny';
   /** Whom the run recorded as deciding (the verified subject, where verified). */
   by?: string;
