@@ -205,6 +205,19 @@ describe("approvals in the AI SDK's protocol", () => {
     const first = await requested(handle);
     // The tool message an app holds after its approval UI denied the refund.
     const bea = await issuer.approverCredential('bea@corp.example', [FINANCE]);
+    // The same approval answered twice in one message decides nothing.
+    const twice: ModelMessage = {
+      role: 'tool',
+      content: [
+        { type: 'tool-approval-response', approvalId: first.approvalId, approved: true },
+        { type: 'tool-approval-response', approvalId: first.approvalId, approved: false },
+      ],
+    };
+    await expect(respondToApprovals(h.client, handle.workflowId, twice, { credential: bea })).rejects.toMatchObject({
+      code: 'ApprovalResponseRefused',
+      data: { approvalId: first.approvalId, reason: ApprovalResponseRefusedReason.AnsweredTwice },
+    });
+    expect((await approvalRequests(h.client, handle.workflowId)).map((r) => r.approvalId)).toEqual([first.approvalId]);
     expect(
       await respondToApprovals(
         h.client,
