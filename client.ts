@@ -202,6 +202,18 @@ export async function deny(
 
 export { follow as followRun, formatEffects };
 export {
+  approvalRequests,
+  respondToApprovals,
+  approvalResponsesOf,
+  ApprovalResponseRefused,
+  ApprovalResponseRefusedReason,
+  type ApprovalResponseInput,
+  type ApprovalResponseOptions,
+  type ApprovalCredential,
+  type ApprovalAnswered,
+} from './inspect/approval-protocol';
+export { approvalRequestOf, approvalRequestChunks, approvalIdOf, type ApprovalAsked } from './common/approval-request';
+export {
   runUrl,
   probe,
   TemporalUnreachable,

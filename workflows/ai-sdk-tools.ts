@@ -53,6 +53,11 @@ export interface GovernedTools {
  * earlier step); calls that change the world run one at a time, in the model's order. A refused
  * call does not throw: the model gets `{ error, rule, reason }` as the tool's result.
  *
+ * A call that needs a person waits inside its `execute` until a declared approver answers (a denial is
+ * a refusal the model is told); the tools carry no AI SDK `needsApproval`, which would hand the answer
+ * to workflow code unverified. Apps speaking the AI SDK's approval protocol read the waiting call with
+ * `approvalRequests` and answer it with `respondToApprovals` (toolplane/client).
+ *
  * @example
  * ```ts
  * const step = await StepCtx.open({ principal: 'agent:desk' });

@@ -31,6 +31,13 @@ export interface PendingEscalation {
   kind: 'in_doubt' | 'approval';
   /** The gate's rule an approval is asked under (the manifest's approvers may be declared per rule). */
   rule?: string;
+  /**
+   * An approval's arguments: exactly what the call sends once approved (after any declared
+   * redaction), so the person sees what they approve. In-doubt questions leave it out.
+   */
+  args?: unknown;
+  /** The model's id of the tool call an approval is asked for (`toolCallId` in the AI SDK), when a model made it. */
+  modelCallId?: string;
 }
 
 /**

@@ -14,13 +14,22 @@ export interface Approval {
 /** A denial is a refusal the person (or the deadline) made: `by` is who, when a person answered. */
 export type Denial = Refusal & { deniedBy?: string };
 
+/** The call as the person is asked about it: where it stands, what it sends, and the model's call it answers. */
+export interface ApprovalQuestion {
+  effectKey: string;
+  position: number;
+  /** The arguments the call sends if approved. */
+  sent: unknown;
+  modelCallId?: string;
+}
+
 export async function askApproval(
   call: ToolCall,
   verdict: GateVerdict,
-  effectKey: string,
-  position: number,
+  asked: ApprovalQuestion,
   escalator: Escalator,
 ): Promise<Approval | Denial> {
+  const { effectKey, position } = asked;
   const question = verdict.allow
     ? `${call.toolId} needs a person's approval`
     : `${call.toolId} was refused (${verdict.rule}: ${verdict.reason}); a person may approve it`;
@@ -32,6 +41,8 @@ export async function askApproval(
     deadline: Date.now() + durationMs(verdict.deadline ?? call.decl.escalation?.deadline ?? '24h'),
     kind: 'approval',
     rule: verdict.rule ?? 'approval',
+    args: asked.sent,
+    ...(asked.modelCallId !== undefined ? { modelCallId: asked.modelCallId } : {}),
   });
   const rule = verdict.rule ?? 'approval';
   const by = answer?.by ?? 'a person';

@@ -128,7 +128,10 @@ export async function runCall(
     const sent = gatedArgs(call, verdict);
     const key = effectKey({ tool: call.toolId, args: sent }, entry.position);
     entry.effectKey = key;
-    if (verdict?.askPerson) recordAnswer(entry, await askApproval(call, verdict, key, entry.position, host.escalator));
+    if (verdict?.askPerson) {
+      const asked = { effectKey: key, position: entry.position, sent, modelCallId: options.modelCallId };
+      recordAnswer(entry, await askApproval(call, verdict, asked, host.escalator));
+    }
     const lease = takeLease(call.toolId, entry.position, host.capabilities);
     if (typeof lease === 'object') refuse(entry, lease);
     if (lease) {
