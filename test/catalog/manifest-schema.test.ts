@@ -174,12 +174,13 @@ describe('the manifest reference (docs/manifest.md)', () => {
     }
   });
 
-  it('its complete example manifests pass the parser and the schema', () => {
-    const blocks = [...reference.matchAll(/```yaml\n([\s\S]*?)```/g)].map((m) => m[1]!);
-    const complete = blocks.filter((b) => /^version: 1$/m.test(b) && /^tools:/m.test(b));
+  it.each(['docs/manifest.md', 'README.md'])('the complete manifests in %s pass the parser and the schema', (doc) => {
+    const text = fs.readFileSync(path.join(root, doc), 'utf8');
+    const blocks = [...text.matchAll(/```yaml\n([\s\S]*?)```/g)].map((m) => m[1]!);
+    const complete = blocks.filter((b) => /^version: 1\b/m.test(b) && /^tools:/m.test(b));
     expect(complete.length).toBeGreaterThanOrEqual(1);
     for (const b of complete) {
-      expect(() => parseManifest(b, 'docs/manifest.md')).not.toThrow();
+      expect(() => parseManifest(b, doc)).not.toThrow();
       expect(validator()(parse(b))).toEqual([]);
     }
   });
