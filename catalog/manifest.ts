@@ -181,17 +181,17 @@ export type RedactionDecl = z.infer<typeof RedactionDecl>;
  */
 export const budgetPeriod = z
   .string()
-  .meta({
-    title: 'budget period',
-    description: 'A budget window: whole minutes, hours or days that divide a UTC day, aligned to UTC.',
-    examples: ['1d'],
-  })
   .regex(/^[1-9]\d*(m|h|d)$/, 'a period such as "1h" or "1d"')
   .refine((p) => {
     if (!/^[1-9]\d*(m|h|d)$/.test(p)) return true; // the pattern above reports it
     const ms = durationMs(p);
     return ms <= 86_400_000 && 86_400_000 % ms === 0;
-  }, 'a period that divides a UTC day evenly (such as 15m, 1h, 6h or 1d), so its windows align to UTC');
+  }, 'a period that divides a UTC day evenly (such as 15m, 1h, 6h or 1d), so its windows align to UTC')
+  .meta({
+    title: 'budget period',
+    description: 'A budget window: whole minutes, hours or days that divide a UTC day, aligned to UTC.',
+    examples: ['1d'],
+  });
 
 /**
  * Bytes one principal may send one destination per window, over all of its runs (the per-run
