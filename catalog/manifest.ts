@@ -356,7 +356,9 @@ export const ConcurrencyDecl = z
       class: z.literal('independent').describe('Runs as its own child workflow (a subagent), with its own lane.'),
     }),
   ])
-  .describe("Which scheduling lane the tool's calls take. Absent: read-only calls share, others serialize.");
+  .describe(
+    "Which scheduling lane the tool's calls take. Absent: read-only calls run concurrently, the others one at a time in the serial lane.",
+  );
 export type ConcurrencyDecl = z.infer<typeof ConcurrencyDecl>;
 
 export const ToolDecl = z
