@@ -13,19 +13,23 @@ export function decisionKindOf(decision: string): DecisionKind {
   return decision === 'approve' ? DecisionKind.Approve : decision === 'deny' ? DecisionKind.Deny : DecisionKind.Resolve;
 }
 
-const toolIdOrAll = z.union([
-  z.literal('*'),
-  z
-    .array(
-      z
-        .string()
-        .regex(
-          /^(tool:\/\/[a-z0-9][a-z0-9_.-]*\/[A-Za-z0-9_.-]+|ext:[a-z0-9][a-z0-9_.-]*:[A-Za-z0-9_.-]+)$/,
-          'a tool identity "tool://server/name" or "ext:<plugin>:<name>"',
-        ),
-    )
-    .min(1, 'at least one tool, or "*"'),
-]);
+const toolIdOrAll = z
+  .union([
+    z.literal('*'),
+    z
+      .array(
+        z
+          .string()
+          .regex(
+            /^(tool:\/\/[a-z0-9][a-z0-9_.-]*\/[A-Za-z0-9_.-]+|ext:[a-z0-9][a-z0-9_.-]*:[A-Za-z0-9_.-]+)$/,
+            'a tool identity "tool://server/name" or "ext:<plugin>:<name>"',
+          ),
+      )
+      .min(1, 'at least one tool, or "*"'),
+  ])
+  .describe(
+    'The tools whose waiting calls these approvers may decide: exact identities, or "*" for every declared tool.',
+  );
 
 /**
  * One declaration of who may decide what. A decision is accepted when some entry covers its tool,
@@ -34,38 +38,50 @@ const toolIdOrAll = z.union([
  */
 export const ApproverDecl = z
   .strictObject({
-    /** The tools whose waiting calls these approvers may decide: exact identities, or `"*"` for every declared tool. */
     tools: toolIdOrAll,
-    /**
-     * Only approvals the gate asked under these rules: a rule's name (`protected_field`, `taint`,
-     * `sensitivity`, `egress`, `spend`, `carried`, `approval` for a tool that always asks) or a full
-     * rule (`protected_field:/account_id`). Absent: every rule. An in-doubt call has no rule, so an
-     * entry with `rules` never covers `resolve`.
-     */
     rules: z
       .array(z.string().regex(/^[a-z_]+(:.+)?$/, 'a rule such as "protected_field" or "protected_field:/account_id"'))
       .min(1, 'at least one rule, or leave rules out')
-      .optional(),
-    /** Verified subjects (the `sub` of the approver's token, exactly) who may decide. */
-    subjects: z.array(z.string().min(1)).default([]),
-    /** Groups (in the approver's token's groups claim): any member may decide. */
-    groups: z.array(z.string().min(1)).default([]),
-    /** Which decisions: `approve`, `deny` (approvals), `resolve` (in-doubt calls). Default: all three. */
-    decisions: z.array(z.enum(DECISION_KINDS)).min(1, 'at least one decision, or leave decisions out').optional(),
-    /**
-     * May an approver decide a call of a run acting for that same principal? Default false: nobody
-     * approves their own run's escalation.
-     */
-    own_run: z.boolean().default(false),
+      .optional()
+      .describe(
+        "Only approvals asked under these rules: a rule's name (`protected_field`, `taint`, `sensitivity`, `egress`, `spend`, `carried`, `approval`) or a full rule (`protected_field:/account_id`). Absent: every rule; an entry with rules never covers `resolve`.",
+      ),
+    subjects: z
+      .array(z.string().min(1))
+      .default([])
+      .describe("Verified subjects (the `sub` of the approver's token, exactly) who may decide."),
+    groups: z
+      .array(z.string().min(1))
+      .default([])
+      .describe("Groups (in the approver's token's groups claim): any member may decide."),
+    decisions: z
+      .array(z.enum(DECISION_KINDS))
+      .min(1, 'at least one decision, or leave decisions out')
+      .optional()
+      .describe('Which decisions: `approve`, `deny` (approvals), `resolve` (in-doubt calls). Absent: all three.'),
+    own_run: z
+      .boolean()
+      .default(false)
+      .describe(
+        'May an approver decide a call of a run acting for that same principal? Default: nobody approves their own run.',
+      ),
   })
   .refine((d) => d.subjects.length > 0 || d.groups.length > 0, {
     message: 'an approvers entry names at least one subject or group',
     path: ['subjects'],
+  })
+  .meta({
+    description: 'Who may decide which waiting calls: names subjects or groups, for tools, rules and decision kinds.',
+    examples: [{ tools: ['tool://payments/refund'], groups: ['support-leads'] }],
   });
 export type ApproverDecl = z.infer<typeof ApproverDecl>;
 
 /** Who may decide which waiting calls. Declaring it needs a worker that verifies credentials (`identity`). */
-export const ApproversDecl = z.array(ApproverDecl);
+export const ApproversDecl = z
+  .array(ApproverDecl)
+  .describe(
+    'Who may decide calls that wait for a person (approve, deny, resolve), per tool. Needs a worker with an `identity`.',
+  );
 export type ApproversDecl = z.infer<typeof ApproversDecl>;
 
 /** An approvers section as written (defaults not yet applied) or as parsed. */

@@ -8,83 +8,109 @@ import { LimitsDecl } from './caps-decl';
 import { ScriptTurnShape } from './script';
 
 const toolGrant = z.union([z.literal('*'), z.array(z.string().min(1))]);
+const names = z.array(z.string().min(1));
 
-export const PrincipalDecl = z.strictObject({
-  /** Tools this principal may be granted: exact identities, or "*" for every declared tool. */
-  tools: toolGrant.default('*'),
-  /** Capabilities this principal may hold, such as `extension-runtime`. None unless listed. */
-  capabilities: z.array(z.string().min(1)).default([]),
-  /** Model endpoints (by name in `models`) this principal's runs may use, or "*" for every declared one. */
-  models: toolGrant.default('*'),
-  /**
-   * Principals (exact names, or "*") for whom the facts this principal's runs write count as their own
-   * words; to everyone else a recalled fact of this principal's is untrusted data. None unless listed.
-   */
-  share_facts_with: z.array(z.string().min(1)).default([]),
-  /**
-   * Caps on each of this principal's runs, tightening the manifest's worker-wide `limits` (never
-   * loosening them). A subject matched by several `group:` entries gets the loosest of theirs.
-   */
-  limits: LimitsDecl.optional(),
-});
+export const PrincipalDecl = z
+  .strictObject({
+    tools: toolGrant
+      .default('*')
+      .describe('Tools this principal may be granted: exact identities, or "*" for every declared tool.'),
+    capabilities: names
+      .default([])
+      .describe('Capabilities this principal may hold, such as `extension-runtime`. None unless listed.'),
+    models: toolGrant
+      .default('*')
+      .describe('Model endpoints (names in `models`) this principal\'s runs may use, or "*" for every declared one.'),
+    share_facts_with: names
+      .default([])
+      .describe(
+        'Principals (exact names, or "*") for whom the facts this principal\'s runs write count as their own words; to everyone else they are untrusted data.',
+      ),
+    limits: LimitsDecl.optional().describe(
+      "Caps on each of this principal's runs, tightening the worker-wide `limits` (never loosening them); several matching groups: the loosest of theirs.",
+    ),
+  })
+  .describe('What one principal (or group, or "*") may be granted.');
 export type PrincipalDecl = z.infer<typeof PrincipalDecl>;
 
 /**
  * Principals by verified subject (or, on a worker that allows asserted principals, by name);
  * `group:<name>` entries apply to a subject whose token lists that group; `"*"` to every other.
  */
-export const PrincipalsDecl = z.record(z.string().min(1), PrincipalDecl);
+export const PrincipalsDecl = z
+  .record(z.string().min(1), PrincipalDecl)
+  .describe(
+    'Which principals may be granted which tools, capabilities and models: by verified subject, `group:<name>`, or "*" for every other. Absent: any principal may be granted any declared tool.',
+  );
 export type PrincipalsDecl = z.infer<typeof PrincipalsDecl>;
 
 const envVarName = z.string().regex(/^[A-Z_][A-Z0-9_]*$/, 'an environment variable name');
-/** The models a run may ask an endpoint for; the first is the default. */
-const servedModels = z.array(z.string().min(1)).min(1);
+const servedModels = z
+  .array(z.string().min(1))
+  .min(1)
+  .meta({
+    description: 'The models a run may ask this endpoint for; the first is the default.',
+    examples: [['gpt-5-mini']],
+  });
+const apiKeyEnv = envVarName.describe(
+  "The worker's environment variable holding the key. Never taken from a run, never written to history.",
+);
+const baseUrl = (fallback: string) => z.string().url().optional().describe(`The API's base URL. Default ${fallback}.`);
 
 /**
  * A model endpoint the worker owns: which AI SDK provider speaks to it, where it is, which key it
  * presents, which models it serves. Only the providers a worker declares are loaded.
  */
-export const ModelEndpointDecl = z.discriminatedUnion('provider', [
-  z.strictObject({
-    /** Chat Completions through `@ai-sdk/openai-compatible`: vLLM, Ollama, llama.cpp servers, gateways. */
-    provider: z.literal('openai-compatible'),
-    base_url: z.string().url(),
-    /** The worker's environment variable holding the key (sent as a bearer token). Never taken from a run. */
-    api_key_env: envVarName.optional(),
-    models: servedModels,
-  }),
-  z.strictObject({
-    /** OpenAI through `@ai-sdk/openai`: the Responses API, or Chat Completions with `api: chat`. */
-    provider: z.literal('openai'),
-    /** Default https://api.openai.com/v1. */
-    base_url: z.string().url().optional(),
-    api_key_env: envVarName,
-    api: z.enum(['responses', 'chat']).default('responses'),
-    models: servedModels,
-  }),
-  z.strictObject({
-    /** Anthropic's Messages API (or a server speaking it) through `@ai-sdk/anthropic`. */
-    provider: z.literal('anthropic'),
-    /** Default https://api.anthropic.com/v1. */
-    base_url: z.string().url().optional(),
-    api_key_env: envVarName,
-    models: servedModels,
-  }),
-  z.strictObject({
-    /** Plays a script: contacts nothing and reads no secret. */
-    provider: z.literal('scripted'),
-    /** The turns the worker plays; a run naming this endpoint may not send its own. Absent: the run's script. */
-    script: z.array(ScriptTurnShape).optional(),
-  }),
-]);
+export const ModelEndpointDecl = z
+  .discriminatedUnion('provider', [
+    z.strictObject({
+      provider: z
+        .literal('openai-compatible')
+        .describe('Chat Completions through `@ai-sdk/openai-compatible`: vLLM, Ollama, llama.cpp servers, gateways.'),
+      base_url: z
+        .string()
+        .url()
+        .meta({ description: "The API's base URL.", examples: ['http://localhost:8000/v1'] }),
+      api_key_env: apiKeyEnv.optional(),
+      models: servedModels,
+    }),
+    z.strictObject({
+      provider: z
+        .literal('openai')
+        .describe('OpenAI through `@ai-sdk/openai`: the Responses API, or Chat Completions with `api: chat`.'),
+      base_url: baseUrl('https://api.openai.com/v1'),
+      api_key_env: apiKeyEnv,
+      api: z.enum(['responses', 'chat']).default('responses').describe('Which OpenAI API the endpoint speaks.'),
+      models: servedModels,
+    }),
+    z.strictObject({
+      provider: z
+        .literal('anthropic')
+        .describe("Anthropic's Messages API (or a server speaking it) through `@ai-sdk/anthropic`."),
+      base_url: baseUrl('https://api.anthropic.com/v1'),
+      api_key_env: apiKeyEnv,
+      models: servedModels,
+    }),
+    z.strictObject({
+      provider: z.literal('scripted').describe('Plays a script: contacts nothing and reads no secret.'),
+      script: z
+        .array(ScriptTurnShape)
+        .optional()
+        .describe(
+          "The turns the worker plays; a run naming this endpoint may not send its own. Absent: the run's script.",
+        ),
+    }),
+  ])
+  .describe('A model endpoint the worker owns, chosen by `provider`.');
 export type ModelEndpointDecl = z.infer<typeof ModelEndpointDecl>;
 /** An endpoint that is reached over the network through an AI SDK provider. */
 export type ProviderEndpointDecl = Exclude<ModelEndpointDecl, { provider: 'scripted' }>;
 
-export const ModelsDecl = z.record(
-  z.string().regex(/^[a-z0-9][a-z0-9_.-]*$/, 'a lower-case endpoint name'),
-  ModelEndpointDecl,
-);
+export const ModelsDecl = z
+  .record(z.string().regex(/^[a-z0-9][a-z0-9_.-]*$/, 'a lower-case endpoint name'), ModelEndpointDecl)
+  .describe(
+    'The model endpoints this worker serves, by lower-case name; a run names one. Absent: the scripted model only.',
+  );
 export type ModelsDecl = z.infer<typeof ModelsDecl>;
 
 /** Without a `models` section a worker offers the scripted model only. */

@@ -3,17 +3,23 @@ import { z } from 'zod';
 import { durationMs } from './duration';
 
 const DURATION = /^\d+(\.\d+)?\s*(ms|s|m|h|d)$/;
-const positiveDuration = z.union(
-  [
-    z.number().int().positive('must be a positive number of milliseconds'),
-    z
-      .string()
-      .regex(DURATION, 'a duration such as "90s", "10m" or "1h"')
-      // The pattern reports a string that is no duration; only a zero one is left to refuse.
-      .refine((d) => !DURATION.test(d) || durationMs(d) > 0, 'must be longer than zero'),
-  ],
-  { error: 'a duration such as "90s", "10m" or "1h" (or milliseconds)' },
-);
+const positiveDuration = z
+  .union(
+    [
+      z.number().int().positive('must be a positive number of milliseconds'),
+      z
+        .string()
+        .regex(DURATION, 'a duration such as "90s", "10m" or "1h"')
+        // The pattern reports a string that is no duration; only a zero one is left to refuse.
+        .refine((d) => !DURATION.test(d) || durationMs(d) > 0, 'must be longer than zero'),
+    ],
+    { error: 'a duration such as "90s", "10m" or "1h" (or milliseconds)' },
+  )
+  .meta({
+    title: 'duration',
+    description: 'A positive duration: milliseconds, or a number with a unit ms, s, m, h or d.',
+    examples: ['10m'],
+  });
 
 /**
  * The most any one run may use on this worker; every cap is optional. Top-level in the manifest
@@ -33,18 +39,24 @@ const positiveDuration = z.union(
  *     limits: { max_tool_calls: 10, deadline: 10m }
  * ```
  */
-export const LimitsDecl = z.strictObject({
-  /** Model turns. */
-  max_turns: z.number().int().positive().optional(),
-  /** Tool calls (0: the run may call no tool). */
-  max_tool_calls: z.number().int().nonnegative().optional(),
-  /** Model tokens, input and output together. */
-  max_tokens: z.number().int().positive().optional(),
-  /** Cost in micro-units: the tools' `cost_micros` and what model turns report. */
-  max_cost_micros: z.number().int().nonnegative().optional(),
-  /** From the start of the run, such as "10m". */
-  deadline: positiveDuration.optional(),
-  /** How deep independent tools may delegate (0: not at all). */
-  max_delegation_depth: z.number().int().nonnegative().optional(),
-});
+export const LimitsDecl = z
+  .strictObject({
+    max_turns: z.number().int().positive().optional().describe('Model turns a run may take.'),
+    max_tool_calls: z.number().int().nonnegative().optional().describe('Tool calls a run may make (0: none).'),
+    max_tokens: z.number().int().positive().optional().describe('Model tokens, input and output together.'),
+    max_cost_micros: z
+      .number()
+      .int()
+      .nonnegative()
+      .optional()
+      .describe("Cost in micro-units: the tools' `cost_micros` and what model turns report."),
+    deadline: positiveDuration.optional().describe('How long a run may take from its start, such as "10m".'),
+    max_delegation_depth: z
+      .number()
+      .int()
+      .nonnegative()
+      .optional()
+      .describe('How deep independent tools may delegate (0: not at all).'),
+  })
+  .describe("Caps on every run; a run's own limits only tighten them. Every cap is optional: absent, uncapped.");
 export type LimitsDecl = z.infer<typeof LimitsDecl>;

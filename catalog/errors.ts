@@ -53,6 +53,12 @@ export interface ManifestProblem {
   path: string;
   message: string;
   line?: number;
+  /**
+   * What was wrong: `syntax` (not YAML or JSON), `shape` (a field missing, unknown or of the wrong
+   * type: the manifest's JSON Schema says what was expected there), or `rule` (well-formed, but the
+   * declarations disagree, such as a mutating tool with `recovery: retry`).
+   */
+  kind?: 'syntax' | 'shape' | 'rule';
 }
 
 export class ManifestInvalid extends CatalogError<{ file: string; problems: ManifestProblem[] }> {

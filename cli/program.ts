@@ -31,7 +31,7 @@ export function buildProgram(
   out: (line: string) => void = console.log,
   err: (line: string) => void = console.error,
 ): Command {
-  const cli = { out };
+  const cli = { out, err };
   const program = new Command()
     .name('toolplane')
     .description('Durable, governed tool calls for AI agents on Temporal')

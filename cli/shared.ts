@@ -19,6 +19,8 @@ export interface CommonOptions extends ConnectionFlags {
 export interface Cli {
   /** One line of standard output. */
   out(line: string): void;
+  /** One line of standard error. */
+  err(line: string): void;
 }
 
 /** `--json` and the connection flags, on a command that talks to Temporal. */

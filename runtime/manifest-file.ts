@@ -28,7 +28,7 @@ export function formatPath(segments: readonly PropertyKey[]): string {
     .join('');
 }
 
-function parsePath(p: string): (string | number)[] {
+export function parsePath(p: string): (string | number)[] {
   const out: (string | number)[] = [];
   const re = /\[(\d+)\]|\["((?:[^"\\]|\\.)*)"\]|\.?([A-Za-z_][A-Za-z0-9_]*)/g;
   for (const m of p.matchAll(re))
@@ -83,7 +83,9 @@ export function parseManifest(text: string, file: string): LoadedManifest {
     try {
       raw = JSON.parse(text);
     } catch (err) {
-      throw new ManifestInvalid(file, [{ path: '', message: `not valid JSON: ${(err as Error).message}` }]);
+      throw new ManifestInvalid(file, [
+        { path: '', kind: 'syntax', message: `not valid JSON: ${(err as Error).message}` },
+      ]);
     }
   } else {
     doc = parseDocument(text, { lineCounter: counter, uniqueKeys: true, prettyErrors: true });
@@ -92,6 +94,7 @@ export function parseManifest(text: string, file: string): LoadedManifest {
         file,
         doc.errors.map((e) => ({
           path: '',
+          kind: 'syntax',
           line: e.linePos?.[0]?.line,
           message: `not valid YAML: ${e.message.split('\n')[0]}`,
         })),
@@ -100,7 +103,9 @@ export function parseManifest(text: string, file: string): LoadedManifest {
     raw = doc.toJS();
   }
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
-    throw new ManifestInvalid(file, [{ path: '', message: 'a manifest is a mapping with version, servers and tools' }]);
+    throw new ManifestInvalid(file, [
+      { path: '', kind: 'shape', message: 'a manifest is a mapping with version, servers and tools' },
+    ]);
   }
   const parsed = Manifest.safeParse(raw);
   if (!parsed.success) {
@@ -110,11 +115,16 @@ export function parseManifest(text: string, file: string): LoadedManifest {
         path: formatPath(p.path),
         line: lineOf(doc, counter, p.path),
         message: p.message,
+        kind: 'shape' as const,
       })),
     );
   }
   const report: ConsistencyReport = checkConsistency(parsed.data);
-  const locate = (p: ManifestProblem): ManifestProblem => ({ ...p, line: lineOf(doc, counter, parsePath(p.path)) });
+  const locate = (p: ManifestProblem): ManifestProblem => ({
+    ...p,
+    line: lineOf(doc, counter, parsePath(p.path)),
+    kind: 'rule',
+  });
   if (report.errors.length > 0) throw new ManifestInvalid(file, report.errors.map(locate));
   return { file, manifest: parsed.data, warnings: report.warnings.map(locate) };
 }

@@ -43,10 +43,10 @@ describe('the packed package, installed by a consumer', () => {
     tarball = path.join(dir, packed[0]!.filename);
     const files = packed[0]!.files.map((f) => f.path);
     console.log(`packed ${packed[0]!.filename}: ${files.length} files, ${Math.round(packed[0]!.size / 1024)} KiB`);
-    // Nothing but the build, the bin's launcher, the README and package.json ships.
-    expect(
-      files.filter((f) => !f.startsWith('lib/') && !['bin/toolplane.js', 'README.md', 'package.json'].includes(f)),
-    ).toEqual([]);
+    // Nothing but the build, the bin's launcher, the manifest's JSON Schema and reference, the README and package.json ships.
+    const beside = ['bin/toolplane.js', 'manifest.schema.json', 'docs/manifest.md', 'README.md', 'package.json'];
+    expect(files.filter((f) => !f.startsWith('lib/') && !beside.includes(f))).toEqual([]);
+    expect(files).toEqual(expect.arrayContaining(['manifest.schema.json', 'docs/manifest.md']));
     expect(files.some((f) => /test|bench|\.ts$/.test(f) && !f.endsWith('.d.ts'))).toBe(false);
     for (const f of fs.readdirSync(consumerSource)) fs.copyFileSync(path.join(consumerSource, f), path.join(dir, f));
     run(
@@ -127,6 +127,22 @@ describe('the packed package, installed by a consumer', () => {
       new RegExp(`^${out.workflowId}: replayed \\d+ events with the current code, no divergence$`, 'm'),
     );
   }, 180_000);
+
+  it('resolves toolplane/manifest.schema.json; manifest init writes a starter whose modeline finds it and that passes manifest check', () => {
+    const resolved = run('node', ['-p', "require.resolve('toolplane/manifest.schema.json')"], dir).trim();
+    expect(JSON.parse(fs.readFileSync(resolved, 'utf8'))).toEqual(
+      JSON.parse(fs.readFileSync(path.join(root, 'manifest.schema.json'), 'utf8')),
+    );
+    const cli = path.join(dir, 'node_modules', '.bin', 'toolplane');
+    expect(run(cli, ['manifest', 'check', 'manifest.yaml'], dir)).toMatch(/ok, \d+ tools/);
+    run(cli, ['manifest', 'init', 'starter.yaml'], dir);
+    const modeline = /^# yaml-language-server: \$schema=(\S+)$/m.exec(
+      fs.readFileSync(path.join(dir, 'starter.yaml'), 'utf8'),
+    );
+    expect(modeline?.[1]).toBe('./node_modules/toolplane/manifest.schema.json');
+    expect(fs.realpathSync(path.join(dir, modeline![1]!))).toBe(fs.realpathSync(resolved));
+    expect(run(cli, ['manifest', 'check', 'starter.yaml'], dir)).toMatch(/ok, 1 tools, 1 servers, 0 warnings/);
+  });
 
   it('loads neither the worker SDK, MCP nor the activities for the client, the CLI or toolplane/ai-sdk', () => {
     const probe = `require('toolplane/client'); require('toolplane/package.json');
