@@ -5,6 +5,14 @@
 export { ToolplanePlugin, type ToolplanePluginOptions, type ToolplaneDeployment } from './plugin';
 export type { WorkflowTracing } from './activities/telemetry';
 export type { Ctx, Tool, ToolDef, ToolOrigin, ToolOutput, LedgerRef } from './activities/tool';
+export {
+  defineTool,
+  deriveInputSchema,
+  ToolSchemaUnrepresentable,
+  type ToolSpec,
+  type TypedTool,
+  type ToolInputSchema,
+} from './activities/define-tool';
 export type { ToolEvent, Reconciliation, CarriedContent } from './common/wire';
 export {
   ToolError,
@@ -13,6 +21,7 @@ export {
   ToolInDoubt,
   Cancelled,
   ProvenanceMissing,
+  ToolInputInvalid,
 } from './activities/tool-errors';
 export type { RemainingBudget } from './common/wire';
 export { LedgerSigner, generateLedgerKey, type LedgerConfig } from './ledger/keys';
