@@ -1,7 +1,8 @@
-// `toolplane manifest check | digest`: work with manifests, offline.
+// `toolplane manifest check | digest | schemas`: work with manifests, offline.
 import type { Command } from 'commander';
 import { manifestDigest, toolDigest } from '../catalog/digest';
 import { loadManifest } from '../runtime/manifest-file';
+import { registerManifestSchemas } from './manifest-schemas';
 import { emit, withJson, type Cli } from './shared';
 
 export function registerManifest(program: Command, cli: Cli): void {
@@ -32,4 +33,5 @@ export function registerManifest(program: Command, cli: Cli): void {
       ]);
     },
   );
+  registerManifestSchemas(manifest, cli);
 }

@@ -16,3 +16,6 @@ export const saveNote = defineTool({
     return { saved: true, key: ctx.idempotencyKey };
   },
 });
+
+/** Every tool of this worker: what `toolplane manifest schemas --tools` and `toolplane worker --tools` load. */
+export const tools = [saveNote];
