@@ -42,6 +42,6 @@ export {
 export { loadManifest, parseManifest, type LoadedManifest } from './runtime/manifest-file';
 export type { Manifest, ManifestInput, ToolDecl, Sensitivity } from './catalog/manifest';
 export type { ModelEndpointDecl, ModelsDecl, PrincipalDecl, PrincipalsDecl } from './catalog/authority';
-export { ToolplaneError, CatalogError, ManifestInvalid, RegistryDrift } from './catalog/errors';
+export { ToolplaneError, CatalogError, ManifestInvalid, RegistryDrift, type ArgumentProblem } from './catalog/errors';
 export { manifestDigest } from './catalog/digest';
 export { WORKFLOWS_PATH as toolplaneWorkflowsPath } from './runtime/workflow-modules';

@@ -24,9 +24,11 @@ export interface ToolSpec<S extends ToolInputSchema> {
   description: string;
   /** The input schema; its JSON Schema is derived with zod's `toJSONSchema` (see {@link deriveInputSchema}). */
   input: S;
+  /** The safety class (`read_only`, `idempotent`, `mutating`); must equal the manifest's. */
   safety: Safety;
   /** `builtin` for this deployment's own code, `extension` for a tool another process serves. Declared, never inferred. */
   origin: 'builtin' | 'extension';
+  /** Performs the call with the parsed arguments; see {@link Tool.call}. */
   call(ctx: Ctx, input: z.output<S>): Promise<ToolOutput>;
   /** As {@link Tool.callWithLedger}; when present it is called instead of `call`. */
   callWithLedger?(ctx: Ctx, input: z.output<S>, producedBy: LedgerRef | undefined): Promise<ToolOutput>;
@@ -38,6 +40,7 @@ export interface ToolSpec<S extends ToolInputSchema> {
 
 /** A {@link Tool} defined by {@link defineTool}: it keeps its zod schema. */
 export interface TypedTool<S extends ToolInputSchema = ToolInputSchema> extends Tool {
+  /** Where the implementation comes from, as the spec declared it. */
   readonly origin: 'builtin' | 'extension';
   /** The schema the tool was defined with. */
   readonly input: S;

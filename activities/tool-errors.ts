@@ -71,7 +71,9 @@ export class ProvenanceMissing extends ToolError {
  */
 export class ToolInputInvalid extends ToolError {
   constructor(
+    /** The tool whose schema refused the arguments. */
     readonly toolId: string,
+    /** Each failing field: its JSON pointer into the arguments and what is wrong. */
     readonly problems: ArgumentProblem[],
   ) {
     super(

@@ -79,6 +79,7 @@ export class Unreachable extends CatalogError<{ toolId: string; reason: 'undecla
   }
 }
 
+/** One way arguments fail a tool's schema. */
 export interface ArgumentProblem {
   /** JSON pointer into the arguments. */
   pointer: string;
