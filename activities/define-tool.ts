@@ -122,21 +122,22 @@ function problemsOf(issues: readonly z.$ZodIssue[]): ArgumentProblem[] {
 export function defineTool<S extends ToolInputSchema>(spec: ToolSpec<S>): TypedTool<S> {
   const { id, description, input, safety, origin } = spec;
   const def: ToolDef = { id, description, inputSchema: deriveInputSchema(input, id), safety };
-  const parse = (raw: unknown): z.output<S> => {
-    const result = z.safeParse(input, raw);
+  // Async, so that a schema with async refinements parses too.
+  const parse = async (raw: unknown): Promise<z.output<S>> => {
+    const result = await z.safeParseAsync(input, raw);
     if (!result.success) throw new ToolInputInvalid(id, problemsOf(result.error.issues));
     return result.data;
   };
-  const { callWithLedger, reconcile, carried } = spec;
-  return {
+  const tool: TypedTool<S> = {
     origin,
     input,
     def: () => def,
-    call: (ctx, raw) => spec.call(ctx, parse(raw)),
-    ...(callWithLedger
-      ? { callWithLedger: (ctx: Ctx, raw: unknown, by: LedgerRef | undefined) => callWithLedger(ctx, parse(raw), by) }
-      : {}),
-    ...(reconcile ? { reconcile: (ctx: Ctx, key: string) => reconcile(ctx, key) } : {}),
-    ...(carried ? { carried: (ctx: Ctx, raw: unknown) => carried(ctx, parse(raw)) } : {}),
+    call: async (ctx, raw) => spec.call(ctx, await parse(raw)),
   };
+  // Handlers are called as methods of the spec, so a spec written as a class instance keeps its `this`.
+  if (spec.callWithLedger)
+    tool.callWithLedger = async (ctx, raw, producedBy) => spec.callWithLedger!(ctx, await parse(raw), producedBy);
+  if (spec.reconcile) tool.reconcile = (ctx, key) => spec.reconcile!(ctx, key);
+  if (spec.carried) tool.carried = async (ctx, raw) => spec.carried!(ctx, await parse(raw));
+  return tool;
 }
