@@ -9,6 +9,14 @@
 export { ToolplanePlugin, type ToolplanePluginOptions, type ToolplaneDeployment } from './plugin';
 export type { WorkflowTracing } from './activities/telemetry';
 export type { Ctx, Tool, ToolDef, ToolOrigin, ToolOutput, LedgerRef } from './activities/tool';
+export {
+  defineTool,
+  deriveInputSchema,
+  ToolSchemaUnrepresentable,
+  type ToolSpec,
+  type TypedTool,
+  type ToolInputSchema,
+} from './activities/define-tool';
 export type { ToolEvent, Reconciliation, CarriedContent } from './common/wire';
 export {
   ToolError,
@@ -17,6 +25,7 @@ export {
   ToolInDoubt,
   Cancelled,
   ProvenanceMissing,
+  ToolInputInvalid,
 } from './activities/tool-errors';
 export type { RemainingBudget } from './common/wire';
 export { LedgerSigner, generateLedgerKey, type LedgerConfig } from './ledger/keys';
@@ -37,6 +46,6 @@ export {
 export { loadManifest, parseManifest, type LoadedManifest } from './runtime/manifest-file';
 export type { Manifest, ManifestInput, ToolDecl, Sensitivity } from './catalog/manifest';
 export type { ModelEndpointDecl, ModelsDecl, PrincipalDecl, PrincipalsDecl } from './catalog/authority';
-export { ToolplaneError, CatalogError, ManifestInvalid, RegistryDrift } from './catalog/errors';
+export { ToolplaneError, CatalogError, ManifestInvalid, RegistryDrift, type ArgumentProblem } from './catalog/errors';
 export { manifestDigest } from './catalog/digest';
 export { WORKFLOWS_PATH as toolplaneWorkflowsPath } from './runtime/workflow-modules';

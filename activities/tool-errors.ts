@@ -1,5 +1,5 @@
 // What a tool throws to say how it failed; the tool activity turns these into typed failures.
-import { ToolplaneError } from '../catalog/errors';
+import { ToolplaneError, type ArgumentProblem } from '../catalog/errors';
 import { FailureType } from '../catalog/failure-types';
 
 const BRAND = Symbol.for('toolplane.ToolError');
@@ -60,6 +60,27 @@ export class ProvenanceMissing extends ToolError {
     super(
       FailureType.Invalid,
       `${toolId} records state later runs may trust and needs a signed produced_by; none was given, so nothing was written`,
+    );
+  }
+}
+
+/**
+ * The arguments fail the zod schema of a tool made with `defineTool`; the handler was not called,
+ * nothing was sent, and the call is never retried. `data.problems` name each failing field by its
+ * JSON pointer.
+ */
+export class ToolInputInvalid extends ToolError {
+  constructor(
+    /** The tool whose schema refused the arguments. */
+    readonly toolId: string,
+    /** Each failing field: its JSON pointer into the arguments and what is wrong. */
+    readonly problems: ArgumentProblem[],
+  ) {
+    super(
+      FailureType.Invalid,
+      `arguments for ${toolId} fail its input schema, nothing was run: ` +
+        problems.map((p) => `${p.pointer || '/'} ${p.message}`).join('; '),
+      { toolId, problems },
     );
   }
 }

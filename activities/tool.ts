@@ -60,6 +60,11 @@ export type ToolOutput = unknown;
  */
 export type ToolOrigin = 'builtin' | 'extension' | 'unknown';
 
+/**
+ * The low-level tool seam: a definition and handlers that receive `unknown` input. Write in-process
+ * tools with `defineTool` (one zod schema types the input and is the declared schema); implement
+ * `Tool` directly where the schema comes from elsewhere (MCP servers, extensions, generated tools).
+ */
 export interface Tool {
   /** `builtin` for in-process code of this deployment; `extension` for tools served by another process. */
   readonly origin?: ToolOrigin;

@@ -85,6 +85,7 @@ export class Unreachable extends CatalogError<{ toolId: string; reason: 'undecla
   }
 }
 
+/** One way arguments fail a tool's schema. */
 export interface ArgumentProblem {
   /** JSON pointer into the arguments. */
   pointer: string;
@@ -109,20 +110,28 @@ export interface DriftProblem {
   implemented?: string;
 }
 
+function driftLine(p: DriftProblem): string {
+  // A schema is shown whole, on lines of its own: the implementation's is what to paste into the manifest.
+  if (p.field === 'input_schema')
+    return (
+      `  ${p.toolId}: input_schema differs\n` +
+      `    manifest:       ${p.declared ?? '-'}\n` +
+      `    implementation: ${p.implemented ?? '-'}\n` +
+      "    (paste the implementation's as the manifest's input_schema; `toolplane manifest schemas --tools <module>` prints every tool's)"
+    );
+  return (
+    `  ${p.toolId}: ${p.field}` +
+    (p.declared !== undefined || p.implemented !== undefined
+      ? ` (manifest: ${p.declared ?? '-'}, implementation: ${p.implemented ?? '-'})`
+      : '')
+  );
+}
+
 export class RegistryDrift extends CatalogError<{ problems: DriftProblem[] }> {
   constructor(problems: DriftProblem[]) {
     super(
       CatalogErrorCode.RegistryDrift,
-      'tool implementations disagree with the manifest; refusing to start:\n' +
-        problems
-          .map(
-            (p) =>
-              `  ${p.toolId}: ${p.field}` +
-              (p.declared !== undefined || p.implemented !== undefined
-                ? ` (manifest: ${p.declared ?? '-'}, implementation: ${p.implemented ?? '-'})`
-                : ''),
-          )
-          .join('\n'),
+      'tool implementations disagree with the manifest; refusing to start:\n' + problems.map(driftLine).join('\n'),
       { problems },
     );
   }

@@ -1,4 +1,4 @@
-// `toolplane manifest check | digest | init`: work with manifests, offline.
+// `toolplane manifest check | digest | init | schemas`: work with manifests, offline.
 import fs from 'node:fs';
 import type { Command } from 'commander';
 import { manifestDigest, toolDigest } from '../catalog/digest';
@@ -6,6 +6,7 @@ import { CatalogError, CatalogErrorCode, type ManifestInvalid, type ManifestProb
 import { loadManifest, type LoadedManifest } from '../runtime/manifest-file';
 import { CommandFailed, ExitCode, usageError } from './exit-codes';
 import { expectedAt, type Expected } from './manifest-expected';
+import { registerManifestSchemas } from './manifest-schemas';
 import { schemaReference, starterManifest } from './manifest-starter';
 import { emit, withJson, type Cli } from './shared';
 
@@ -87,4 +88,5 @@ export function registerManifest(program: Command, cli: Cli): void {
       }
       cli.out(`wrote ${target}; check it with: npx toolplane manifest check ${target}`);
     });
+  registerManifestSchemas(manifest, cli);
 }

@@ -3,7 +3,7 @@ import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { loadManifest, ToolplanePlugin } from 'toolplane';
 import { generateIssuerKey, readJournal, signCredential } from 'toolplane/client';
-import { saveNote, saved } from './tools';
+import { saved, tools } from './tools';
 
 async function main(): Promise<void> {
   const address = process.env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233';
@@ -15,7 +15,7 @@ async function main(): Promise<void> {
     connection: await NativeConnection.connect({ address }),
     taskQueue: 'consumer',
     workflowsPath: require.resolve('./workflows'),
-    plugins: [new ToolplanePlugin({ manifest, tools: [saveNote], identity })],
+    plugins: [new ToolplanePlugin({ manifest, tools, identity })],
   });
   const client = new Client({ connection: await Connection.connect({ address }) });
   const workflowId = `consumer-${Date.now()}`;

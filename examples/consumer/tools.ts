@@ -1,24 +1,21 @@
-import type { Tool } from 'toolplane';
+import { z } from 'zod';
+import { defineTool } from 'toolplane';
 
 /** Notes saved by idempotency key: a retried call saves nothing twice. */
 export const saved = new Map<string, string>();
 
-export const saveNote: Tool = {
+export const saveNote = defineTool({
+  id: 'tool://notes/save',
+  description: 'Save a note.',
+  input: z.strictObject({ text: z.string() }),
+  safety: 'idempotent',
   origin: 'builtin',
-  def: () => ({
-    id: 'tool://notes/save',
-    description: 'Save a note.',
-    inputSchema: {
-      type: 'object',
-      properties: { text: { type: 'string' } },
-      required: ['text'],
-      additionalProperties: false,
-    },
-    safety: 'idempotent',
-  }),
-  async call(ctx, input) {
+  async call(ctx, { text }) {
     ctx.check();
-    saved.set(ctx.idempotencyKey, (input as { text: string }).text);
+    saved.set(ctx.idempotencyKey, text);
     return { saved: true, key: ctx.idempotencyKey };
   },
-};
+});
+
+/** Every tool of this worker: what `toolplane manifest schemas --tools` and `toolplane worker --tools` load. */
+export const tools = [saveNote];

@@ -13,7 +13,8 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { defaultStoreDir, KeyedLog } from '../support-desk/keyed-log';
-import { LEDGER_TOOLS } from './tools';
+import { z } from 'zod';
+import { LEDGER_INPUTS, LEDGER_TOOLS } from './tools';
 
 interface Entry {
   idempotencyKey: string;
@@ -45,51 +46,64 @@ const text = (value: unknown): CallToolResult => ({
   structuredContent: value as Record<string, unknown>,
 });
 
-server.setRequestHandler(CallToolRequestSchema, async (req): Promise<CallToolResult> => {
-  const args = req.params.arguments ?? {};
-  const key = req.params._meta?.['toolplane/idempotencyKey'];
-  switch (req.params.name) {
+const refused = (message: string): CallToolResult => ({ isError: true, content: [{ type: 'text', text: message }] });
+
+/** One call; each tool parses its arguments with its own schema (a ZodError is the caller's to fix). */
+async function perform(name: string, args: unknown, key: unknown): Promise<CallToolResult> {
+  switch (name) {
     case 'add_entry': {
-      if (typeof key !== 'string')
-        return { isError: true, content: [{ type: 'text', text: 'add_entry needs an idempotency key in _meta' }] };
+      const { account, amount_cents, memo } = LEDGER_INPUTS.add_entry.parse(args);
+      if (typeof key !== 'string') return refused('add_entry needs an idempotency key in _meta');
       const { record, duplicate } = await store.record({
         idempotencyKey: key,
-        account: String(args.account),
-        amount_cents: Number(args.amount_cents),
-        memo: String(args.memo ?? ''),
+        account,
+        amount_cents,
+        memo: memo ?? '',
       });
       return text({ entry_id: record.id, duplicate });
     }
-    case 'list_entries':
+    case 'list_entries': {
+      const { account } = LEDGER_INPUTS.list_entries.parse(args);
       return text({
         entries: store
           .all()
-          .filter((e) => e.account === args.account)
+          .filter((e) => e.account === account)
           .map((e) => ({ id: e.id, amount_cents: e.amount_cents, memo: e.memo })),
       });
+    }
     case 'reconcile': {
-      const found = store.byKey(String(args.idempotency_key));
+      const found = store.byKey(LEDGER_INPUTS.reconcile.parse(args).idempotency_key);
       return text(
         found ? { status: 'landed', output: { entry_id: found.id, duplicate: false } } : { status: 'not_landed' },
       );
     }
     case 'big_report': {
-      const bytes = Math.round(Number(args.size_mb) * 1024 * 1024);
+      const bytes = Math.round(LEDGER_INPUTS.big_report.parse(args).size_mb * 1024 * 1024);
       const line = 'account acct_alice_001 balance 1810000 EUR; ';
       return { content: [{ type: 'text', text: line.repeat(Math.ceil(bytes / line.length)).slice(0, bytes) }] };
     }
     case 'chart': {
+      const { account } = LEDGER_INPUTS.chart.parse(args);
       // A 1x1 PNG: rich output is content blocks, not a string.
       const png = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
       return {
         content: [
-          { type: 'text', text: `balance chart for ${String(args.account)}` },
+          { type: 'text', text: `balance chart for ${account}` },
           { type: 'image', data: png, mimeType: 'image/png' },
         ],
       };
     }
     default:
-      return { isError: true, content: [{ type: 'text', text: `unknown tool ${req.params.name}` }] };
+      return refused(`unknown tool ${name}`);
+  }
+}
+
+server.setRequestHandler(CallToolRequestSchema, async (req): Promise<CallToolResult> => {
+  try {
+    return await perform(req.params.name, req.params.arguments ?? {}, req.params._meta?.['toolplane/idempotencyKey']);
+  } catch (err) {
+    if (err instanceof z.ZodError) return refused(`${req.params.name}: ${z.prettifyError(err)}`);
+    throw err;
   }
 });
 

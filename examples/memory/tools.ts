@@ -1,8 +1,8 @@
 // The memory world: a small durable fact store whose facts carry their produced_by, an inbox with an
 // injected message, and a bank whose payments land in a store the tests read.
-import path from 'node:path';
+import { z } from 'zod';
 import type { Ctx, LedgerRef, Tool } from 'toolplane';
-import { loadManifest, ProvenanceMissing, ToolFailedLanded } from 'toolplane';
+import { defineTool, ProvenanceMissing, ToolFailedLanded } from 'toolplane';
 import { defaultStoreDir, KeyedLog } from '../support-desk/keyed-log';
 
 export const MY_IBAN = 'DE89370400440532013000';
@@ -47,64 +47,76 @@ export function latestFact(store: KeyedLog<Fact>, key: string): (Fact & { id: st
     .at(-1);
 }
 
+/** A fact's key, as remember and recall take it. */
+const FactKey = z.string().min(1).max(64);
+
 export function createTools(dir = defaultStoreDir()): Tool[] {
-  const { manifest } = loadManifest(path.join(__dirname, 'manifest.yaml'));
-  const def = (id: string) => () => {
-    const decl = manifest.tools.find((t) => t.id === id)!;
-    return { id, description: decl.description, inputSchema: decl.input_schema, safety: decl.safety };
-  };
   const facts = factStore(dir);
   const payments = paymentStore(dir);
 
-  const remember: Tool = {
+  const remember = defineTool({
+    id: 'tool://memory/remember',
+    description: 'Remember a fact (a short key and its value) for later conversations.',
+    input: z.strictObject({ key: FactKey, value: z.string().min(1).max(500) }),
+    safety: 'idempotent',
     origin: 'builtin',
-    def: def('tool://memory/remember'),
     call(ctx: Ctx) {
       // Reached only through a plane that gives no reference: memory never stores a fact without one.
       throw new ProvenanceMissing(ctx.toolId);
     },
-    async callWithLedger(ctx, input, producedBy) {
+    async callWithLedger(ctx, { key, value }, producedBy) {
       if (!producedBy) throw new ProvenanceMissing(ctx.toolId);
       ctx.check(); // before touching the store
-      const args = input as Fact['args'];
       const { record } = await facts.record({
         idempotencyKey: ctx.idempotencyKey,
-        args: { key: args.key, value: args.value },
+        args: { key, value },
         produced_by: producedBy,
       });
-      ctx.emit({ kind: 'memory.remembered', detail: { key: args.key, fact: record.id } });
-      return { remembered: args.key, fact: record.id };
+      ctx.emit({ kind: 'memory.remembered', detail: { key, fact: record.id } });
+      return { remembered: key, fact: record.id };
     },
-  };
+  });
 
-  const recall: Tool = {
+  const recall = defineTool({
+    id: 'tool://memory/recall',
+    description: 'Recall the fact remembered under a key.',
+    input: z.strictObject({ key: FactKey }),
+    safety: 'read_only',
     origin: 'builtin',
-    def: def('tool://memory/recall'),
-    async call(ctx, input) {
+    async call(ctx, { key }) {
       ctx.check();
-      const fact = latestFact(facts, (input as { key: string }).key);
-      if (!fact) throw new ToolFailedLanded(`nothing is remembered under ${(input as { key: string }).key}`);
+      const fact = latestFact(facts, key);
+      if (!fact) throw new ToolFailedLanded(`nothing is remembered under ${key}`);
       // The plane verifies the reference and labels the value as its origin was.
       ctx.cite(fact.produced_by, fact.args);
       return { key: fact.args.key, value: fact.args.value, produced_by: fact.produced_by ?? null };
     },
-  };
+  });
 
-  const readInbox: Tool = {
+  const readInbox = defineTool({
+    id: 'tool://mail/read_inbox',
+    description: "The newest messages in the user's inbox.",
+    input: z.strictObject({}),
+    safety: 'read_only',
     origin: 'builtin',
-    def: def('tool://mail/read_inbox'),
     async call(ctx) {
       ctx.check();
       return INBOX;
     },
-  };
+  });
 
-  const sendMoney: Tool = {
+  const sendMoney = defineTool({
+    id: 'tool://bank/send_money',
+    description: 'Send money to an IBAN.',
+    input: z.strictObject({
+      recipient: z.string().describe('IBAN of the recipient.'),
+      amount_cents: z.int().min(1),
+      subject: z.string().max(140),
+    }),
+    safety: 'mutating',
     origin: 'builtin',
-    def: def('tool://bank/send_money'),
-    async call(ctx, input) {
+    async call(ctx, a) {
       ctx.check();
-      const a = input as Omit<Payment, 'idempotencyKey'>;
       const { record } = await payments.record({ idempotencyKey: ctx.idempotencyKey, ...a });
       return { payment_id: record.id, recipient: a.recipient, amount_cents: a.amount_cents };
     },
@@ -114,7 +126,7 @@ export function createTools(dir = defaultStoreDir()): Tool[] {
         ? { status: 'landed', output: { payment_id: p.id, recipient: p.recipient, amount_cents: p.amount_cents } }
         : { status: 'not_landed' };
     },
-  };
+  });
 
   return [remember, recall, readInbox, sendMoney];
 }

@@ -1,11 +1,11 @@
 /**
  * Fixture worlds for the injection suite: tools whose answers are fixed data and whose effects
- * land in a durable store the tests read. Their definitions are taken from the world's manifest
- * (real tools carry their own, so that drift is caught; these worlds exist to exercise the gates).
+ * land in a durable store the tests read. Each tool's input is a zod schema (see `Fixture`).
  */
 import path from 'node:path';
-import type { CarriedContent, Tool } from 'toolplane';
-import { loadManifest, ToolFailedLanded } from 'toolplane';
+import type { z } from 'zod';
+import type { CarriedContent, Ctx, Tool, ToolDecl, ToolInputSchema } from 'toolplane';
+import { defineTool, loadManifest, ToolFailedLanded } from 'toolplane';
 import { defaultStoreDir, KeyedLog } from '../support-desk/keyed-log';
 
 export interface Effect {
@@ -14,54 +14,45 @@ export interface Effect {
   args: Record<string, unknown>;
 }
 
-export type Handler = (args: Record<string, unknown>) => unknown;
+/**
+ * One world tool: its zod input, and what it does. Description and safety are the world manifest's
+ * (these worlds exist to exercise the gates); the input schema is the fixture's, so a manifest whose
+ * `input_schema` drifts from it is refused at start like any other.
+ */
+export type Fixture = (decl: ToolDecl, store: KeyedLog<Effect>) => Tool;
 
-/** Says what a call would carry beside its arguments (attachments named by id); throws for an unknown one. */
-export type CarriedResolver = (args: Record<string, unknown>) => CarriedContent;
-
-export function effectsStore(dir = defaultStoreDir()): KeyedLog<Effect> {
-  return new KeyedLog<Effect>(dir, 'effects');
-}
-
-export function fixtureTools(
-  manifestFile: string,
-  reads: Record<string, Handler>,
-  dir = defaultStoreDir(),
-  carried: Record<string, CarriedResolver> = {},
-): Tool[] {
-  const { manifest } = loadManifest(manifestFile);
-  const store = effectsStore(dir);
-  return manifest.tools.map((decl): Tool => {
-    const def = () => ({
+/** A read-only tool answering from fixed data; `undefined` means nothing was found (a landed failure). */
+export function answers<S extends ToolInputSchema>(input: S, answer: (args: z.output<S>) => unknown): Fixture {
+  return (decl) =>
+    defineTool({
       id: decl.id,
       description: decl.description,
-      inputSchema: decl.input_schema,
       safety: decl.safety,
-    });
-    if (decl.safety === 'read_only') {
-      const handler = reads[decl.id];
-      if (!handler) throw new Error(`${path.basename(manifestFile)}: no fixture for ${decl.id}`);
-      return {
-        origin: 'builtin',
-        def,
-        async call(_ctx, input) {
-          const out = handler(input as Record<string, unknown>);
-          if (out === undefined) throw new ToolFailedLanded(`${decl.id}: nothing found for ${JSON.stringify(input)}`);
-          return out;
-        },
-      };
-    }
-    const resolver = carried[decl.id];
-    return {
       origin: 'builtin',
-      def,
-      ...(resolver ? { carried: async (_ctx, input) => resolver(input as Record<string, unknown>) } : {}),
-      async call(ctx, input) {
-        const { record } = await store.record({
-          idempotencyKey: ctx.idempotencyKey,
-          tool: decl.id,
-          args: input as Record<string, unknown>,
-        });
+      input,
+      async call(_ctx, args) {
+        const out = answer(args);
+        if (out === undefined) throw new ToolFailedLanded(`${decl.id}: nothing found for ${JSON.stringify(args)}`);
+        return out;
+      },
+    });
+}
+
+/**
+ * A mutating tool whose effect lands in the world's store, keyed by idempotency key, and can be
+ * reconciled; `carried` says what a call would send beside its arguments (attachments named by id).
+ */
+export function lands<S extends ToolInputSchema>(input: S, carried?: (args: z.output<S>) => CarriedContent): Fixture {
+  return (decl, store) =>
+    defineTool({
+      id: decl.id,
+      description: decl.description,
+      safety: decl.safety,
+      origin: 'builtin',
+      input,
+      ...(carried ? { carried: async (_ctx: Ctx, args: z.output<S>) => carried(args) } : {}),
+      async call(ctx, args) {
+        const { record } = await store.record({ idempotencyKey: ctx.idempotencyKey, tool: decl.id, args });
         // A receipt, as real providers give: it repeats what was sent.
         return { ok: true, id: record.id, receipt: record.args };
       },
@@ -71,6 +62,23 @@ export function fixtureTools(
           ? { status: 'landed', output: { ok: true, id: found.id, receipt: found.args } }
           : { status: 'not_landed' };
       },
-    };
+    });
+}
+
+export function effectsStore(dir = defaultStoreDir()): KeyedLog<Effect> {
+  return new KeyedLog<Effect>(dir, 'effects');
+}
+
+/** The world's tools: one fixture for each tool its manifest declares, no more and no fewer. */
+export function fixtureTools(manifestFile: string, fixtures: Record<string, Fixture>, dir = defaultStoreDir()): Tool[] {
+  const { manifest } = loadManifest(manifestFile);
+  const store = effectsStore(dir);
+  const declared = new Set(manifest.tools.map((t) => t.id));
+  const extra = Object.keys(fixtures).filter((id) => !declared.has(id));
+  if (extra.length) throw new Error(`${path.basename(manifestFile)} declares no ${extra.join(', ')}`);
+  return manifest.tools.map((decl) => {
+    const fixture = fixtures[decl.id];
+    if (!fixture) throw new Error(`${path.basename(manifestFile)}: no fixture for ${decl.id}`);
+    return fixture(decl, store);
   });
 }

@@ -64,6 +64,8 @@ describe('the packed package, installed by a consumer', () => {
         '@temporalio/workflow@1.24.0',
         // toolplane/ai-sdk is for workflows that call the AI SDK through @temporalio/ai-sdk, its optional peer.
         '@temporalio/ai-sdk@1.23.0',
+        // The consumer's tools define their input with zod (defineTool), a dependency of its own.
+        'zod@4.6.7',
       ],
       dir,
     );

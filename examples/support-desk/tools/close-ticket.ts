@@ -1,5 +1,7 @@
-import type { Tool } from 'toolplane';
+import { z } from 'zod';
+import { defineTool, type Tool } from 'toolplane';
 import { defaultStoreDir, KeyedLog } from '../keyed-log';
+import { TicketId } from './tickets';
 
 export function createCloseTicket(
   store = new KeyedLog<{ idempotencyKey: string; ticket_id: string; resolution: string }>(
@@ -7,27 +9,16 @@ export function createCloseTicket(
     'closed-tickets',
   ),
 ): Tool {
-  return {
+  return defineTool({
+    id: 'tool://tickets/close_ticket',
+    description: 'Close a support ticket with a resolution note. Closing twice is harmless.',
+    input: z.strictObject({ ticket_id: TicketId, resolution: z.string().max(2000) }),
+    safety: 'idempotent',
     origin: 'builtin',
-    def: () => ({
-      id: 'tool://tickets/close_ticket',
-      description: 'Close a support ticket with a resolution note. Closing twice is harmless.',
-      inputSchema: {
-        type: 'object',
-        properties: {
-          ticket_id: { type: 'string', pattern: '^T-[0-9]+$' },
-          resolution: { type: 'string', maxLength: 2000 },
-        },
-        required: ['ticket_id', 'resolution'],
-        additionalProperties: false,
-      },
-      safety: 'idempotent',
-    }),
-    async call(ctx, input) {
-      const t = input as { ticket_id: string; resolution: string };
+    async call(ctx, t) {
       ctx.check();
       await store.record({ idempotencyKey: `${t.ticket_id}`, ...t });
       return { ticket_id: t.ticket_id, status: 'closed' };
     },
-  };
+  });
 }

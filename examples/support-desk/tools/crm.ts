@@ -1,28 +1,20 @@
-import type { Tool } from 'toolplane';
-import { ToolFailedLanded } from 'toolplane';
+import { z } from 'zod';
+import { defineTool, ToolFailedLanded } from 'toolplane';
 import { CUSTOMERS } from '../data';
 import { faultPoint, hangPoint } from '../fault';
 
-export const lookupCustomer: Tool = {
+export const lookupCustomer = defineTool({
+  id: 'tool://crm/lookup_customer',
+  description: 'Look a customer up in the CRM by email address.',
+  input: z.strictObject({ email: z.string().describe('The customer email address.') }),
+  safety: 'read_only',
   origin: 'builtin',
-  def: () => ({
-    id: 'tool://crm/lookup_customer',
-    description: 'Look a customer up in the CRM by email address.',
-    inputSchema: {
-      type: 'object',
-      properties: { email: { type: 'string', description: 'The customer email address.' } },
-      required: ['email'],
-      additionalProperties: false,
-    },
-    safety: 'read_only',
-  }),
-  async call(ctx, input) {
+  async call(ctx, { email }) {
     ctx.check();
     await hangPoint('lookup');
-    const { email } = input as { email: string };
     const found = CUSTOMERS.find((c) => c.email === email.toLowerCase());
     if (!found) throw new ToolFailedLanded(`no customer with email ${email}`);
     faultPoint('after_commit');
     return { ...found };
   },
-};
+});

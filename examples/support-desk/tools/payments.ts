@@ -1,28 +1,21 @@
-import type { Tool } from 'toolplane';
+import { z } from 'zod';
+import { defineTool, type Tool } from 'toolplane';
 import { faultPoint } from '../fault';
 import { paymentsStore } from '../payments-store';
 
 export function createRefund(store = paymentsStore()): Tool {
-  return {
-    origin: 'builtin',
-    def: () => ({
-      id: 'tool://payments/refund',
-      description: 'Refund an amount to a customer account. Moves money.',
-      inputSchema: {
-        type: 'object',
-        properties: {
-          account_id: { type: 'string', description: 'The account to refund to.' },
-          amount_cents: { type: 'integer', minimum: 1, maximum: 100000 },
-          currency: { type: 'string', enum: ['EUR', 'USD', 'GBP'] },
-          memo: { type: 'string', maxLength: 500 },
-        },
-        required: ['account_id', 'amount_cents', 'currency'],
-        additionalProperties: false,
-      },
-      safety: 'mutating',
+  return defineTool({
+    id: 'tool://payments/refund',
+    description: 'Refund an amount to a customer account. Moves money.',
+    input: z.strictObject({
+      account_id: z.string().describe('The account to refund to.'),
+      amount_cents: z.int().min(1).max(100000),
+      currency: z.enum(['EUR', 'USD', 'GBP']),
+      memo: z.string().max(500).optional(),
     }),
-    async call(ctx, input) {
-      const a = input as { account_id: string; amount_cents: number; currency: string; memo?: string };
+    safety: 'mutating',
+    origin: 'builtin',
+    async call(ctx, a) {
       ctx.check();
       faultPoint('before_call');
       const { record, duplicate } = await store.record({
@@ -43,5 +36,5 @@ export function createRefund(store = paymentsStore()): Tool {
         ? { status: 'landed', output: { payment_id: payment.id, status: 'refunded', duplicate: false } }
         : { status: 'not_landed' };
     },
-  };
+  });
 }

@@ -1,24 +1,20 @@
-import type { Tool } from 'toolplane';
-import { ToolFailedLanded } from 'toolplane';
+import { z } from 'zod';
+import { defineTool, ToolFailedLanded } from 'toolplane';
 import { TICKETS } from '../data';
 
-export const readTicket: Tool = {
+/** A ticket id as the desk writes it: `T-` and digits. */
+export const TicketId = z.string().regex(/^T-[0-9]+$/);
+
+export const readTicket = defineTool({
+  id: 'tool://tickets/read_ticket',
+  description: 'Read a support ticket: who sent it and what it says.',
+  input: z.strictObject({ ticket_id: TicketId }),
+  safety: 'read_only',
   origin: 'builtin',
-  def: () => ({
-    id: 'tool://tickets/read_ticket',
-    description: 'Read a support ticket: who sent it and what it says.',
-    inputSchema: {
-      type: 'object',
-      properties: { ticket_id: { type: 'string', pattern: '^T-[0-9]+$' } },
-      required: ['ticket_id'],
-      additionalProperties: false,
-    },
-    safety: 'read_only',
-  }),
-  async call(ctx, input) {
+  async call(ctx, { ticket_id }) {
     ctx.check();
-    const t = TICKETS[(input as { ticket_id: string }).ticket_id];
-    if (!t) throw new ToolFailedLanded(`no ticket ${(input as { ticket_id: string }).ticket_id}`);
+    const t = TICKETS[ticket_id];
+    if (!t) throw new ToolFailedLanded(`no ticket ${ticket_id}`);
     return t;
   },
-};
+});
