@@ -97,12 +97,26 @@ export function formatToolCall(name: string, args: string): string {
   return JSON.stringify({ tool: name, arguments: parsed });
 }
 
+/** One argument as the instructions name it: its name, and what its declaration says it must be. */
+function describeField(name: string, schema: unknown): string {
+  if (!isObject(schema)) return name;
+  const notes = [
+    typeof schema.type === 'string' ? schema.type : undefined,
+    Array.isArray(schema.enum) ? `one of ${schema.enum.map((v) => JSON.stringify(v)).join(', ')}` : undefined,
+    typeof schema.pattern === 'string' ? `matching ${schema.pattern}` : undefined,
+    typeof schema.description === 'string' ? schema.description : undefined,
+  ].filter(Boolean);
+  return notes.length ? `${name} (${notes.join('; ')})` : name;
+}
+
 /** The instructions appended to the system prompt while tools are offered. */
 export function toolInstructions(tools: OfferedFunction[]): string {
   const lines = tools.map((t) => {
-    const args = grammarSchema(t.parameters ?? { type: 'object' });
-    const fields = 'properties' in args && args.properties ? Object.keys(args.properties).join(', ') : '';
-    return `- ${t.name}: ${t.description ?? ''} Arguments: {${fields}}`;
+    const params = isObject(t.parameters) ? t.parameters : {};
+    const properties = isObject(params.properties) ? params.properties : {};
+    const asked = grammarSchema(params);
+    const fields = 'properties' in asked && asked.properties ? Object.keys(asked.properties) : [];
+    return `- ${t.name}: ${t.description ?? ''} Arguments: ${fields.map((f) => describeField(f, properties[f])).join(', ') || 'none'}`;
   });
   return [
     'You can call these tools:',
