@@ -9,6 +9,7 @@ import type {
   LlamaGrammar,
   LlamaModel,
 } from 'node-llama-cpp' with { 'resolution-mode': 'import' };
+import type * as LlamaCpp from 'node-llama-cpp' with { 'resolution-mode': 'import' };
 import {
   formatToolCall,
   readReply,
@@ -74,7 +75,10 @@ export function toHistory(messages: ChatMessageIn[], tools: OfferedFunction[]): 
         history.push({ type: 'user', text: text(m.content) });
         break;
       case 'assistant': {
-        const parts = [text(m.content), ...(m.tool_calls ?? []).map((c) => formatToolCall(c.function.name, c.function.arguments))];
+        const parts = [
+          text(m.content),
+          ...(m.tool_calls ?? []).map((c) => formatToolCall(c.function.name, c.function.arguments)),
+        ];
         for (const c of m.tool_calls ?? []) toolNames.set(c.id, c.function.name);
         history.push({ type: 'model', response: [parts.filter(Boolean).join('\n')] });
         break;
@@ -98,7 +102,7 @@ export class LocalChatModel {
   private readonly grammars = new Map<string, Promise<LlamaGrammar>>();
 
   private constructor(
-    private readonly lib: typeof import('node-llama-cpp', { with: { 'resolution-mode': 'import' } }),
+    private readonly lib: typeof LlamaCpp,
     private readonly llama: Llama,
     private readonly model: LlamaModel,
     private readonly context: LlamaContext,
@@ -108,7 +112,12 @@ export class LocalChatModel {
   /** Loads the GGUF on the CPU with the prebuilt binaries; never builds llama.cpp from source. */
   static async load(modelPath: string, opts: ChatModelOptions = {}): Promise<LocalChatModel> {
     const lib = await import('node-llama-cpp');
-    const llama = await lib.getLlama({ gpu: false, build: 'never', progressLogs: false, logLevel: lib.LlamaLogLevel.error });
+    const llama = await lib.getLlama({
+      gpu: false,
+      build: 'never',
+      progressLogs: false,
+      logLevel: lib.LlamaLogLevel.error,
+    });
     const model = await llama.loadModel({ modelPath });
     const context = await model.createContext({ contextSize: opts.contextSize ?? 4096, threads: opts.threads ?? 1 });
     return new LocalChatModel(lib, llama, model, context, context.getSequence());

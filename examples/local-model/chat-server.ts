@@ -34,7 +34,8 @@ function parseRequest(body: string): CompletionRequest {
   }
   if (typeof parsed !== 'object' || parsed === null) throw new BadRequest('the body is not a JSON object');
   const req = parsed as CompletionRequest;
-  if (!Array.isArray(req.messages) || req.messages.length === 0) throw new BadRequest('messages: a non-empty array is required');
+  if (!Array.isArray(req.messages) || req.messages.length === 0)
+    throw new BadRequest('messages: a non-empty array is required');
   return req;
 }
 
@@ -47,12 +48,19 @@ function assistantMessage(answer: ChatAnswer, id: string) {
         role: 'assistant' as const,
         content: null,
         tool_calls: [
-          { id: `call_${id}`, type: 'function' as const, function: { name: reply.tool, arguments: JSON.stringify(reply.arguments) } },
+          {
+            id: `call_${id}`,
+            type: 'function' as const,
+            function: { name: reply.tool, arguments: JSON.stringify(reply.arguments) },
+          },
         ],
       },
       finish: 'tool_calls',
     };
-  return { message: { role: 'assistant' as const, content: reply.answer }, finish: answer.truncated ? 'length' : 'stop' };
+  return {
+    message: { role: 'assistant' as const, content: reply.answer },
+    finish: answer.truncated ? 'length' : 'stop',
+  };
 }
 
 function usage(answer: ChatAnswer) {
@@ -129,7 +137,10 @@ export function startChatServer(model: LocalChatModel, modelId: string, port = 0
           if (res.headersSent) res.end();
           else
             send(bad ? 400 : 500, {
-              error: { message: err instanceof Error ? err.message : String(err), type: bad ? 'invalid_request_error' : 'server_error' },
+              error: {
+                message: err instanceof Error ? err.message : String(err),
+                type: bad ? 'invalid_request_error' : 'server_error',
+              },
             });
         }
       })();

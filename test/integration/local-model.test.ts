@@ -11,7 +11,12 @@ import type { Manifest } from '../../catalog/manifest';
 import { ActivityName } from '../../common/names';
 import type { ModelTurnInput, ModelTurnResult } from '../../common/wire';
 import { createTools } from '../../examples/support-desk/tools';
-import { LOCAL_ENDPOINT, startLocalEndpoint, withLocalModel, type LocalEndpoint } from '../../examples/local-model/endpoint';
+import {
+  LOCAL_ENDPOINT,
+  startLocalEndpoint,
+  withLocalModel,
+  type LocalEndpoint,
+} from '../../examples/local-model/endpoint';
 import { ensureModel } from '../../examples/local-model/model-package';
 import type { AgentRunInput, AgentRunResult } from '../../workflows/agent/run';
 import { exampleManifest, harness, testDir, type Harness } from '../support/env';
