@@ -124,7 +124,7 @@ export function toolInstructions(tools: OfferedFunction[]): string {
     'You can call these tools:',
     ...lines,
     'Answer with one JSON object. To call a tool: {"tool": "<name>", "arguments": {...}}.',
-    'When you have what you need, or no tool helps: {"answer": "<your reply to the user>"}.',
+    'To reply to the user, when you are done or no tool helps: {"answer": "..."}, written for the user.',
   ].join('\n');
 }
 
