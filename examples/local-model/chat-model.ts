@@ -152,11 +152,12 @@ export class LocalChatModel {
         // A model this small repeats itself at temperature 0; a mild penalty keeps answers short.
         repeatPenalty: { penalty: 1.2 },
       });
-      const after = this.sequence.tokenMeter.getState();
+      const outputTokens = this.sequence.tokenMeter.getState().usedOutputTokens - before.usedOutputTokens;
       return {
         reply: req.tools.length ? readReply(result.response, req.tools) : { answer: result.response },
-        inputTokens: after.usedInputTokens - before.usedInputTokens,
-        outputTokens: after.usedOutputTokens - before.usedOutputTokens,
+        // The prompt's length, whether evaluated now or reused from the previous request's cache.
+        inputTokens: Math.max(0, this.sequence.contextTokens.length - outputTokens),
+        outputTokens,
         truncated: result.metadata.stopReason === 'maxTokens',
       };
     } finally {

