@@ -18,6 +18,7 @@ import {
   type LocalEndpoint,
 } from '../../examples/local-model/endpoint';
 import { ensureModel } from '../../examples/local-model/model-package';
+import { grammarSchema, readReply } from '../../examples/local-model/reply-format';
 import type { AgentRunInput, AgentRunResult } from '../../workflows/agent/run';
 import { exampleManifest, harness, testDir, type Harness } from '../support/env';
 import { historyOf, scheduledActivities } from '../support/history';
@@ -82,4 +83,44 @@ describe('a real model, offline (SmolLM2-135M on node-llama-cpp)', () => {
     for (const entry of result.journal) expect(['allowed', 'refused']).toContain(entry.decision);
     expect(result.status).toBe(calls.length ? 'limit' : 'completed');
   }, 300_000);
+});
+
+describe("the local endpoint's reply format", () => {
+  const tools = [{ name: 'tickets__read_ticket', parameters: { type: 'object' } }];
+
+  it('reads structure only: a call of an offered tool, else the text is the answer', () => {
+    expect(readReply('{"tool":"tickets__read_ticket","arguments":{"ticket_id":"T-1"}}', tools)).toEqual({
+      tool: 'tickets__read_ticket',
+      arguments: { ticket_id: 'T-1' },
+    });
+    expect(readReply('{"answer":"done"}', tools)).toEqual({ answer: 'done' });
+    // A name nobody offered, or text cut off before the JSON closed, is passed on as an answer, never guessed at.
+    expect(readReply('{"tool":"payments__refund","arguments":{}}', tools)).toEqual({
+      answer: '{"tool":"payments__refund","arguments":{}}',
+    });
+    expect(readReply('{"tool":"tickets__read', tools)).toEqual({ answer: '{"tool":"tickets__read' });
+  });
+
+  it("asks for a tool's required arguments, with their types and enums, strings capped", () => {
+    expect(
+      grammarSchema({
+        type: 'object',
+        properties: {
+          account_id: { type: 'string', pattern: '^acct_' },
+          amount_cents: { type: 'integer', minimum: 1 },
+          currency: { type: 'string', enum: ['EUR', 'USD'] },
+          memo: { type: 'string', maxLength: 500 },
+        },
+        required: ['account_id', 'amount_cents', 'currency'],
+      }),
+    ).toEqual({
+      type: 'object',
+      properties: {
+        account_id: { type: 'string', maxLength: 80 },
+        amount_cents: { type: 'integer' },
+        currency: { enum: ['EUR', 'USD'] },
+      },
+      additionalProperties: false,
+    });
+  });
 });
