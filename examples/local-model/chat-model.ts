@@ -10,6 +10,7 @@ import type {
   LlamaModel,
 } from 'node-llama-cpp' with { 'resolution-mode': 'import' };
 import type * as LlamaCpp from 'node-llama-cpp' with { 'resolution-mode': 'import' };
+import { ToolplaneError } from '../../catalog/errors';
 import {
   formatToolCall,
   readReply,
@@ -112,12 +113,18 @@ export class LocalChatModel {
   /** Loads the GGUF on the CPU with the prebuilt binaries; never builds llama.cpp from source. */
   static async load(modelPath: string, opts: ChatModelOptions = {}): Promise<LocalChatModel> {
     const lib = await import('node-llama-cpp');
-    const llama = await lib.getLlama({
-      gpu: false,
-      build: 'never',
-      progressLogs: false,
-      logLevel: lib.LlamaLogLevel.error,
-    });
+    const llama = await lib
+      .getLlama({ gpu: false, build: 'never', progressLogs: false, logLevel: lib.LlamaLogLevel.error })
+      .catch((err: unknown) => {
+        throw new ToolplaneError(
+          'LocalModelUnavailable',
+          [
+            `no prebuilt node-llama-cpp binary loads on ${process.platform}-${process.arch}: ${err instanceof Error ? err.message : String(err)}`,
+            `npm installs the one for this platform as an optional dependency of node-llama-cpp; if the lockfile lacks it,`,
+            `run \`npm install\` (or \`npx node-llama-cpp source download\` to build llama.cpp from source).`,
+          ].join('\n'),
+        );
+      });
     const model = await llama.loadModel({ modelPath });
     const context = await model.createContext({ contextSize: opts.contextSize ?? 4096, threads: opts.threads ?? 1 });
     return new LocalChatModel(lib, llama, model, context, context.getSequence());
