@@ -75,6 +75,17 @@ export const ModelEndpointDecl = z.discriminatedUnion('provider', [
     provider: z.literal('scripted'),
     /** The turns the worker plays; a run naming this endpoint may not send its own. Absent: the run's script. */
     script: z.array(ScriptTurnShape).optional(),
+    /**
+     * Pause between the words of a final answer, which the model then writes one by one into the
+     * run's stream (as a real model streams its tokens): for demos and tests that watch them arrive.
+     * Absent: the answer is written at once.
+     */
+    token_delay: z
+      .union([
+        z.number().int().nonnegative(),
+        z.string().regex(/^\d+(\.\d+)?\s*(ms|s|m|h|d)$/, 'a duration such as "50ms" or "1s"'),
+      ])
+      .optional(),
   }),
 ]);
 export type ModelEndpointDecl = z.infer<typeof ModelEndpointDecl>;

@@ -22,6 +22,11 @@ const { modelTurn } = proxyActivities<ModelActivities>({
   },
 });
 
+/** The key a turn's tokens and its `turn-completed` event carry: its number in the whole chain. */
+export function turnKey(number: number): string {
+  return `turn-${number}`;
+}
+
 /** A model by endpoint name only: the worker holds any script it plays, and every key. */
 export function byReference(model: ModelRequest): ModelRequest {
   const { script: _script, ...byRef } = model;
@@ -66,6 +71,7 @@ export class Conversation {
         ticket: permitMac(this.access.ticket, modelPermit(this.model.endpoint)) ?? '',
         transcript: this.transcript,
         messages: this.unread,
+        stream: { turn: turnKey(number) },
         toolsDigest: this.toolsDigest,
         ...(first ? { tools: this.offered } : {}),
       },
