@@ -75,14 +75,14 @@ function refuseOversized(result: ModelTurnResult, where: string): void {
     });
 }
 
+/** How often a model turn heartbeats (the workflow's heartbeat timeout is 10 s). */
+const HEARTBEAT_MS = 2000;
+
 /** The scripted model writes its answer word by word, `delay` apart, as a streaming model would. */
 async function writeScripted(text: string, delay: string | number | undefined, tokens: TokenPublisher): Promise<void> {
   const ms = delay === undefined ? 0 : durationMs(delay);
   for (const word of text.match(/\s*\S+\s*/g) ?? []) {
-    if (ms > 0) {
-      await new Promise((r) => setTimeout(r, ms));
-      Context.current().heartbeat();
-    }
+    if (ms > 0) await new Promise((r) => setTimeout(r, ms));
     tokens.push(word);
   }
 }
@@ -162,6 +162,9 @@ export function createModelActivities(deps: ModelActivityDeps): ModelActivities 
         async (span) => {
           // The run's stream takes the text as it is written: a view; the result below is the record.
           const tokens = turn.stream ? TokenPublisher.forTurn(turn.stream.turn) : undefined;
+          // Alive while the model thinks, however long it takes: a lost worker is noticed by its silence.
+          const activity = Context.current();
+          const alive = setInterval(() => activity.heartbeat(), HEARTBEAT_MS);
           try {
             const declared = decl.provider === 'scripted' ? decl.script : undefined;
             const script = (declared ?? turn.model.script ?? ref?.context.script ?? []) as ScriptTurn[];
@@ -208,6 +211,7 @@ export function createModelActivities(deps: ModelActivityDeps): ModelActivities 
             span.setStatus({ code: SpanStatusCode.ERROR, message: (failure as Error).message });
             throw failure;
           } finally {
+            clearInterval(alive);
             span.end();
           }
         },

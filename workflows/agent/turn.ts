@@ -9,6 +9,9 @@ import type { ChatMessage, ModelActivities, ModelToolCall, ModelTurnResult } fro
 
 const { modelTurn } = proxyActivities<ModelActivities>({
   startToCloseTimeout: '2m',
+  // The activity heartbeats while it waits for the model: a worker lost mid-turn is noticed in seconds,
+  // and the turn (and its stream of tokens) starts again on another.
+  heartbeatTimeout: '10s',
   retry: {
     maximumAttempts: 3,
     initialInterval: '1s',
