@@ -15,7 +15,7 @@ const WORDS = Array.from({ length: 40 }, (_, i) => `word${i}`);
 const ANSWER = `Bob's account is acct_bob_002. ${WORDS.join(' ')} done.`;
 
 const script: ScriptTurn[] = [
-  { tool_calls: [{ name: 'lookup_customer', arguments: { email: 'bob@example.com' } }] },
+  { tool_calls: [{ name: 'crm__lookup_customer', arguments: { email: 'bob@example.com' } }] },
   { final: ANSWER },
 ];
 
