@@ -19,6 +19,8 @@ export interface CommonOptions extends ConnectionFlags {
 export interface Cli {
   /** One line of standard output. */
   out(line: string): void;
+  /** Text without a line end (a model's tokens as they arrive); absent where output is taken line by line. */
+  write?(text: string): void;
 }
 
 /** `--json` and the connection flags, on a command that talks to Temporal. */
