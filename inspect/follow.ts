@@ -124,8 +124,12 @@ export async function followStream<R>(
   };
   const result = handle.result() as Promise<R>;
   // The run's end is its result's: a stream that fails (no worker to answer the tail) only stops the printing.
+  const stop = new AbortController();
   const reading = (async () => {
-    for await (const e of streamRun(client, handle.workflowId, { tokens: options.tokens !== false })) {
+    for await (const e of streamRun(client, handle.workflowId, {
+      tokens: options.tokens !== false,
+      signal: stop.signal,
+    })) {
       if (e.type === 'tokens') {
         const text = e.deltas.join('');
         if (open === undefined && out.write) out.write('  model: ');
@@ -140,9 +144,11 @@ export async function followStream<R>(
   })().catch(() => undefined);
   // What the run published last is read by query once it has closed; a run whose workers are gone
   // answers none, and its result (below) says what there is to say.
-  const value = await result.finally(() =>
-    Promise.race([reading, new Promise((r) => setTimeout(r, QUERY_TIMEOUT_MS * 2).unref())]),
-  );
+  const value = await result.finally(async () => {
+    await Promise.race([reading, new Promise((r) => setTimeout(r, QUERY_TIMEOUT_MS * 2).unref())]);
+    stop.abort();
+    await reading;
+  });
   endText();
   flush((value as { journal?: JournalEntry[] }).journal ?? [...entries.values()], true);
   return value;

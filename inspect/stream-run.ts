@@ -124,11 +124,15 @@ export async function* streamRun(
     const run = client.workflow.getHandle(workflowId, runId);
     let closed: WorkflowExecutionDescription | undefined;
     try {
-      const update = await run.startUpdate<PollResult, [{ topics: string[]; from_offset: number }]>(POLL_UPDATE, {
-        args: [{ topics, from_offset: offset }],
-        waitForStage: WorkflowUpdateStage.ACCEPTED,
-      });
-      const result = await update.result();
+      const poll = async () => {
+        const update = await run.startUpdate<PollResult, [{ topics: string[]; from_offset: number }]>(POLL_UPDATE, {
+          args: [{ topics, from_offset: offset }],
+          waitForStage: WorkflowUpdateStage.ACCEPTED,
+        });
+        return update.result();
+      };
+      const { signal } = options;
+      const result = signal ? await client.connection.withAbortSignal(signal, poll) : await poll();
       for (const item of result.items) {
         const e = deliver(item.topic, decodeWire(item.data, converter), item.offset);
         if (e) yield e;
@@ -137,6 +141,7 @@ export async function* streamRun(
       if (!result.more_ready && !ended) await sleep(cooldown, options.signal);
       continue;
     } catch (err) {
+      if (options.signal?.aborted) return;
       if (draining(err)) {
         await sleep(cooldown, options.signal);
       }
@@ -147,7 +152,14 @@ export async function* streamRun(
       }
     }
     // The run closed: what it published after our last poll is read by query, then the chain goes on.
-    const tail = await run.query<StreamTail, [number]>(STREAM_TAIL_QUERY, offset);
+    const ask = () => run.query<StreamTail, [number]>(STREAM_TAIL_QUERY, offset);
+    let tail: StreamTail;
+    try {
+      tail = options.signal ? await client.connection.withAbortSignal(options.signal, ask) : await ask();
+    } catch (err) {
+      if (options.signal?.aborted) return;
+      throw err;
+    }
     for (const item of tail.items) {
       const e = deliver(item.topic, item.data, item.offset);
       if (e) yield e;
