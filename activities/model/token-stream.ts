@@ -20,8 +20,8 @@ export class TokenPublisher {
     private readonly turn: string,
     private readonly batchMs: number,
   ) {
-    // Flushes are ours (forceFlush per batch); the library's own timer only backs them up.
-    this.client = WorkflowStreamClient.fromWithinActivity({ batchInterval: '1 minute' });
+    // Each batch is flushed when it is made (forceFlush); the library's timer, as often, only backs it up.
+    this.client = WorkflowStreamClient.fromWithinActivity({ batchInterval: batchMs });
     this.attempt = Context.current().info.attempt;
   }
 

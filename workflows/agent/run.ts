@@ -47,6 +47,11 @@ export interface AgentRunInput {
    * suggests it). The chain is one run: positions, budgets, labels and the conversation go on.
    */
   continueAsNewAfterEvents?: number;
+  /**
+   * Whether the model's text streams to clients as it is written (`streamRun`; default true). Each
+   * turn's tokens cost a few signals in the run's history; the run's effects stream either way.
+   */
+  streamTokens?: boolean;
   /** Set by the run itself when it continues as new; a run a client starts with it is refused. */
   carry?: AgentRunCarry;
 }
@@ -134,6 +139,7 @@ async function openRun(input: AgentRunInput): Promise<ChainState> {
     step.catalog.offered(policy),
     carry?.transcript,
     carry ? carry.messages : Conversation.opening(input.prompt, input.systemPrompt),
+    input.streamTokens !== false,
   );
   return { step, budget, provenance, conversation, startedAt, carried: carry?.summary };
 }

@@ -51,6 +51,8 @@ export class Conversation {
     public transcript: string | undefined,
     /** What the model has not read yet. */
     public unread: ChatMessage[],
+    /** Whether each turn's text streams to the run's clients as it is written. */
+    private readonly streamTokens = true,
   ) {
     this.modelByRef = byReference(model);
     this.toolsDigest = offeredDigest(offered);
@@ -74,7 +76,7 @@ export class Conversation {
         ticket: permitMac(this.access.ticket, modelPermit(this.model.endpoint)) ?? '',
         transcript: this.transcript,
         messages: this.unread,
-        stream: { turn: turnKey(number) },
+        ...(this.streamTokens ? { stream: { turn: turnKey(number) } } : {}),
         toolsDigest: this.toolsDigest,
         ...(first ? { tools: this.offered } : {}),
       },
