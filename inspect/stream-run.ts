@@ -12,13 +12,7 @@ import {
 import { ApplicationFailure, defaultPayloadConverter, type PayloadConverter } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import { ToolplaneError } from '../catalog/errors';
-import {
-  RunTopic,
-  STREAM_TAIL_QUERY,
-  type RunEvent,
-  type StreamTail,
-  type TokensEvent,
-} from '../common/run-events';
+import { RunTopic, STREAM_TAIL_QUERY, type RunEvent, type StreamTail, type TokensEvent } from '../common/run-events';
 
 /** The workflow streams protocol (fixed names, shared by every SDK). */
 const POLL_UPDATE = '__temporal_workflow_stream_poll';

@@ -4,9 +4,9 @@ import type {
   JSONValue,
   LanguageModelV4CallOptions,
   LanguageModelV4GenerateResult,
+  LanguageModelV4StreamPart,
   ProviderV4,
 } from '@ai-sdk/provider';
-import type { LanguageModelV4StreamPart } from '@ai-sdk/provider';
 import { simulateReadableStream } from 'ai';
 import { MockLanguageModelV4, MockProviderV4 } from 'ai/test';
 

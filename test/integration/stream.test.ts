@@ -79,9 +79,9 @@ describe("a run's stream", () => {
     expect(first.raw.workflowExecutionInfo?.firstRunId).not.toBe(first.runId);
 
     const effects = events.filter((e) => e.type !== 'tokens');
-    expect(effects.filter((e) => e.type === 'turn-completed').map((e) => e.type === 'turn-completed' && e.turn)).toEqual(
-      ['turn-1', 'turn-2', 'turn-3', 'turn-4', 'turn-5'],
-    );
+    expect(
+      effects.filter((e) => e.type === 'turn-completed').map((e) => e.type === 'turn-completed' && e.turn),
+    ).toEqual(['turn-1', 'turn-2', 'turn-3', 'turn-4', 'turn-5']);
     expect(effects.filter((e) => e.type === 'call-landed').map((e) => e.type === 'call-landed' && e.position)).toEqual([
       0, 1, 2, 3,
     ]);

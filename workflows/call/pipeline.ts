@@ -155,14 +155,7 @@ export async function runCall(
     }
     // Charged only now: a call refused at any step before, the lease included, costs nothing.
     verdict?.charge?.();
-    host.publish?.({
-      type: 'call-decided',
-      position: entry.position,
-      toolId: entry.toolId,
-      effectKey: key,
-      decision: entry.decision === 'approved' ? 'approved' : 'allowed',
-      entry: snapshot(entry),
-    });
+    host.publish?.(decidedEvent(entry, key));
     let output: unknown;
     try {
       output = await performCall(entry, call, sent, key, performContext(host, entry, verdict, options, lease));
@@ -182,6 +175,18 @@ export async function runCall(
     host.settled(entry, done);
     host.publish?.(settledEvent(entry, done));
   }
+}
+
+/** The event that tells the call goes out. */
+function decidedEvent(entry: JournalEntry, key: string): EffectEvent {
+  return {
+    type: 'call-decided',
+    position: entry.position,
+    toolId: entry.toolId,
+    effectKey: key,
+    decision: entry.decision === 'approved' ? 'approved' : 'allowed',
+    entry: snapshot(entry),
+  };
 }
 
 /** The event that tells how the call ended. */
