@@ -200,6 +200,8 @@ export { follow as followRun, formatEffects };
 export { streamRun, type StreamRunOptions, type StreamedEvent } from './inspect/stream-run';
 export {
   RunTopic,
+  type CallRef,
+  type CallEventBase,
   type RunEvent,
   type EffectEvent,
   type TokensEvent,

@@ -41,10 +41,16 @@ export interface TurnCompletedEvent {
   usage: { inputTokens: number; outputTokens: number };
 }
 
-/** What the call events share: where the call stands in the run, and its journal entry as it stands. */
-interface CallEventBase {
+/** Which call an event is about: its position in the run and its tool, as the journal names them. */
+export interface CallRef {
+  /** The call's position in the run (the journal entry's `position`; a chain numbers on). */
   position: number;
+  /** The tool's identity (`tool://server/name`). */
   toolId: string;
+}
+
+/** What the call events share: which call, its effect key, and its journal entry as it stands. */
+export interface CallEventBase extends CallRef {
   /** The call's effect key (its activity id), once the gate let its arguments through. */
   effectKey?: string;
   /** The journal entry at the time of the event, as `readJournal` would show it. */
@@ -67,7 +73,9 @@ export interface CallLandedEvent extends CallEventBase {
 /** The call was refused (by the gate, a limit, or a person's denial); no effect exists. */
 export interface CallRefusedEvent extends CallEventBase {
   type: 'call-refused';
+  /** The rule that refused it (`unreachable`, `taint:/recipient`, `protected_field:/to`, ...). */
   rule?: string;
+  /** Why, as the model is told. */
   reason: string;
 }
 
@@ -77,31 +85,30 @@ export interface CallFailedEvent extends CallEventBase {
 }
 
 /** A call whose outcome is unknown waits for a person (`retry`, `landed` or `abort`). */
-export interface CallEscalatedEvent {
+export interface CallEscalatedEvent extends CallRef {
   type: 'call-escalated';
-  position: number;
-  toolId: string;
+  /** The call's effect key: the one `approve`, `deny` or `resolve` names. */
   effectKey: string;
+  /** Why its outcome is unknown. */
   reason: string;
   /** Workflow time (ms since the epoch) after which the call fails as in doubt. */
   deadline: number;
 }
 
 /** A person answered an escalated call, or nobody did in time. */
-export interface EscalationDecidedEvent {
+export interface EscalationDecidedEvent extends CallRef {
   type: 'escalation-decided';
-  position: number;
-  toolId: string;
+  /** The call's effect key: the one `approve`, `deny` or `resolve` names. */
   effectKey: string;
   decision: 'retry' | 'landed' | 'abort' | 'expired';
+  /** Who decided, as the run recorded it (the verified subject, on a worker that verifies approvers). */
   by?: string;
 }
 
 /** A call waits for a person's approval (`approve` or `deny` under its effect key). */
-export interface ApprovalRequestedEvent {
+export interface ApprovalRequestedEvent extends CallRef {
   type: 'approval-requested';
-  position: number;
-  toolId: string;
+  /** The call's effect key: the one `approve`, `deny` or `resolve` names. */
   effectKey: string;
   /** The call's arguments as the workflow holds them (after the gate's substitutions and redactions). */
   args: unknown;
@@ -114,13 +121,14 @@ export interface ApprovalRequestedEvent {
 }
 
 /** A person approved or denied the call, or nobody did in time (`expired`, a denial). */
-export interface ApprovalDecidedEvent {
+export interface ApprovalDecidedEvent extends CallRef {
   type: 'approval-decided';
-  position: number;
-  toolId: string;
+  /** The call's effect key: the one `approve`, `deny` or `resolve` names. */
   effectKey: string;
   decision: 'approve' | 'deny' | 'expired';
+  /** Who decided, as the run recorded it (the verified subject, on a worker that verifies approvers). */
   by?: string;
+  /** The reason the person gave. */
   reason?: string;
 }
 
