@@ -39,6 +39,11 @@ export type PrincipalsDecl = z.infer<typeof PrincipalsDecl>;
 const envVarName = z.string().regex(/^[A-Z_][A-Z0-9_]*$/, 'an environment variable name');
 /** The models a run may ask an endpoint for; the first is the default. */
 const servedModels = z.array(z.string().min(1)).min(1);
+/**
+ * Whether an agent run's turns stream from this endpoint (`doStream`), so clients see the text as it is
+ * written (`streamRun`). Default off: an endpoint that does not stream is asked plainly (`doGenerate`).
+ */
+const streams = z.boolean().optional();
 
 /**
  * A model endpoint the worker owns: which AI SDK provider speaks to it, where it is, which key it
@@ -52,6 +57,7 @@ export const ModelEndpointDecl = z.discriminatedUnion('provider', [
     /** The worker's environment variable holding the key (sent as a bearer token). Never taken from a run. */
     api_key_env: envVarName.optional(),
     models: servedModels,
+    stream: streams,
   }),
   z.strictObject({
     /** OpenAI through `@ai-sdk/openai`: the Responses API, or Chat Completions with `api: chat`. */
@@ -61,6 +67,7 @@ export const ModelEndpointDecl = z.discriminatedUnion('provider', [
     api_key_env: envVarName,
     api: z.enum(['responses', 'chat']).default('responses'),
     models: servedModels,
+    stream: streams,
   }),
   z.strictObject({
     /** Anthropic's Messages API (or a server speaking it) through `@ai-sdk/anthropic`. */
@@ -69,6 +76,7 @@ export const ModelEndpointDecl = z.discriminatedUnion('provider', [
     base_url: z.string().url().optional(),
     api_key_env: envVarName,
     models: servedModels,
+    stream: streams,
   }),
   z.strictObject({
     /** Plays a script: contacts nothing and reads no secret. */

@@ -1,6 +1,7 @@
 // One model turn through an AI SDK provider: toolplane's transcript in, the assistant's message,
 // usage, finish reason and tool-call ids out. The provider is called once; Temporal retries.
 import {
+  APICallError,
   UnsupportedFunctionalityError,
   type LanguageModelV4,
   type LanguageModelV4CallOptions,
@@ -140,7 +141,11 @@ export async function aiSdkTurn(
   return fromResult(result, where);
 }
 
-/** A streamed call, assembled into what `doGenerate` would have answered; `doGenerate` where streaming is unsupported. */
+/**
+ * A streamed call, assembled into what `doGenerate` would have answered. A provider that cannot stream
+ * (it says so, or its endpoint answers a stream request with nothing a stream holds) is asked again
+ * with `doGenerate`; a request the endpoint refused (an HTTP error) is not sent again here.
+ */
 async function streamed(
   model: LanguageModelV4,
   options: LanguageModelV4CallOptions,
@@ -157,37 +162,46 @@ async function streamed(
   const texts = new Map<string, string>();
   let finish: Extract<LanguageModelV4StreamPart, { type: 'finish' }> | undefined;
   let response: LanguageModelV4GenerateResult['response'] = started.response;
+  let written = false;
   const reader = started.stream.getReader();
-  for (;;) {
-    const { done, value: part } = await reader.read();
-    if (done) break;
-    switch (part.type) {
-      case 'text-start':
-        texts.set(part.id, '');
-        break;
-      case 'text-delta':
-        texts.set(part.id, (texts.get(part.id) ?? '') + part.delta);
-        onText(part.delta);
-        break;
-      case 'text-end':
-        content.push({ type: 'text', text: texts.get(part.id) ?? '' });
-        texts.delete(part.id);
-        break;
-      case 'tool-call':
-        content.push(part);
-        break;
-      case 'response-metadata':
-        response = { ...response, id: part.id, modelId: part.modelId, timestamp: part.timestamp };
-        break;
-      case 'finish':
-        finish = part;
-        break;
-      case 'error':
-        throw part.error;
-      default:
-        break;
+  try {
+    for (;;) {
+      const { done, value: part } = await reader.read();
+      if (done) break;
+      switch (part.type) {
+        case 'text-start':
+          texts.set(part.id, '');
+          break;
+        case 'text-delta':
+          texts.set(part.id, (texts.get(part.id) ?? '') + part.delta);
+          written = true;
+          onText(part.delta);
+          break;
+        case 'text-end':
+          content.push({ type: 'text', text: texts.get(part.id) ?? '' });
+          texts.delete(part.id);
+          break;
+        case 'tool-call':
+          content.push(part);
+          break;
+        case 'response-metadata':
+          response = { ...response, id: part.id, modelId: part.modelId, timestamp: part.timestamp };
+          break;
+        case 'finish':
+          finish = part;
+          break;
+        case 'error':
+          throw part.error;
+        default:
+          break;
+      }
     }
+  } catch (err) {
+    if (written || content.length > 0 || APICallError.isInstance(err)) throw err;
+    return model.doGenerate(options);
   }
+  // An endpoint that ignored the stream request answered nothing a stream holds: ask it plainly.
+  if (!finish && !written && content.length === 0 && texts.size === 0) return model.doGenerate(options);
   // A text block the provider never closed still counts.
   for (const text of texts.values()) content.push({ type: 'text', text });
   return {

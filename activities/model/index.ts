@@ -178,7 +178,7 @@ export function createModelActivities(deps: ModelActivityDeps): ModelActivities 
                     await whole(),
                     where,
                     Context.current().cancellationSignal,
-                    tokens ? (delta) => tokens.push(delta) : undefined,
+                    tokens && decl.stream === true ? (delta) => tokens.push(delta) : undefined,
                   );
             if (decl.provider === 'scripted' && tokens)
               await writeScripted(result.message.content, decl.token_delay, tokens);
