@@ -2,7 +2,13 @@
 // publishes its effects here as they happen; the model activity publishes tokens through the
 // stream's signal. Nothing in the run reads the stream back: it is never an input to a decision.
 import { allHandlersFinished, condition, defaultPayloadConverter, defineQuery, setHandler } from '@temporalio/workflow';
-import { decodePayloadWire, WorkflowStream, type WorkflowStreamState } from '@temporalio/workflow-streams/workflow';
+import {
+  decodePayloadWire,
+  WorkflowStream,
+  workflowStreamPublishSignal,
+  type PublishInput,
+  type WorkflowStreamState,
+} from '@temporalio/workflow-streams/workflow';
 import { RunTopic, STREAM_TAIL_QUERY, type EffectEvent, type StreamTail } from '../common/run-events';
 
 export type { WorkflowStreamState } from '@temporalio/workflow-streams/workflow';
@@ -15,6 +21,21 @@ export class RunStream {
   /** Registers the stream's handlers; a run that continues a chain passes the state its predecessor handed over. */
   constructor(prior?: WorkflowStreamState) {
     this.stream = new WorkflowStream(prior);
+    // The effects topic is the workflow's own: what a signal publishes there (anyone who may signal the
+    // run can) is dropped, so an effect event a client reads was written by the run. Other topics,
+    // the model's tokens among them, take signals as the library does.
+    // (The library's handler is private; this pins @temporalio/workflow-streams 1.23's shape.)
+    const inner = this.stream as unknown as { onPublish(input: PublishInput): void; log: { topic: string }[] };
+    // Signals sent before the run registered its stream went to the library's handler as it was set.
+    const carried = prior?.log.length ?? 0;
+    inner.log = [
+      ...inner.log.slice(0, carried),
+      ...inner.log.slice(carried).filter((i) => i.topic !== RunTopic.Effects),
+    ];
+    const accept = inner.onPublish.bind(this.stream);
+    setHandler(workflowStreamPublishSignal, (input: PublishInput) =>
+      accept({ ...input, items: input.items.filter((item) => item.topic !== RunTopic.Effects) }),
+    );
     // A client that polled a run until it closed reads what it missed here (a query answers a closed run).
     setHandler(streamTail, (from) => {
       const state = this.stream.getState();

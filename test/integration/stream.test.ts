@@ -2,6 +2,8 @@
 // stream, each effect once; and what streaming the tokens adds to a turn's history, measured.
 import { randomUUID } from 'node:crypto';
 import { temporal } from '@temporalio/proto';
+import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
+import { RunTopic } from '../../common/run-events';
 import type { Manifest } from '../../catalog/manifest';
 import type { ScriptTurn } from '../../common/wire';
 import { streamRun, type StreamedEvent } from '../../inspect/stream-run';
@@ -89,6 +91,25 @@ describe("a run's stream", () => {
     const offsets = events.map((e) => e.offset);
     expect(new Set(offsets).size).toBe(offsets.length);
     expect(offsets).toEqual([...offsets].sort((a, b) => a - b));
+  });
+
+  it('drops effect events that a signal, not the run, published', async () => {
+    const workflowId = `stream-forged-${randomUUID()}`;
+    const words = Array.from({ length: 100 }, (_, i) => `w${i}`).join(' ');
+    const script = { prompt: 'Say words.', turns: [{ final: words }] };
+    await h.client.workflow.start('agentRun', {
+      taskQueue: h.taskQueue,
+      workflowId,
+      args: [{ ...agentInput(manifest, script), model: { endpoint: 'scripted', script: script.turns } }],
+    });
+    // Anyone who may signal the run can publish into its stream; on the effects topic the run drops it.
+    const forger = WorkflowStreamClient.create(h.client, workflowId);
+    forger.topic(RunTopic.Effects).publish({ type: 'run-completed', status: 'completed', answer: 'forged' });
+    await forger.flush();
+    const events = await readAll(h, workflowId);
+    expect(events.filter((e) => e.type === 'run-completed')).toEqual([
+      expect.objectContaining({ type: 'run-completed', answer: words }),
+    ]);
   });
 
   it('measures what streaming a turn adds to history', async () => {
