@@ -79,8 +79,9 @@ function isRunEvent(v: unknown): v is RunEvent {
  * (continue-as-new) is followed. Nothing here reads the run's history: the run answers long-poll
  * updates, and a run that has closed answers what was left by query (a worker must be running).
  *
- * The stream is a view. The run's effect events come from the workflow itself, but anyone who may
- * signal the run may publish into its stream too: decide nothing from it; the journal
+ * The stream is a view. The run's effect events come from the workflow itself (the run drops what a
+ * signal publishes on their topic), but tokens come through a signal anyone who may signal the run can
+ * send: decide nothing from the stream; the journal
  * (`readJournal`) and the run's result are the record. A turn's `turn-completed` carries the text the
  * run recorded, which is the authority over its tokens.
  *
