@@ -105,7 +105,7 @@ describe("a run's stream", () => {
     // Anyone who may signal the run can publish into its stream; on the effects topic the run drops it.
     const forger = WorkflowStreamClient.create(h.client, workflowId);
     forger.topic(RunTopic.Effects).publish({ type: 'run-completed', status: 'completed', answer: 'forged' });
-    await forger.flush();
+    await forger[Symbol.asyncDispose]();
     const events = await readAll(h, workflowId);
     expect(events.filter((e) => e.type === 'run-completed')).toEqual([
       expect.objectContaining({ type: 'run-completed', answer: words }),
