@@ -11,4 +11,4 @@ export {
   type GovernedToolsOptions,
   type RefusedToolResult,
 } from './workflows/ai-sdk-tools';
-export { governedModel } from './workflows/ai-sdk-model';
+export { governedModel, type GovernedModelOptions } from './workflows/ai-sdk-model';

@@ -201,6 +201,26 @@ export async function deny(
 }
 
 export { follow as followRun, formatEffects };
+export { streamRun, type StreamRunOptions, type StreamedEvent } from './inspect/stream-run';
+export {
+  RunTopic,
+  type CallRef,
+  type CallEventBase,
+  type RunEvent,
+  type EffectEvent,
+  type TokensEvent,
+  type TurnCompletedEvent,
+  type CallDecidedEvent,
+  type CallLandedEvent,
+  type CallRefusedEvent,
+  type CallFailedEvent,
+  type CallEscalatedEvent,
+  type EscalationDecidedEvent,
+  type ApprovalRequestedEvent,
+  type ApprovalDecidedEvent,
+  type RunCompletedEvent,
+  type RunEndedEvent,
+} from './common/run-events';
 export {
   approvalRequests,
   respondToApprovals,

@@ -24,6 +24,8 @@ export type { BudgetAnswer } from './common/wire';
 export { delegatedCall, type DelegatedCallInput, type DelegatedCallResult } from './workflows/delegated-call';
 export { StepCtx, type CallOptions, type OpenRequest, type StepState } from './workflows/step-ctx';
 export { StepError, StepErrorCode } from './workflows/step-error';
+// The run's stream (what `streamRun` in toolplane/client reads): a workflow may publish topics of its own on it.
+export { RunStream } from './workflows/run-stream';
 export type { JournalEntry, Decision, Outcome, RecoveryPath, LeaseState } from './workflows/journal';
 export type { Limits, Usage } from './workflows/limits';
 export type { Policy } from './catalog/policy';

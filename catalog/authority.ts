@@ -56,6 +56,12 @@ const apiKeyEnv = envVarName.describe(
   "The worker's environment variable holding the key. Never taken from a run, never written to history.",
 );
 const baseUrl = (fallback: string) => z.string().url().optional().describe(`The API's base URL. Default ${fallback}.`);
+const streams = z
+  .boolean()
+  .optional()
+  .describe(
+    "Whether an agent run's turns stream from this endpoint (`doStream`), so clients see the text as it is written (`streamRun`). Default false: the endpoint is asked plainly (`doGenerate`).",
+  );
 
 /**
  * A model endpoint the worker owns: which AI SDK provider speaks to it, where it is, which key it
@@ -73,6 +79,7 @@ export const ModelEndpointDecl = z
         .meta({ description: "The API's base URL.", examples: ['http://localhost:8000/v1'] }),
       api_key_env: apiKeyEnv.optional(),
       models: servedModels,
+      stream: streams,
     }),
     z.strictObject({
       provider: z
@@ -82,6 +89,7 @@ export const ModelEndpointDecl = z
       api_key_env: apiKeyEnv,
       api: z.enum(['responses', 'chat']).default('responses').describe('Which OpenAI API the endpoint speaks.'),
       models: servedModels,
+      stream: streams,
     }),
     z.strictObject({
       provider: z
@@ -90,6 +98,7 @@ export const ModelEndpointDecl = z
       base_url: baseUrl('https://api.anthropic.com/v1'),
       api_key_env: apiKeyEnv,
       models: servedModels,
+      stream: streams,
     }),
     z.strictObject({
       provider: z.literal('scripted').describe('Plays a script: contacts nothing and reads no secret.'),
@@ -99,6 +108,17 @@ export const ModelEndpointDecl = z
         .describe(
           "The turns the worker plays; a run naming this endpoint may not send its own. Absent: the run's script.",
         ),
+      token_delay: z
+        .union([
+          z.number().int().nonnegative(),
+          z.string().regex(/^\d+(\.\d+)?\s*(ms|s|m|h|d)$/, 'a duration such as "50ms" or "1s"'),
+        ])
+        .optional()
+        .meta({
+          description:
+            "Pause between the words of a final answer, which the model then writes one by one into the run's stream (as a real model streams its tokens): for demos and tests that watch them arrive. Absent: the answer is written at once.",
+          examples: ['50ms'],
+        }),
     }),
   ])
   .describe('A model endpoint the worker owns, chosen by `provider`.');

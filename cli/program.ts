@@ -31,7 +31,9 @@ export function buildProgram(
   out: (line: string) => void = console.log,
   err: (line: string) => void = console.error,
 ): Command {
-  const cli = { out, err };
+  // On the process's own console, text goes out as it arrives; a caller that takes lines gets lines.
+  const cli =
+    out === console.log ? { out, err, write: (text: string) => void process.stdout.write(text) } : { out, err };
   const program = new Command()
     .name('toolplane')
     .description('Durable, governed tool calls for AI agents on Temporal')

@@ -12,8 +12,8 @@ import type { Manifest } from '../catalog/manifest';
 import { loadManifest } from '../runtime/manifest-file';
 import { DEFAULT_TASK_QUEUE } from '../common/names';
 import { agentRunInputProblems } from '../common/run-input';
-import { withinMs } from '../inspect/follow';
-import { followRun, startAgentRun, type AgentRunInput, type AgentRunResult, type PendingEscalation } from '../client';
+import { followStream, withinMs } from '../inspect/follow';
+import { startAgentRun, type AgentRunInput, type AgentRunResult, type PendingEscalation } from '../client';
 import { pendingEscalations } from '../workflows/escalation';
 import { answerHint, whenLine } from './escalations';
 import { CommandFailed, ExitCode, usageError } from './exit-codes';
@@ -95,7 +95,11 @@ export function registerRun(program: Command, cli: Cli): void {
       const watching = watch(c, handle, opts.taskQueue, settings, say);
       let result: AgentRunResult;
       try {
-        result = await followRun<AgentRunResult>(handle, opts.json ? () => {} : say);
+        result = await followStream<AgentRunResult>(
+          c,
+          handle,
+          opts.json ? { line: () => {} } : { line: say, ...(cli.write ? { write: cli.write } : {}) },
+        );
       } catch (err) {
         if (!(err instanceof WorkflowFailedError)) throw err;
         if (opts.json)

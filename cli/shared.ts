@@ -21,6 +21,8 @@ export interface Cli {
   out(line: string): void;
   /** One line of standard error. */
   err(line: string): void;
+  /** Text without a line end (a model's tokens as they arrive); absent where output is taken line by line. */
+  write?(text: string): void;
 }
 
 /** `--json` and the connection flags, on a command that talks to Temporal. */

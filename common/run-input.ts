@@ -82,6 +82,7 @@ function shapes(): { agent: z.ZodType; tool: z.ZodType } {
     systemPrompt: z.string().optional(),
     promptSensitivity: z.enum(SENSITIVITY_LEVELS).optional(),
     continueAsNewAfterEvents: positive.optional(),
+    streamTokens: z.boolean().optional(),
   });
 
   const tool = z.looseObject({

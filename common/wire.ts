@@ -146,6 +146,11 @@ export interface ModelTurnInput {
   tools?: OfferedTool[];
   toolsDigest?: string;
   transcript?: string;
+  /**
+   * The run's stream takes this turn's text as it is written, under this turn key (`turn-<n>`).
+   * Absent: the turn publishes nothing (a view only; the result is the record either way).
+   */
+  stream?: { turn: string };
 }
 
 export interface ModelTurnResult {

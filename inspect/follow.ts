@@ -1,8 +1,9 @@
 // Follows a run as it happens: one line per effect once it ends, in position order, and a line
 // when a person approves a call, at the time they do.
-import type { WorkflowHandle } from '@temporalio/client';
+import type { Client, WorkflowHandle } from '@temporalio/client';
 import type { JournalEntry } from '../workflows/journal';
 import { journalQuery } from '../workflows/journal-query';
+import { streamRun } from './stream-run';
 
 export function effectLine(e: JournalEntry): string {
   const what =
@@ -86,5 +87,69 @@ export async function follow<R>(handle: WorkflowHandle, print: (line: string) =>
   await inFlight;
   const value = await result;
   flush((value as { journal?: JournalEntry[] }).journal ?? [], true);
+  return value;
+}
+
+/** Where a stream follower prints: whole lines, and (on a terminal) text as it is written. */
+export interface FollowOutput {
+  line(l: string): void;
+  /** Writes text without ending the line; absent, a turn's text is printed as one line when it ends. */
+  write?(text: string): void;
+}
+
+/**
+ * Follows a run through its stream (`streamRun`), no polling: the model's text as it is written
+ * (`  model: ...`), each effect once it has an outcome, in position order, and approvals as they
+ * happen; resolves with the run's result.
+ */
+export async function followStream<R>(
+  client: Client,
+  handle: WorkflowHandle,
+  out: FollowOutput,
+  options: { tokens?: boolean } = {},
+): Promise<R> {
+  const printer = new JournalPrinter();
+  const entries = new Map<number, JournalEntry>();
+  let open: string | undefined;
+  const endText = () => {
+    if (open === undefined) return;
+    if (out.write) out.write('\n');
+    else out.line(`  model: ${open}`);
+    open = undefined;
+  };
+  const flush = (journal: JournalEntry[], end = false) => {
+    const lines = printer.lines(journal, end);
+    if (lines.length) endText();
+    for (const l of lines) out.line(l);
+  };
+  const result = handle.result() as Promise<R>;
+  // The run's end is its result's: a stream that fails (no worker to answer the tail) only stops the printing.
+  const stop = new AbortController();
+  const reading = (async () => {
+    for await (const e of streamRun(client, handle.workflowId, {
+      tokens: options.tokens !== false,
+      signal: stop.signal,
+    })) {
+      if (e.type === 'tokens') {
+        const text = e.deltas.join('');
+        if (open === undefined && out.write) out.write('  model: ');
+        open = (open ?? '') + text;
+        out.write?.(text);
+      } else if (e.type === 'turn-completed') endText();
+      else if ('entry' in e) {
+        entries.set(e.position, e.entry);
+        flush([...entries.values()]);
+      }
+    }
+  })().catch(() => undefined);
+  // What the run published last is read by query once it has closed; a run whose workers are gone
+  // answers none, and its result (below) says what there is to say.
+  const value = await result.finally(async () => {
+    await Promise.race([reading, new Promise((r) => setTimeout(r, QUERY_TIMEOUT_MS * 2).unref())]);
+    stop.abort();
+    await reading;
+  });
+  endText();
+  flush((value as { journal?: JournalEntry[] }).journal ?? [...entries.values()], true);
   return value;
 }

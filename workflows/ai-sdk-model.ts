@@ -4,11 +4,26 @@
 // provider (`ToolplanePlugin.modelProvider()`) checks before it sends anything.
 import type { LanguageModelV4, LanguageModelV4CallOptions } from '@ai-sdk/provider';
 import { TemporalLanguageModel } from '@temporalio/ai-sdk/workflow';
+import type { Duration } from '@temporalio/common';
 import { ApplicationFailure, type ActivityOptions } from '@temporalio/workflow';
 import { CatalogErrorCode } from '../catalog/errors';
+import { RunTopic } from '../common/run-events';
 import { MODEL_TICKET_OPTIONS, modelPermit, permitMac } from '../common/ticket';
 import type { Budget } from './limits';
 import type { StepCtx } from './step-ctx';
+
+/**
+ * The model activity's options. `streamText` streams through the run's stream (the one its StepCtx
+ * opened): the worker publishes the text as toolplane's `tokens` events, read with `streamRun`
+ * (toolplane/client), and @temporalio/ai-sdk publishes the AI SDK's raw stream parts on
+ * `streamingTopic` (default `toolplane.ai-sdk`).
+ */
+export type GovernedModelOptions = ActivityOptions & {
+  /** Where @temporalio/ai-sdk publishes a streaming call's raw AI SDK parts (default `toolplane.ai-sdk`). */
+  streamingTopic?: string;
+  /** How often those parts are sent to the run (default 100 ms, @temporalio/ai-sdk's). */
+  streamingBatchInterval?: Duration;
+};
 
 /** The failure type of an AI SDK model call refused by a limit (the run's own, or the worker's cap). */
 export const LIMIT_REACHED = 'LimitReached';
@@ -27,7 +42,7 @@ export const LIMIT_REACHED = 'LimitReached';
  * const { text } = await generateText({ model: governedModel(step, 'fast/gpt-5-mini'), prompt, tools });
  * ```
  */
-export function governedModel(step: StepCtx, modelId: string, activity?: ActivityOptions): LanguageModelV4 {
+export function governedModel(step: StepCtx, modelId: string, activity?: GovernedModelOptions): LanguageModelV4 {
   return budgetedModel(step, modelId, activity, undefined);
 }
 
@@ -39,12 +54,13 @@ export function governedModel(step: StepCtx, modelId: string, activity?: Activit
 export function budgetedModel(
   step: StepCtx,
   modelId: string,
-  activity: ActivityOptions | undefined,
+  activity: GovernedModelOptions | undefined,
   budget: Budget | undefined,
 ): LanguageModelV4 {
   const slash = modelId.indexOf('/');
   const endpoint = slash < 0 ? modelId : modelId.slice(0, slash);
-  const inner = new TemporalLanguageModel(modelId, activity);
+  // Streaming calls publish into the stream the run's StepCtx registered (there is one per run).
+  const inner = new TemporalLanguageModel(modelId, { streamingTopic: RunTopic.AiSdkParts, ...activity });
   const withinBudget = (options: LanguageModelV4CallOptions): LanguageModelV4CallOptions => {
     const verdict = budget?.checkTurn(Date.now());
     if (verdict && !verdict.ok)

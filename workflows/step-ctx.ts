@@ -35,6 +35,7 @@ import type { JournalEntry, LeaseState } from './journal';
 import type { Escalator } from './recovery';
 import { failureMessage, readableTime, RunStatusBoard } from './run-status';
 import { recordRefusal } from './run-span';
+import { RunStream, type WorkflowStreamState } from './run-stream';
 
 export type { Gate, GateVerdict } from './call/gate';
 export type { Delegate } from './call/perform';
@@ -88,6 +89,8 @@ export interface OpenRequest extends Omit<AuthorizeRequest, 'carried'> {
    * parent that delegates to it. The worker checks it against the ids Temporal gave this run.
    */
   carry?: TicketCarry;
+  /** The stream state the run this one continues handed over (`RunStream.handOver`). */
+  stream?: WorkflowStreamState;
 }
 
 /** Whose ticket a run carries: the run it continues, else its parent. */
@@ -163,9 +166,11 @@ export class StepCtx {
    * the run with a non-retryable `RunRefused` or `ModelRefused`.
    */
   static async open(request: OpenRequest): Promise<StepCtx> {
-    const { policy, carry, ...asked } = request;
+    const { policy, carry, stream: priorStream, ...asked } = request;
     const ask: AuthorizeRequest = carry ? { ...asked, carried: carriedFrom(carry) } : asked;
-    // Answerable while the worker decides: nothing has happened and nobody is asked yet.
+    // Answerable while the worker decides: nothing has happened and nobody is asked yet. The stream
+    // takes its subscribers' polls from the start.
+    const stream = new RunStream(priorStream);
     setHandler(journalQuery, () => []);
     setHandler(pendingEscalations, () => []);
     let authority;
@@ -188,21 +193,31 @@ export class StepCtx {
     labelRun(authority.principal, authority.manifestDigest);
     if (authority.withheld.grants.length || authority.withheld.capabilities.length)
       upsertMemo({ toolplaneWithheld: authority.withheld });
-    return new StepCtx({
-      catalog: ToolCatalog.fromGranted(authority.tools, authority.declared),
-      principal: authority.principal,
-      identity: authority.identity,
-      ticket: authority.ticket,
-      grants: authority.grants,
-      policy: policy ?? ALLOW_ALL,
-      capabilities: authority.capabilities,
-      manifestDigest: authority.manifestDigest,
-      verifiesDecisions: authority.verifiesDecisions === true,
-      ...(authority.caps ? { caps: authority.caps } : {}),
-    });
+    return new StepCtx(
+      {
+        catalog: ToolCatalog.fromGranted(authority.tools, authority.declared),
+        principal: authority.principal,
+        identity: authority.identity,
+        ticket: authority.ticket,
+        grants: authority.grants,
+        policy: policy ?? ALLOW_ALL,
+        capabilities: authority.capabilities,
+        manifestDigest: authority.manifestDigest,
+        verifiesDecisions: authority.verifiesDecisions === true,
+        ...(authority.caps ? { caps: authority.caps } : {}),
+      },
+      stream,
+    );
   }
 
-  constructor(readonly scope: RunScope) {
+  /** The run's stream: what it publishes for clients (`streamRun`); a workflow may publish its own topics on it. */
+  readonly stream: RunStream;
+
+  constructor(
+    readonly scope: RunScope,
+    stream?: RunStream,
+  ) {
+    this.stream = stream ?? new RunStream();
     this.status.credentialed = scope.verifiesDecisions === true;
     setHandler(journalQuery, () => this.ordered());
     setHandler(pendingEscalations, () => [...this.pending.values()].filter((p) => !p.decision).map((p) => p.info));
@@ -360,11 +375,26 @@ export class StepCtx {
       const slot: { info: PendingEscalation; decision?: EscalationDecision } = { info };
       this.pending.set(info.effectKey, slot);
       this.publishStatus();
+      const inDoubt = info.kind === 'in_doubt';
+      const call = { position: info.position, toolId: info.toolId, effectKey: info.effectKey };
+      if (inDoubt)
+        this.stream.publish({ type: 'call-escalated', ...call, reason: info.reason, deadline: info.deadline });
       try {
         const decided = await condition(() => slot.decision !== undefined, Math.max(0, info.deadline - Date.now()), {
           summary: `${info.kind === 'approval' ? 'approval' : 'in-doubt decision'} deadline ${readableTime(info.deadline)}: #${info.position} ${info.toolId}`,
         });
-        return decided ? slot.decision : undefined;
+        const decision = decided ? slot.decision : undefined;
+        if (inDoubt)
+          this.stream.publish({
+            type: 'escalation-decided',
+            ...call,
+            decision:
+              decision?.decision === 'retry' || decision?.decision === 'landed' || decision?.decision === 'abort'
+                ? decision.decision
+                : 'expired',
+            ...(decision?.by !== undefined ? { by: decision.by } : {}),
+          });
+        return decision;
       } catch (err) {
         // Cancelled while waiting: the run stops saying it waits, and says nobody decided the call.
         if (isCancellation(err)) this.status.waitCutShort(info);
@@ -384,7 +414,11 @@ export class StepCtx {
    */
   ended(err: unknown): void {
     if (err instanceof ContinueAsNew) return;
-    this.status.ended(isCancellation(err) ? { how: 'cancelled' } : { how: 'failed', message: failureMessage(err) });
+    const how = isCancellation(err)
+      ? ({ how: 'cancelled' } as const)
+      : ({ how: 'failed', message: failureMessage(err) } as const);
+    this.status.ended(how);
+    this.stream.publish({ type: 'run-ended', ...how });
     this.pending.clear();
     this.publishStatus();
   }
@@ -447,6 +481,7 @@ export class StepCtx {
         recordRefusal(e, this.scope.catalog.declared(e.toolId)?.decl.description);
         this.publishStatus();
       },
+      publish: (event) => this.stream.publish(event),
     };
     return runCall(this.host, entry, args, options);
   }

@@ -1,10 +1,15 @@
 // One model turn through an AI SDK provider: toolplane's transcript in, the assistant's message,
 // usage, finish reason and tool-call ids out. The provider is called once; Temporal retries.
-import type {
-  LanguageModelV4,
-  LanguageModelV4FunctionTool,
-  LanguageModelV4GenerateResult,
-  LanguageModelV4Prompt,
+import {
+  APICallError,
+  UnsupportedFunctionalityError,
+  type LanguageModelV4,
+  type LanguageModelV4CallOptions,
+  type LanguageModelV4Content,
+  type LanguageModelV4FunctionTool,
+  type LanguageModelV4GenerateResult,
+  type LanguageModelV4Prompt,
+  type LanguageModelV4StreamPart,
 } from '@ai-sdk/provider';
 import type { OfferedTool } from '../../catalog/tool-catalog';
 import { classifyModelError, ModelFailure, ModelFailureType } from './model-failure';
@@ -108,24 +113,105 @@ export function fromResult(result: LanguageModelV4GenerateResult, where: string)
   };
 }
 
-/** Sends one turn. Every failure comes out as a typed `ModelFailure`; a cancelled activity's abort passes through. */
+/**
+ * Sends one turn. Every failure comes out as a typed `ModelFailure`; a cancelled activity's abort passes
+ * through. With `onText` the turn streams (`doStream`), each text delta handed over as it arrives; a
+ * provider that cannot stream answers through `doGenerate`. The result is the same either way.
+ */
 export async function aiSdkTurn(
   model: LanguageModelV4,
   req: ModelTurnRequest,
   where: string,
   signal?: AbortSignal,
+  onText?: (delta: string) => void,
 ): Promise<ModelTurnResult> {
+  const options: LanguageModelV4CallOptions = {
+    prompt: toPrompt(req.messages),
+    ...(req.tools.length ? { tools: toTools(req.tools) } : {}),
+    ...(req.model.temperature !== undefined ? { temperature: req.model.temperature } : {}),
+    abortSignal: signal,
+  };
   let result: LanguageModelV4GenerateResult;
   try {
-    result = await model.doGenerate({
-      prompt: toPrompt(req.messages),
-      ...(req.tools.length ? { tools: toTools(req.tools) } : {}),
-      ...(req.model.temperature !== undefined ? { temperature: req.model.temperature } : {}),
-      abortSignal: signal,
-    });
+    result = onText ? await streamed(model, options, onText) : await model.doGenerate(options);
   } catch (err) {
     if (signal?.aborted) throw err;
     throw classifyModelError(err, where);
   }
   return fromResult(result, where);
+}
+
+/**
+ * A streamed call, assembled into what `doGenerate` would have answered. A provider that cannot stream
+ * (it says so, or its endpoint answers a stream request with nothing a stream holds) is asked again
+ * with `doGenerate`; a request the endpoint refused (an HTTP error) is not sent again here.
+ */
+async function streamed(
+  model: LanguageModelV4,
+  options: LanguageModelV4CallOptions,
+  onText: (delta: string) => void,
+): Promise<LanguageModelV4GenerateResult> {
+  let started;
+  try {
+    started = await model.doStream(options);
+  } catch (err) {
+    if (UnsupportedFunctionalityError.isInstance(err)) return model.doGenerate(options);
+    throw err;
+  }
+  const content: LanguageModelV4Content[] = [];
+  const texts = new Map<string, string>();
+  let finish: Extract<LanguageModelV4StreamPart, { type: 'finish' }> | undefined;
+  let response: LanguageModelV4GenerateResult['response'] = started.response;
+  let written = false;
+  const reader = started.stream.getReader();
+  try {
+    for (;;) {
+      const { done, value: part } = await reader.read();
+      if (done) break;
+      switch (part.type) {
+        case 'text-start':
+          texts.set(part.id, '');
+          break;
+        case 'text-delta':
+          texts.set(part.id, (texts.get(part.id) ?? '') + part.delta);
+          written = true;
+          onText(part.delta);
+          break;
+        case 'text-end':
+          content.push({ type: 'text', text: texts.get(part.id) ?? '' });
+          texts.delete(part.id);
+          break;
+        case 'tool-call':
+          content.push(part);
+          break;
+        case 'response-metadata':
+          response = { ...response, id: part.id, modelId: part.modelId, timestamp: part.timestamp };
+          break;
+        case 'finish':
+          finish = part;
+          break;
+        case 'error':
+          throw part.error;
+        default:
+          break;
+      }
+    }
+  } catch (err) {
+    if (written || content.length > 0 || APICallError.isInstance(err)) throw err;
+    return model.doGenerate(options);
+  }
+  // An endpoint that ignored the stream request answered nothing a stream holds: ask it plainly.
+  if (!finish && !written && content.length === 0 && texts.size === 0) return model.doGenerate(options);
+  // A text block the provider never closed still counts.
+  for (const text of texts.values()) content.push({ type: 'text', text });
+  return {
+    content,
+    finishReason: finish?.finishReason ?? { unified: 'other', raw: undefined },
+    usage: finish?.usage ?? {
+      inputTokens: { total: undefined, noCache: undefined, cacheRead: undefined, cacheWrite: undefined },
+      outputTokens: { total: undefined, text: undefined, reasoning: undefined },
+    },
+    warnings: [],
+    ...(response ? { response } : {}),
+  };
 }

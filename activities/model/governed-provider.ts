@@ -10,11 +10,13 @@ import type {
   ImageModelV4,
   LanguageModelV4,
   LanguageModelV4CallOptions,
+  LanguageModelV4StreamPart,
+  LanguageModelV4StreamResult,
   ProviderV4,
   SharedV4ProviderOptions,
 } from '@ai-sdk/provider';
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
-import { ApplicationFailure } from '@temporalio/activity';
+import { ApplicationFailure, Context } from '@temporalio/activity';
 import { DEFAULT_MODELS, resolveModel, type ModelsDecl, type ResolvedModel } from '../../catalog/authority';
 import { CatalogErrorCode, ToolplaneError } from '../../catalog/errors';
 import { MODEL_TICKET_OPTIONS, modelPermit } from '../../common/ticket';
@@ -23,6 +25,7 @@ import { checkTicket } from '../identity/ticket-check';
 import type { TicketIssuer } from '../identity/tickets';
 import { ModelFailure, toApplicationFailure } from './model-failure';
 import { languageModelFor } from './providers';
+import { TokenPublisher } from './token-stream';
 
 export interface GovernedProviderDeps {
   /** The manifest's `models`. */
@@ -113,6 +116,38 @@ export function aiSdkModelGuard(deps: Pick<GovernedProviderDeps, 'models' | 'tic
 }
 
 /**
+ * The streamed call's text, also published into the run's stream as toolplane's `tokens` events (what
+ * `streamRun` reads), keyed by the activity: a retried attempt publishes from index 0 again.
+ */
+function tokensToRun(started: LanguageModelV4StreamResult): LanguageModelV4StreamResult {
+  const info = Context.current().info;
+  const tokens = TokenPublisher.forTurn(`call-${info.workflowExecution?.runId ?? ''}/${info.activityId}`);
+  const reader = started.stream.getReader();
+  const stream = new ReadableStream<LanguageModelV4StreamPart>({
+    async pull(controller) {
+      try {
+        const { done, value } = await reader.read();
+        if (done) {
+          await tokens.close();
+          controller.close();
+          return;
+        }
+        if (value.type === 'text-delta') tokens.push(value.delta);
+        controller.enqueue(value);
+      } catch (err) {
+        tokens.abandon();
+        controller.error(err);
+      }
+    },
+    cancel(reason) {
+      tokens.abandon();
+      return reader.cancel(reason);
+    },
+  });
+  return { ...started, stream };
+}
+
+/**
  * An AI SDK provider over the worker's declared endpoints, for @temporalio/ai-sdk's plugin. Each call
  * is checked inside the model activity against the run's ticket; only then is the endpoint's provider
  * built (its key read from the worker's environment) and the request sent.
@@ -155,7 +190,7 @@ export function governedModelProvider(deps: GovernedProviderDeps): ProviderV4 {
     },
     async doStream(options) {
       const { inner, rest } = await admit(modelId, options);
-      return inner.doStream(rest);
+      return tokensToRun(await inner.doStream(rest));
     },
   });
 

@@ -3,6 +3,7 @@
 import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { resolveModel, type ModelsDecl } from '../../catalog/authority';
+import { durationMs } from '../../catalog/duration';
 import { offeredDigest } from '../../catalog/tool-catalog';
 import { scopeReadableBy } from '../../common/stored-output';
 import { asFinalRefusal } from '../catalog-failure';
@@ -11,6 +12,7 @@ import { aiSdkTurn } from './ai-sdk-turn';
 import { ModelFailure, toApplicationFailure } from './model-failure';
 import { languageModelFor, providerName } from './providers';
 import { scriptedTurn, scriptedTurnAt } from './scripted';
+import { TokenPublisher } from './token-stream';
 import { TranscriptStore, type TranscriptSegment } from './transcript';
 import type { ModelTurnRequest } from './types';
 import { modelPermit } from '../../common/ticket';
@@ -71,6 +73,18 @@ function refuseOversized(result: ModelTurnResult, where: string): void {
       details: [{ bytes, limit: MAX_MODEL_OUTPUT_BYTES }],
       nonRetryable: true,
     });
+}
+
+/** How often a model turn heartbeats (the workflow's heartbeat timeout is 10 s). */
+const HEARTBEAT_MS = 2000;
+
+/** The scripted model writes its answer word by word, `delay` apart, as a streaming model would. */
+async function writeScripted(text: string, delay: string | number | undefined, tokens: TokenPublisher): Promise<void> {
+  const ms = delay === undefined ? 0 : durationMs(delay);
+  for (const word of text.match(/\s*\S+\s*/g) ?? []) {
+    if (ms > 0) await new Promise((r) => setTimeout(r, ms));
+    tokens.push(word);
+  }
 }
 
 const invalid = (message: string) =>
@@ -146,6 +160,11 @@ export function createModelActivities(deps: ModelActivityDeps): ModelActivities 
           },
         },
         async (span) => {
+          // The run's stream takes the text as it is written: a view; the result below is the record.
+          const tokens = turn.stream ? TokenPublisher.forTurn(turn.stream.turn) : undefined;
+          // Alive while the model thinks, however long it takes: a lost worker is noticed by its silence.
+          const activity = Context.current();
+          const alive = setInterval(() => activity.heartbeat(), HEARTBEAT_MS);
           try {
             const declared = decl.provider === 'scripted' ? decl.script : undefined;
             const script = (declared ?? turn.model.script ?? ref?.context.script ?? []) as ScriptTurn[];
@@ -159,8 +178,12 @@ export function createModelActivities(deps: ModelActivityDeps): ModelActivities 
                     await whole(),
                     where,
                     Context.current().cancellationSignal,
+                    tokens && decl.stream === true ? (delta) => tokens.push(delta) : undefined,
                   );
+            if (decl.provider === 'scripted' && tokens)
+              await writeScripted(result.message.content, decl.token_delay, tokens);
             refuseOversized(result, where);
+            await tokens?.close();
             const finish = result.finishReason ?? (result.message.toolCalls?.length ? 'tool_calls' : 'stop');
             span.setAttributes({
               'gen_ai.usage.input_tokens': result.usage.inputTokens,
@@ -182,11 +205,13 @@ export function createModelActivities(deps: ModelActivityDeps): ModelActivities 
             );
             return { ...result, transcript };
           } catch (err) {
+            tokens?.abandon();
             const failure = err instanceof ModelFailure ? toApplicationFailure(err) : err;
             span.setAttribute('error.type', (failure as { type?: string }).type ?? (failure as Error).name ?? 'Error');
             span.setStatus({ code: SpanStatusCode.ERROR, message: (failure as Error).message });
             throw failure;
           } finally {
+            clearInterval(alive);
             span.end();
           }
         },

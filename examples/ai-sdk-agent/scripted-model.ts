@@ -4,8 +4,10 @@ import type {
   JSONValue,
   LanguageModelV4CallOptions,
   LanguageModelV4GenerateResult,
+  LanguageModelV4StreamPart,
   ProviderV4,
 } from '@ai-sdk/provider';
+import { simulateReadableStream } from 'ai';
 import { MockLanguageModelV4, MockProviderV4 } from 'ai/test';
 
 /** One turn: tool calls with literal arguments, or a final answer (the shape of toolplane's scripted model). */
@@ -41,12 +43,35 @@ export function playScript(options: LanguageModelV4CallOptions): LanguageModelV4
   };
 }
 
-/** A provider serving `scripted` (and any other model id) with the script-playing mock model. */
-export function scriptedProvider(): ProviderV4 {
+/** The turn as a stream: a final answer word by word, `delayMs` apart, as a streaming model writes it. */
+export function streamScript(
+  options: LanguageModelV4CallOptions,
+  delayMs: number,
+): ReadableStream<LanguageModelV4StreamPart> {
+  const result = playScript(options);
+  const parts: LanguageModelV4StreamPart[] = [{ type: 'stream-start', warnings: [] }];
+  for (const c of result.content) {
+    if (c.type === 'text') {
+      parts.push({ type: 'text-start', id: 'text-0' });
+      for (const word of c.text.match(/\s*\S+\s*/g) ?? [])
+        parts.push({ type: 'text-delta', id: 'text-0', delta: word });
+      parts.push({ type: 'text-end', id: 'text-0' });
+    } else if (c.type === 'tool-call') parts.push(c);
+  }
+  parts.push({ type: 'finish', finishReason: result.finishReason, usage: result.usage });
+  return simulateReadableStream({ chunks: parts, chunkDelayInMs: delayMs });
+}
+
+/**
+ * A provider serving `scripted` (and any other model id) with the script-playing mock model; streamed
+ * (`streamText`), it writes a word every `tokenDelayMs` (default 0).
+ */
+export function scriptedProvider(options: { tokenDelayMs?: number } = {}): ProviderV4 {
   const model = new MockLanguageModelV4({
     provider: 'toolplane.scripted',
     modelId: 'scripted',
     doGenerate: (options) => Promise.resolve(playScript(options)),
+    doStream: (call) => Promise.resolve({ stream: streamScript(call, options.tokenDelayMs ?? 0) }),
   });
   const provider = new MockProviderV4({ languageModels: { scripted: model } });
   return provider;

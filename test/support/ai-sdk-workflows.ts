@@ -2,7 +2,8 @@
 // @temporalio/ai-sdk's plugin as an attacker's (or a careless) workflow would, to show what the worker refuses.
 import { temporalProvider } from '@temporalio/ai-sdk/workflow';
 import { ActivityFailure, ApplicationFailure } from '@temporalio/workflow';
-import { generateText } from 'ai';
+import type { JSONValue } from '@ai-sdk/provider';
+import { generateText, streamText } from 'ai';
 import { governedModel } from 'toolplane/ai-sdk';
 import { StepCtx } from 'toolplane/workflow';
 import { modelPermit, permitMac } from '../../common/ticket';
@@ -38,4 +39,15 @@ export async function modelCall(input: ModelCallInput): Promise<{ text: string; 
     if (cause instanceof ApplicationFailure) throw ApplicationFailure.nonRetryable(cause.message, cause.type);
     throw err;
   }
+}
+
+/** A workflow of one's own that streams a governed model's answer with `streamText`; returns the text. */
+export async function streamedModelCall(input: { principal: string; script: unknown[] }): Promise<{ text: string }> {
+  const step = await StepCtx.open({ principal: input.principal, model: { endpoint: 'scripted' } });
+  const result = streamText({
+    model: governedModel(step, 'scripted/scripted'),
+    prompt: 'Say hello.',
+    providerOptions: { scripted: { script: input.script as JSONValue[] } },
+  });
+  return { text: await result.text };
 }

@@ -15,3 +15,8 @@ try {
 } catch {
   // Installed already in this process.
 }
+
+// Node 20 puts `Symbol.asyncDispose` on its own realm's Symbol only; jest's test context has a fresh
+// Symbol without it, and @temporalio/workflow-streams' clients (`await using`) need it.
+if ((Symbol as { asyncDispose?: symbol }).asyncDispose === undefined)
+  Object.defineProperty(Symbol, 'asyncDispose', { value: Symbol.for('nodejs.asyncDispose') });

@@ -8,6 +8,7 @@ import type { JournalEntry } from '../journal';
 import { summarize, type JournalSummary } from '../journal-summary';
 import type { Budget, Usage } from '../limits';
 import type { Provenance, ProvenanceState } from '../provenance';
+import type { WorkflowStreamState } from '../run-stream';
 import type { StepCtx, StepState } from '../step-ctx';
 import type { Conversation } from './turn';
 
@@ -28,6 +29,8 @@ export interface AgentRunCarry {
   summary: JournalSummary;
   /** The journal of the run that continued: kept in its history, where `toolplane show` reads it. */
   journal: JournalEntry[];
+  /** The run's stream: where its offsets go on (its log stays in the run that continued). */
+  stream?: WorkflowStreamState;
 }
 
 /** Carried state comes only from the run this one continues; a client that sends it is refused. */
@@ -59,12 +62,13 @@ export interface ChainState {
 }
 
 /** Hands everything the run's decisions depend on to a fresh run of the same workflow id. */
-export function continueChain<I extends { carry?: AgentRunCarry; model: object }>(
+export async function continueChain<I extends { carry?: AgentRunCarry; model: object }>(
   input: I,
   s: ChainState,
 ): Promise<never> {
   const journal = s.step.ordered();
   const { step } = s;
+  const stream = await step.stream.handOver();
   return continueAsNew<(input: I) => Promise<unknown>>({
     ...input,
     model: s.conversation.modelByRef,
@@ -80,6 +84,7 @@ export function continueChain<I extends { carry?: AgentRunCarry; model: object }
       messages: s.conversation.unread,
       summary: summarize(journal, s.carried),
       journal,
+      stream,
     },
   });
 }

@@ -15,7 +15,7 @@ import { StepCtx } from '../step-ctx';
 import { continueChain, historyIsLong, refuseForeignCarry, type AgentRunCarry, type ChainState } from './chain';
 import { delegateTo } from './delegate';
 import { governedAgentCall } from './governed-call';
-import { byReference, Conversation, readCall } from './turn';
+import { byReference, Conversation, readCall, turnKey } from './turn';
 
 export type { AgentRunCarry } from './chain';
 
@@ -47,6 +47,11 @@ export interface AgentRunInput {
    * suggests it). The chain is one run: positions, budgets, labels and the conversation go on.
    */
   continueAsNewAfterEvents?: number;
+  /**
+   * Whether the model's text streams to clients as it is written (`streamRun`; default true). Each
+   * turn's tokens cost a few signals in the run's history; the run's effects stream either way.
+   */
+  streamTokens?: boolean;
   /** Set by the run itself when it continues as new; a run a client starts with it is refused. */
   carry?: AgentRunCarry;
 }
@@ -75,8 +80,16 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
     for (;;) {
       const turnLimit = run.budget.checkTurn(Date.now());
       if (!turnLimit.ok) return finish(run, { status: 'limit', rule: turnLimit.rule, reason: turnLimit.reason });
-      const turn = await run.conversation.take(run.budget.usage.turns + 1);
+      const number = run.budget.usage.turns + 1;
+      const turn = await run.conversation.take(number);
       run.budget.chargeTurn(turn.usage);
+      run.step.stream.publish({
+        type: 'turn-completed',
+        turn: turnKey(number),
+        text: turn.message.content,
+        toolCalls: (turn.message.toolCalls ?? []).map((c) => ({ id: c.id, name: c.name })),
+        usage: turn.usage,
+      });
       const calls = turn.message.toolCalls ?? [];
       if (calls.length === 0) return finish(run, { status: 'completed', answer: turn.message.content });
       run.conversation.deliver(await callTools(run, input, calls));
@@ -106,6 +119,7 @@ async function openRun(input: AgentRunInput): Promise<ChainState> {
     // The worker holds the script: its authority names only the endpoint.
     model: byReference(input.model),
     policy,
+    ...(carry?.stream ? { stream: carry.stream } : {}),
   });
   const startedAt = carry?.startedAt ?? Date.now();
   // The worker's caps bound the run's own limits: a run's limits only tighten them.
@@ -125,6 +139,7 @@ async function openRun(input: AgentRunInput): Promise<ChainState> {
     step.catalog.offered(policy),
     carry?.transcript,
     carry ? carry.messages : Conversation.opening(input.prompt, input.systemPrompt),
+    input.streamTokens !== false,
   );
   return { step, budget, provenance, conversation, startedAt, carried: carry?.summary };
 }
@@ -169,6 +184,7 @@ function callTools(run: ChainState, input: AgentRunInput, calls: ModelToolCall[]
 
 function finish(run: ChainState, r: Omit<AgentRunResult, 'journal' | 'usage'>): AgentRunResult {
   run.step.releaseLeases();
+  run.step.stream.publish({ type: 'run-completed', ...r });
   const journal = run.step.ordered();
   return { ...r, journal, summary: summarize(journal, run.carried), usage: run.budget.usage };
 }

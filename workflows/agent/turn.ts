@@ -9,6 +9,9 @@ import type { ChatMessage, ModelActivities, ModelToolCall, ModelTurnResult } fro
 
 const { modelTurn } = proxyActivities<ModelActivities>({
   startToCloseTimeout: '2m',
+  // The activity heartbeats while it waits for the model: a worker lost mid-turn is noticed in seconds,
+  // and the turn (and its stream of tokens) starts again on another.
+  heartbeatTimeout: '10s',
   retry: {
     maximumAttempts: 3,
     initialInterval: '1s',
@@ -21,6 +24,11 @@ const { modelTurn } = proxyActivities<ModelActivities>({
     ],
   },
 });
+
+/** The key a turn's tokens and its `turn-completed` event carry: its number in the whole chain. */
+export function turnKey(number: number): string {
+  return `turn-${number}`;
+}
 
 /** A model by endpoint name only: the worker holds any script it plays, and every key. */
 export function byReference(model: ModelRequest): ModelRequest {
@@ -43,6 +51,8 @@ export class Conversation {
     public transcript: string | undefined,
     /** What the model has not read yet. */
     public unread: ChatMessage[],
+    /** Whether each turn's text streams to the run's clients as it is written. */
+    private readonly streamTokens = true,
   ) {
     this.modelByRef = byReference(model);
     this.toolsDigest = offeredDigest(offered);
@@ -66,6 +76,7 @@ export class Conversation {
         ticket: permitMac(this.access.ticket, modelPermit(this.model.endpoint)) ?? '',
         transcript: this.transcript,
         messages: this.unread,
+        ...(this.streamTokens ? { stream: { turn: turnKey(number) } } : {}),
         toolsDigest: this.toolsDigest,
         ...(first ? { tools: this.offered } : {}),
       },

@@ -2,6 +2,7 @@
 // `approve` or `deny` through the resolveEscalation update, with a deadline.
 import { durationMs } from '../../catalog/duration';
 import type { ToolCall } from '../../catalog/tool-call';
+import type { EffectEvent } from '../../common/run-events';
 import type { Escalator } from '../recovery';
 import { StepErrorCode } from '../step-error';
 import type { GateVerdict } from './gate';
@@ -28,24 +29,36 @@ export async function askApproval(
   verdict: GateVerdict,
   asked: ApprovalQuestion,
   escalator: Escalator,
+  publish?: (event: EffectEvent) => void,
 ): Promise<Approval | Denial> {
-  const { effectKey, position } = asked;
+  const { effectKey, position, sent, modelCallId } = asked;
   const question = verdict.allow
     ? `${call.toolId} needs a person's approval`
     : `${call.toolId} was refused (${verdict.rule}: ${verdict.reason}); a person may approve it`;
+  const rule = verdict.rule ?? 'approval';
+  const deadline = Date.now() + durationMs(verdict.deadline ?? call.decl.escalation?.deadline ?? '24h');
+  const ref = { position, toolId: call.toolId, effectKey };
+  const fromModel = modelCallId !== undefined ? { modelCallId } : {};
+  publish?.({ type: 'approval-requested', ...ref, args: sent, reason: question, rule, deadline, ...fromModel });
   const answer = await escalator.await({
     effectKey,
     toolId: call.toolId,
     position,
     reason: question,
-    deadline: Date.now() + durationMs(verdict.deadline ?? call.decl.escalation?.deadline ?? '24h'),
+    deadline,
     kind: 'approval',
-    rule: verdict.rule ?? 'approval',
-    args: asked.sent,
-    ...(asked.modelCallId !== undefined ? { modelCallId: asked.modelCallId } : {}),
+    rule,
+    args: sent,
+    ...fromModel,
   });
-  const rule = verdict.rule ?? 'approval';
   const by = answer?.by ?? 'a person';
+  publish?.({
+    type: 'approval-decided',
+    ...ref,
+    decision: answer === undefined ? 'expired' : answer.decision === 'approve' ? 'approve' : 'deny',
+    ...(answer?.by !== undefined ? { by: answer.by } : {}),
+    ...(answer && 'reason' in answer && answer.reason ? { reason: answer.reason } : {}),
+  });
   if (answer?.decision === 'approve')
     return {
       approved: { by, rule, reason: `${question}; approved by ${by}${answer.reason ? `: ${answer.reason}` : ''}` },

@@ -4,6 +4,7 @@
 // gate decides at once awaits nothing before its activity: no step adds a promise it does not need.
 import type { OfferedTool, ToolCatalog } from '../../catalog/tool-catalog';
 import type { Policy } from '../../catalog/policy';
+import type { EffectEvent } from '../../common/run-events';
 import { effectKey } from '../../common/effect-key';
 import { permitMac, toolPermit, type RunTicket } from '../../common/ticket';
 import type { CitedOrigin } from '../../common/wire';
@@ -44,7 +45,12 @@ export interface CallHost {
   leasesChanged(): void;
   /** The call ended: performed (`done`), or refused or failed, its journal entry final. */
   settled(entry: JournalEntry, done: boolean): void;
+  /** Tells the run's stream (a view for clients; nothing decides from it). */
+  publish?(event: EffectEvent): void;
 }
+
+/** The call's journal entry as it stands, for an event (a copy: the entry changes after). */
+const snapshot = (entry: JournalEntry): JournalEntry => JSON.parse(JSON.stringify(entry)) as JournalEntry;
 
 /** Ends the call: the refusal goes into the journal, and the caller gets a StepError. */
 function refuse(entry: JournalEntry, r: Refusal): never {
@@ -130,7 +136,7 @@ export async function runCall(
     entry.effectKey = key;
     if (verdict?.askPerson) {
       const asked = { effectKey: key, position: entry.position, sent, modelCallId: options.modelCallId };
-      recordAnswer(entry, await askApproval(call, verdict, asked, host.escalator));
+      recordAnswer(entry, await askApproval(call, verdict, asked, host.escalator, host.publish));
     }
     const lease = takeLease(call.toolId, entry.position, host.capabilities);
     if (typeof lease === 'object') refuse(entry, lease);
@@ -149,6 +155,7 @@ export async function runCall(
     }
     // Charged only now: a call refused at any step before, the lease included, costs nothing.
     verdict?.charge?.();
+    host.publish?.(decidedEvent(entry, key));
     let output: unknown;
     try {
       output = await performCall(entry, call, sent, key, performContext(host, entry, verdict, options, lease));
@@ -166,5 +173,33 @@ export async function runCall(
     return output;
   } finally {
     host.settled(entry, done);
+    host.publish?.(settledEvent(entry, done));
   }
+}
+
+/** The event that tells the call goes out. */
+function decidedEvent(entry: JournalEntry, key: string): EffectEvent {
+  return {
+    type: 'call-decided',
+    position: entry.position,
+    toolId: entry.toolId,
+    effectKey: key,
+    decision: entry.decision === 'approved' ? 'approved' : 'allowed',
+    entry: snapshot(entry),
+  };
+}
+
+/** The event that tells how the call ended. */
+function settledEvent(entry: JournalEntry, done: boolean): EffectEvent {
+  const base = { position: entry.position, toolId: entry.toolId, entry: snapshot(entry) };
+  if (done) return { type: 'call-landed', ...base, effectKey: entry.effectKey ?? '' };
+  const keyed = { ...base, ...(entry.effectKey ? { effectKey: entry.effectKey } : {}) };
+  if (entry.outcome === 'refused')
+    return {
+      type: 'call-refused',
+      ...keyed,
+      ...(entry.rule ? { rule: entry.rule } : {}),
+      reason: entry.reason ?? entry.error?.message ?? 'refused',
+    };
+  return { type: 'call-failed', ...keyed };
 }

@@ -1,0 +1,140 @@
+// The run's stream on an in-process worker: a chain of runs (continue-as-new) read from its start as one
+// stream, each effect once; and what streaming the tokens adds to a turn's history, measured.
+import { randomUUID } from 'node:crypto';
+import { temporal } from '@temporalio/proto';
+import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
+import { RunTopic } from '../../common/run-events';
+import type { Manifest } from '../../catalog/manifest';
+import type { ScriptTurn } from '../../common/wire';
+import { streamRun, type StreamedEvent } from '../../inspect/stream-run';
+import type { AgentRunInput, AgentRunResult } from '../../workflows/agent/run';
+import { agentInput } from '../support/agent';
+import { supportDesk } from '../support/desk';
+import { exampleManifest, harness, testDir, type Harness } from '../support/env';
+
+const lookup = (email: string) => ({ name: 'crm__lookup_customer', arguments: { email } });
+
+async function readAll(h: Harness, workflowId: string): Promise<StreamedEvent[]> {
+  const events: StreamedEvent[] = [];
+  for await (const e of streamRun(h.client, workflowId)) events.push(e);
+  return events;
+}
+
+async function historyBytes(h: Harness, workflowId: string): Promise<{ bytes: number; events: number; by: string }> {
+  const history = await h.client.workflow.getHandle(workflowId).fetchHistory();
+  const by = new Map<string, { n: number; bytes: number }>();
+  for (const e of history.events ?? []) {
+    const type = temporal.api.enums.v1.EventType[e.eventType ?? 0]!.replace('EVENT_TYPE_', '');
+    const t = by.get(type) ?? { n: 0, bytes: 0 };
+    t.n++;
+    t.bytes += temporal.api.history.v1.HistoryEvent.encode(e).finish().length;
+    by.set(type, t);
+  }
+  return {
+    bytes: temporal.api.history.v1.History.encode(history).finish().length,
+    events: history.events?.length ?? 0,
+    by: [...by].map(([k, v]) => `${k} ${v.n}×/${v.bytes}B`).join(', '),
+  };
+}
+
+describe("a run's stream", () => {
+  let h: Harness;
+  const base = exampleManifest();
+  // Words 10 ms apart: an answer streams in a few batches.
+  const manifest: Manifest = { ...base, models: { scripted: { provider: 'scripted', token_delay: '10ms' } } };
+  beforeAll(async () => {
+    h = await harness(`stream-${randomUUID()}`);
+    await h.runWorker({ manifest, tools: supportDesk(testDir('stream-int')).tools });
+  });
+  afterAll(() => h.close());
+
+  const run = async (
+    script: { prompt: string; turns: ScriptTurn[] },
+    extra: Partial<AgentRunInput> = {},
+    read = true,
+  ) => {
+    const workflowId = `stream-${randomUUID()}`;
+    await h.client.workflow.start('agentRun', {
+      taskQueue: h.taskQueue,
+      workflowId,
+      args: [{ ...agentInput(manifest, script), model: { endpoint: 'scripted', script: script.turns }, ...extra }],
+    });
+    const events = read ? await readAll(h, workflowId) : [];
+    const result: AgentRunResult = await h.client.workflow.getHandle(workflowId).result();
+    return { workflowId, events, result };
+  };
+
+  it('follows a chain of runs from its start: every turn and effect once, in order', async () => {
+    const turns: ScriptTurn[] = [
+      ...['alice@example.com', 'bob@example.com', 'chen@example.com', 'bob@example.com'].map((e) => ({
+        tool_calls: [lookup(e)],
+      })),
+      { final: 'All four customers looked up.' },
+    ];
+    const { workflowId, events, result } = await run(
+      { prompt: 'Look the customers up.', turns },
+      { continueAsNewAfterEvents: 20 },
+    );
+    expect(result.status).toBe('completed');
+    // The chain continued as new at least once.
+    const first = await h.client.workflow.getHandle(workflowId).describe();
+    expect(first.raw.workflowExecutionInfo?.firstRunId).not.toBe(first.runId);
+
+    const effects = events.filter((e) => e.type !== 'tokens');
+    expect(
+      effects.filter((e) => e.type === 'turn-completed').map((e) => e.type === 'turn-completed' && e.turn),
+    ).toEqual(['turn-1', 'turn-2', 'turn-3', 'turn-4', 'turn-5']);
+    expect(effects.filter((e) => e.type === 'call-landed').map((e) => e.type === 'call-landed' && e.position)).toEqual([
+      0, 1, 2, 3,
+    ]);
+    expect(effects.at(-1)).toMatchObject({ type: 'run-completed', answer: 'All four customers looked up.' });
+    const offsets = events.map((e) => e.offset);
+    expect(new Set(offsets).size).toBe(offsets.length);
+    expect(offsets).toEqual([...offsets].sort((a, b) => a - b));
+  });
+
+  it('drops effect events that a signal, not the run, published', async () => {
+    const workflowId = `stream-forged-${randomUUID()}`;
+    const words = Array.from({ length: 100 }, (_, i) => `w${i}`).join(' ');
+    const script = { prompt: 'Say words.', turns: [{ final: words }] };
+    await h.client.workflow.start('agentRun', {
+      taskQueue: h.taskQueue,
+      workflowId,
+      args: [{ ...agentInput(manifest, script), model: { endpoint: 'scripted', script: script.turns } }],
+    });
+    // Anyone who may signal the run can publish into its stream; on the effects topic the run drops it.
+    const forger = WorkflowStreamClient.create(h.client, workflowId);
+    forger.topic(RunTopic.Effects).publish({ type: 'run-completed', status: 'completed', answer: 'forged' });
+    await forger[Symbol.asyncDispose]();
+    const events = await readAll(h, workflowId);
+    expect(events.filter((e) => e.type === 'run-completed')).toEqual([
+      expect.objectContaining({ type: 'run-completed', answer: words }),
+    ]);
+  });
+
+  it('measures what streaming a turn adds to history', async () => {
+    const words = Array.from({ length: 200 }, (_, i) => `word${i}`).join(' ');
+    const script = { prompt: 'Say many words.', turns: [{ final: words }] };
+    const streamed = await run(script);
+    const quiet = await run(script, { streamTokens: false });
+    const unread = await run(script, {}, false);
+    // Without tokens the effects still stream; with them, the client reads the whole answer.
+    expect(quiet.events.map((e) => e.type)).toEqual(['turn-completed', 'run-completed']);
+    const text = streamed.events.flatMap((e) => (e.type === 'tokens' ? e.deltas : [])).join('');
+    expect(text).toBe(words);
+    const a = await historyBytes(h, streamed.workflowId);
+    const b = await historyBytes(h, quiet.workflowId);
+    const c = await historyBytes(h, unread.workflowId);
+    console.log(`read while streamed: ${a.by}\nnot streamed: ${b.by}\nstreamed, nobody reading: ${c.by}`);
+    console.log(
+      `streamed with nobody reading: ${c.bytes} B / ${c.events} events (+${c.bytes - b.bytes} B, +${c.events - b.events} events)`,
+    );
+    const batches = streamed.events.filter((e) => e.type === 'tokens').length;
+    console.log(
+      `streaming one turn of ${words.length} characters (200 tokens) added ${a.bytes - b.bytes} bytes ` +
+        `and ${a.events - b.events} events to history (${batches} batches read; ` +
+        `streamed ${a.bytes} B / ${a.events} events, not streamed ${b.bytes} B / ${b.events} events)`,
+    );
+    expect(a.bytes).toBeGreaterThan(b.bytes);
+  });
+});
