@@ -8,8 +8,12 @@ import { WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/clie
 import type { ModelMessage, ToolApprovalRequestOutput, ToolApprovalResponse, ToolSet } from 'ai';
 import type { Manifest } from '../../catalog/manifest';
 import {
+  approvalRequestOf,
   approvalRequests,
   ApprovalResponseRefused,
+  type ApprovalRequestedEvent,
+  type StreamedEvent,
+  streamRun,
   ApprovalResponseRefusedReason,
   DECISION_REJECTED,
   DecisionRejectedReason,
@@ -105,6 +109,16 @@ describe("approvals in the AI SDK's protocol", () => {
     expect((await approvalRequests(h.client, handle.workflowId)).map((r) => r.approvalId)).toEqual([
       request.approvalId,
     ]);
+    // The run's stream asks the same question: its approval-requested event is the same part.
+    let streamed: StreamedEvent | undefined;
+    for await (const e of streamRun(h.client, handle.workflowId, { tokens: false })) {
+      if (e.type === 'approval-requested') {
+        streamed = e;
+        break;
+      }
+    }
+    expect(streamed?.type).toBe('approval-requested');
+    expect(approvalRequestOf(streamed as ApprovalRequestedEvent)).toEqual(request);
 
     // The app's answer, as an AI SDK app holds it after its approval UI (a `tool` ModelMessage).
     const response: ToolApprovalResponse = {
