@@ -77,6 +77,17 @@ const reconcileTool = z
     'A tool on the server that answers "did the call with this idempotency key land?" (`recovery: reconcile`).',
   );
 
+/** How the worker starts a child process (an MCP server over stdio, an extension). */
+const childProcess = {
+  command: z.string().min(1).describe('The program to start.'),
+  args: z.array(z.string()).default([]).describe('Its arguments.'),
+  env: z
+    .record(z.string(), z.string())
+    .optional()
+    .describe("Environment variables set for it, on top of the worker's own."),
+  cwd: z.string().optional().describe("Its working directory. Absent: the worker's."),
+};
+
 export const ServerDecl = z
   .discriminatedUnion('kind', [
     z.strictObject({
@@ -92,13 +103,7 @@ export const ServerDecl = z
       kind: z
         .literal('mcp_stdio')
         .describe('An MCP server the worker starts as a child process and speaks to over stdio, per call.'),
-      command: z.string().min(1).describe('The program to start.'),
-      args: z.array(z.string()).default([]).describe('Its arguments.'),
-      env: z
-        .record(z.string(), z.string())
-        .optional()
-        .describe("Environment variables set for it, on top of the worker's own."),
-      cwd: z.string().optional().describe("Its working directory. Absent: the worker's."),
+      ...childProcess,
       reconcile_tool: reconcileTool,
     }),
     z.strictObject({
@@ -112,13 +117,7 @@ export const ServerDecl = z
         .describe(
           'A dormant extension process (MCP over stdio) with `ext:` tools: started only when an authorised call needs it and the run holds the extension-runtime capability.',
         ),
-      command: z.string().min(1).describe('The program to start.'),
-      args: z.array(z.string()).default([]).describe('Its arguments.'),
-      env: z
-        .record(z.string(), z.string())
-        .optional()
-        .describe("Environment variables set for it, on top of the worker's own."),
-      cwd: z.string().optional().describe("Its working directory. Absent: the worker's."),
+      ...childProcess,
       idle_timeout: duration
         .default('60s')
         .describe('How long the started extension may sit unused before it is stopped.'),
