@@ -26,6 +26,8 @@ module.exports = {
     '<rootDir>/test/cluster/',
     '<rootDir>/test/fault/',
     '<rootDir>/test/package/',
+    // Two replicas on SeaweedFS, one killed mid-refund: a fault suite too, with a server of its own to start.
+    '<rootDir>/test/sources/s3-blob-store.test.ts',
   ],
   setupFiles: ['<rootDir>/test/support/setup-runtime.ts'],
   globalSetup: '<rootDir>/test/support/global-setup.ts',

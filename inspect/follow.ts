@@ -135,8 +135,11 @@ export async function followStream<R>(
         if (open === undefined && out.write) out.write('  model: ');
         open = (open ?? '') + text;
         out.write?.(text);
-      } else if (e.type === 'turn-completed') endText();
-      else if ('entry' in e) {
+      } else if (e.type === 'turn-completed') {
+        // A turn whose text came at once (no tokens streamed) is printed whole.
+        if (open === undefined && e.text) out.line(`  model: ${e.text}`);
+        endText();
+      } else if ('entry' in e) {
         entries.set(e.position, e.entry);
         flush([...entries.values()]);
       }

@@ -180,7 +180,8 @@ export function createModelActivities(deps: ModelActivityDeps): ModelActivities 
                     Context.current().cancellationSignal,
                     tokens && decl.stream === true ? (delta) => tokens.push(delta) : undefined,
                   );
-            if (decl.provider === 'scripted' && tokens)
+            // Without a pace the script's answer is there at once: `turn-completed` carries it, no tokens are sent.
+            if (decl.provider === 'scripted' && tokens && decl.token_delay !== undefined)
               await writeScripted(result.message.content, decl.token_delay, tokens);
             refuseOversized(result, where);
             await tokens?.close();
