@@ -78,24 +78,29 @@ function openssl(args: string[], cwd: string): void {
   if (r.status !== 0) throw new ClusterFailed('credentials', `openssl ${args.join(' ')} failed: ${r.stderr.trim()}`);
 }
 
+/** `openssl req`'s arguments for a fresh P-256 key in `<name>.key` (unencrypted) and the subject `CN=<cn>`. */
+const newKey = (name: string, cn: string): string[] => [
+  '-newkey',
+  'ec',
+  '-pkeyopt',
+  'ec_paramgen_curve:prime256v1',
+  '-nodes',
+  '-keyout',
+  `${name}.key`,
+  '-subj',
+  `/CN=${cn}`,
+];
+
 function makeCa(dir: string, name: string, cn: string): void {
   openssl(
     [
       'req',
       '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:prime256v1',
-      '-nodes',
-      '-keyout',
-      `${name}.key`,
+      ...newKey(name, cn),
       '-out',
       `${name}.pem`,
       '-days',
       '3650',
-      '-subj',
-      `/CN=${cn}`,
       '-addext',
       'basicConstraints=critical,CA:TRUE',
       '-addext',
@@ -112,23 +117,7 @@ function makeLeaf(
   cn: string,
   opts: { server?: boolean; names?: string[] } = {},
 ): void {
-  openssl(
-    [
-      'req',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:prime256v1',
-      '-nodes',
-      '-keyout',
-      `${name}.key`,
-      '-out',
-      `${name}.csr`,
-      '-subj',
-      `/CN=${cn}`,
-    ],
-    dir,
-  );
+  openssl(['req', ...newKey(name, cn), '-out', `${name}.csr`], dir);
   const ext = [
     'basicConstraints=critical,CA:FALSE',
     'keyUsage=critical,digitalSignature,keyEncipherment',
