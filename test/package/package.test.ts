@@ -1,7 +1,9 @@
-// What ships: the packed tarball installed into a fresh project, type-checked, and a worker of that
-// project's own running one governed call against the suite's dev server (its workflows bundled by
-// Temporal's bundler from the installed toolplane/workflow: nothing Node-only behind it); the CLI works there,
-// and lists, describes, shows and replays that workflow's run as it does an agentRun's.
+// What ships: the packed tarball installed into fresh projects the three ways users install it (without the
+// optional @temporalio/ai-sdk peer, with --omit=dev as the Dockerfile does, and with the peer), each resolving one
+// copy of every @temporalio package and running a worker of the project's own with one governed call against the
+// suite's dev server (its workflows bundled by Temporal's bundler from the installed toolplane/workflow: nothing
+// Node-only behind it). With the peer, the consumer type-checks and the CLI lists, describes, shows and replays
+// that workflow's run as it does an agentRun's.
 import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -30,17 +32,32 @@ function runFailing(
   return { status: r.status ?? -1, stderr: r.stderr };
 }
 
-describe('the packed package, installed by a consumer', () => {
-  const dir = testDir('consumer');
-  let tarball: string;
+/** The versions a consumer installs beside toolplane, as the README names them. */
+const TEMPORAL = '1.23.0';
+const BESIDE = [
+  `@temporalio/worker@${TEMPORAL}`,
+  `@temporalio/client@${TEMPORAL}`,
+  `@temporalio/workflow@${TEMPORAL}`,
+  // The consumer's tools define their input with zod (defineTool), a dependency of its own.
+  'zod@4.6.7',
+];
+const BUILD_TOOLS = ['typescript@5.9.3', '@types/node@20.19.43'];
+/** toolplane/ai-sdk is for workflows that call the AI SDK through @temporalio/ai-sdk, its optional peer. */
+const AI_SDK_PEER = `@temporalio/ai-sdk@${TEMPORAL}`;
+const npmInstall = (dir: string, extra: string[]) =>
+  run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', ...extra], dir);
 
-  beforeAll(() => {
+/** Packs the package once for every install mode; checks what ships. */
+function packOnce(): () => string {
+  let tarball: string | undefined;
+  return () => {
+    if (tarball) return tarball;
+    const dir = testDir('packed');
     const packed = JSON.parse(run('npm', ['pack', '--json', '--pack-destination', dir], root)) as {
       filename: string;
       files: { path: string }[];
       size: number;
     }[];
-    tarball = path.join(dir, packed[0]!.filename);
     const files = packed[0]!.files.map((f) => f.path);
     console.log(`packed ${packed[0]!.filename}: ${files.length} files, ${Math.round(packed[0]!.size / 1024)} KiB`);
     // Nothing but the build, the bin's launcher, the manifest's JSON Schema and reference, the README and package.json ships.
@@ -48,27 +65,106 @@ describe('the packed package, installed by a consumer', () => {
     expect(files.filter((f) => !f.startsWith('lib/') && !beside.includes(f))).toEqual([]);
     expect(files).toEqual(expect.arrayContaining(['manifest.schema.json', 'docs/manifest.md']));
     expect(files.some((f) => /test|bench|\.ts$/.test(f) && !f.endsWith('.d.ts'))).toBe(false);
-    for (const f of fs.readdirSync(consumerSource)) fs.copyFileSync(path.join(consumerSource, f), path.join(dir, f));
-    run(
-      'npm',
-      [
-        'install',
-        '--no-audit',
-        '--no-fund',
-        '--prefer-offline',
-        tarball,
-        'typescript@5.9.3',
-        '@types/node@20.19.43',
-        '@temporalio/worker@1.24.0',
-        '@temporalio/client@1.24.0',
-        '@temporalio/workflow@1.24.0',
-        // toolplane/ai-sdk is for workflows that call the AI SDK through @temporalio/ai-sdk, its optional peer.
-        '@temporalio/ai-sdk@1.23.0',
-        // The consumer's tools define their input with zod (defineTool), a dependency of its own.
-        'zod@4.6.7',
-      ],
-      dir,
-    );
+    tarball = path.join(dir, packed[0]!.filename);
+    return tarball;
+  };
+}
+const tarball = packOnce();
+
+/** A fresh project holding the consumer example's sources (without its AI SDK module where the peer is absent). */
+function consumerProject(name: string, withAiSdk: boolean): string {
+  const dir = testDir(name);
+  for (const f of fs.readdirSync(consumerSource))
+    if (withAiSdk || f !== 'ai-sdk-tools.ts') fs.copyFileSync(path.join(consumerSource, f), path.join(dir, f));
+  return dir;
+}
+
+/** Every installed copy of a package in the project (npm's own view): one means npm deduplicated it. */
+function copiesOf(dir: string, pkg: string): string[] {
+  const r = spawnSync('npm', ['ls', pkg, '--all', '--parseable'], { cwd: dir, encoding: 'utf8' });
+  return [...new Set(r.stdout.split('\n').filter((l) => l.endsWith(path.join('node_modules', pkg))))];
+}
+
+/** What every install mode must give: the entry points load, one copy of each Temporal package, one governed call. */
+function loadsAndGoverns(dir: () => string): void {
+  it("loads every entry point and the CLI's worker command", () => {
+    const probe = `for (const m of ['toolplane', 'toolplane/workflow', 'toolplane/client']) require(m); console.log('loaded');`;
+    expect(run('node', ['-e', probe], dir()).trim()).toBe('loaded');
+    const cli = path.join(dir(), 'node_modules', '.bin', 'toolplane');
+    expect(run(cli, ['worker', '--help'], dir())).toContain('--manifest');
+  });
+
+  it('resolves one copy of @temporalio/proto, worker, workflow and common', () => {
+    for (const pkg of ['@temporalio/proto', '@temporalio/worker', '@temporalio/workflow', '@temporalio/common'])
+      expect([pkg, copiesOf(dir(), pkg).length]).toEqual([pkg, 1]);
+  });
+
+  it("runs the consumer's own worker and workflow: one governed call lands, an undeclared tool is refused", () => {
+    const out = JSON.parse(
+      run('node', ['dist/main.js'], dir(), { TEMPORAL_ADDRESS: testAddress() }).trim().split('\n').at(-1)!,
+    ) as ConsumerRun;
+    expect(out.saved).toEqual(['hello']);
+    expect(out.result[1]).toMatch(/unreachable/);
+    expect(out.result[2].map((e) => [e.toolId, e.outcome])).toEqual([
+      ['tool://notes/save', 'ok'],
+      ['tool://notes/delete_all', 'refused'],
+    ]);
+  }, 180_000);
+}
+
+interface ConsumerRun {
+  workflowId: string;
+  result: [unknown, string, { toolId: string; outcome: string }[]];
+  saved: string[];
+  effects: number;
+}
+
+describe('the packed package, installed without the optional @temporalio/ai-sdk peer', () => {
+  let dir = '';
+  beforeAll(() => {
+    dir = consumerProject('consumer-no-peer', false);
+    npmInstall(dir, [tarball(), ...BUILD_TOOLS, ...BESIDE]);
+    expect(fs.existsSync(path.join(dir, 'node_modules', '@temporalio', 'ai-sdk'))).toBe(false);
+    run(path.join(dir, 'node_modules', '.bin', 'tsc'), ['-p', '.'], dir);
+  }, 300_000);
+
+  loadsAndGoverns(() => dir);
+
+  it('compiled, ships to the --omit=dev project below', () => {
+    expect(fs.existsSync(path.join(dir, 'dist', 'main.js'))).toBe(true);
+    omitDevDist.push(path.join(dir, 'dist'));
+  });
+});
+
+/** The no-peer project's build, which the --omit=dev project runs (it has no TypeScript to build with). */
+const omitDevDist: string[] = [];
+
+describe("the packed package, installed with --omit=dev as the Dockerfile's image does", () => {
+  let dir = '';
+  beforeAll(() => {
+    dir = consumerProject('consumer-omit-dev', false);
+    const pkg = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8')) as Record<string, unknown>;
+    const spec = (s: string) => [s.slice(0, s.lastIndexOf('@')), s.slice(s.lastIndexOf('@') + 1)];
+    pkg.dependencies = Object.fromEntries([['toolplane', `file:${tarball()}`], ...BESIDE.map(spec)]);
+    pkg.devDependencies = Object.fromEntries(BUILD_TOOLS.map(spec));
+    fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify(pkg, null, 2));
+    npmInstall(dir, ['--omit=dev']);
+    // Really without development packages: toolplane's own devDependencies and the project's are absent.
+    for (const dev of ['typescript', 'jest', '@temporalio/testing'])
+      expect([dev, fs.existsSync(path.join(dir, 'node_modules', dev))]).toEqual([dev, false]);
+    const built = omitDevDist[0] ?? path.join(testDir('unbuilt'), 'dist');
+    fs.cpSync(built, path.join(dir, 'dist'), { recursive: true });
+  }, 300_000);
+
+  loadsAndGoverns(() => dir);
+});
+
+describe('the packed package, installed with the @temporalio/ai-sdk peer', () => {
+  let dir = '';
+
+  beforeAll(() => {
+    dir = consumerProject('consumer', true);
+    npmInstall(dir, [tarball(), ...BUILD_TOOLS, ...BESIDE, AI_SDK_PEER]);
   }, 300_000);
 
   it("type-checks a consumer importing all four entry points, and the README's code samples", () => {
@@ -80,28 +176,17 @@ describe('the packed package, installed by a consumer', () => {
     expect(fs.existsSync(path.join(dir, 'dist', 'main.js'))).toBe(true);
   }, 120_000);
 
-  it("runs the consumer's own worker and workflow: one governed call lands, an undeclared tool is refused; the CLI lists, describes, shows and replays the run", async () => {
+  loadsAndGoverns(() => dir);
+
+  it("the CLI lists, describes, shows and replays the run of the consumer's own workflow", async () => {
     const out = JSON.parse(
       run('node', ['dist/main.js'], dir, { TEMPORAL_ADDRESS: testAddress() }).trim().split('\n').at(-1)!,
-    ) as {
-      workflowId: string;
-      result: [unknown, string, { toolId: string; outcome: string }[]];
-      saved: string[];
-      effects: number;
-    };
-    expect(out.saved).toEqual(['hello']);
-    expect(out.result[1]).toMatch(/unreachable/);
-    expect(out.result[2].map((e) => [e.toolId, e.outcome])).toEqual([
-      ['tool://notes/save', 'ok'],
-      ['tool://notes/delete_all', 'refused'],
-    ]);
-
+    ) as ConsumerRun;
     const cli = path.join(dir, 'node_modules', '.bin', 'toolplane');
     expect(run(cli, ['--help'], dir)).toContain('Durable, governed tool calls');
     const env = { TEMPORAL_ADDRESS: testAddress() };
     const shown = run(cli, ['show', out.workflowId], dir, env);
     expect(shown).toContain('tool://notes/save');
-
     // The consumer's own workflow is operated like agentRun: it labelled itself with the principal the
     // worker granted it, so `list` finds it (visibility is eventually consistent: polled).
     type Row = { workflowId: string; type: string; principal?: string; refusals: number; manifestDigest?: string };
