@@ -1,7 +1,8 @@
-// What a run streams to its clients as it happens (Temporal workflow streams): the model's text as it
-// is written, and the run's effects. One union for both sides: the workflow and the model activity
-// publish these, `streamRun` (toolplane/client) reads them. The stream is a view: nothing in toolplane
-// decides from it, and anyone who may signal the run may publish into it (see streamRun).
+// What a run streams to its clients as it happens (toolplane's own stream, common/stream-protocol.ts):
+// the model's text as it is written, and the run's effects. One union for both sides: the workflow
+// and the model activity publish these, `streamRun` (toolplane/client) reads them. The stream is a
+// view: nothing in toolplane decides from it, and anyone who may signal the run may publish tokens
+// into it (see streamRun).
 import type { JournalEntry } from '../workflows/journal';
 
 /** The stream topics a run publishes to. */
@@ -10,7 +11,11 @@ export const RunTopic = {
   Tokens: 'toolplane.tokens',
   /** The run's effects, published by the workflow itself. */
   Effects: 'toolplane.effects',
-  /** The AI SDK's raw stream parts of `governedModel`'s streaming calls (@temporalio/ai-sdk publishes them). */
+  /**
+   * The AI SDK's raw stream parts of `governedModel`'s streaming calls: @temporalio/ai-sdk publishes
+   * them on its own stream (@temporalio/workflow-streams), not on the run's; a workflow that wants them
+   * keeps that library's `WorkflowStream` itself.
+   */
   AiSdkParts: 'toolplane.ai-sdk',
 } as const;
 export type RunTopic = (typeof RunTopic)[keyof typeof RunTopic];
@@ -167,19 +172,3 @@ export type RunEvent =
 
 /** The events the workflow itself publishes (on `RunTopic.Effects`). */
 export type EffectEvent = Exclude<RunEvent, TokensEvent>;
-
-/** The query a run answers with its stream's items from an offset: read from a run that has closed. */
-export const STREAM_TAIL_QUERY = 'toolplaneStreamTail';
-
-/** One item of a run's stream, decoded. */
-export interface StreamTailItem {
-  offset: number;
-  topic: string;
-  data: unknown;
-}
-
-/** What `STREAM_TAIL_QUERY` answers: the items from the offset asked, and the offset after the last. */
-export interface StreamTail {
-  items: StreamTailItem[];
-  end: number;
-}

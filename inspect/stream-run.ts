@@ -1,26 +1,24 @@
-// Client side of a run's stream: long-poll updates against the run (Temporal workflow streams), no
+// Client side of a run's stream: long-poll updates against the run (common/stream-protocol.ts), no
 // history polling. Follows a chain of runs (continue-as-new) and reads the tail of a run that closed
 // by query, so nothing published before the run ended is missed; tokens a retried model attempt
 // publishes again are skipped by index, so none is delivered twice.
 import {
-  WorkflowUpdateFailedError,
   WorkflowUpdateStage,
   type Client,
   type WorkflowExecutionDescription,
   type WorkflowHandle,
 } from '@temporalio/client';
-import { ApplicationFailure, defaultPayloadConverter, type PayloadConverter } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import { ToolplaneError } from '../catalog/errors';
-import { RunTopic, STREAM_TAIL_QUERY, type RunEvent, type StreamTail, type TokensEvent } from '../common/run-events';
-
-/** The workflow streams protocol (fixed names, shared by every SDK). */
-const POLL_UPDATE = '__temporal_workflow_stream_poll';
-interface PollResult {
-  items: { topic: string; data: string; offset: number }[];
-  next_offset: number;
-  more_ready: boolean;
-}
+import { RunTopic, type RunEvent, type TokensEvent } from '../common/run-events';
+import {
+  asTokensEvent,
+  STREAM_POLL_UPDATE,
+  STREAM_TAIL_QUERY,
+  type StreamPoll,
+  type StreamPollAnswer,
+  type StreamTail,
+} from '../common/stream-protocol';
 
 /** Options of {@link streamRun}. */
 export interface StreamRunOptions {
@@ -46,11 +44,6 @@ const sleep = (ms: number, signal?: AbortSignal) =>
     signal?.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
   });
 
-function decodeWire(data: string, converter: PayloadConverter): unknown {
-  const payload = temporal.api.common.v1.Payload.decode(Buffer.from(data, 'base64'));
-  return converter.fromPayload({ metadata: payload.metadata ?? {}, data: payload.data ?? undefined });
-}
-
 /** Keeps what a reader was given of each turn's tokens: a retried attempt's tokens come again from index 0. */
 class TokenLedger {
   private readonly delivered = new Map<string, number>();
@@ -66,8 +59,15 @@ class TokenLedger {
   }
 }
 
-function isRunEvent(v: unknown): v is RunEvent {
-  return typeof v === 'object' && v !== null && typeof (v as { type?: unknown }).type === 'string';
+/**
+ * An item as a run event, or nothing: a tokens event only from the tokens topic (checked field by
+ * field), any other event only from the effects topic, which only the run writes.
+ */
+function asRunEvent(topic: string, data: unknown): RunEvent | undefined {
+  if (topic === RunTopic.Tokens) return asTokensEvent(data);
+  if (topic !== RunTopic.Effects || typeof data !== 'object' || data === null) return undefined;
+  const type = (data as { type?: unknown }).type;
+  return typeof type === 'string' && type !== 'tokens' ? (data as RunEvent) : undefined;
 }
 
 /**
@@ -79,8 +79,8 @@ function isRunEvent(v: unknown): v is RunEvent {
  * (continue-as-new) is followed. Nothing here reads the run's history: the run answers long-poll
  * updates, and a run that has closed answers what was left by query (a worker must be running).
  *
- * The stream is a view. The run's effect events come from the workflow itself (the run drops what a
- * signal publishes on their topic), but tokens come through a signal anyone who may signal the run can
+ * The stream is a view. The run's effect events come from the workflow itself (the run's publish
+ * signal carries tokens only), but tokens come through a signal anyone who may signal the run can
  * send: decide nothing from the stream; the journal
  * (`readJournal`) and the run's result are the record. A turn's `turn-completed` carries the text the
  * run recorded, which is the authority over its tokens.
@@ -98,61 +98,50 @@ export async function* streamRun(
   workflowId: string,
   options: StreamRunOptions = {},
 ): AsyncGenerator<StreamedEvent, void, undefined> {
-  const converter = client.options.loadedDataConverter.payloadConverter ?? defaultPayloadConverter;
   const topics: string[] = options.tokens === false ? [RunTopic.Effects] : [RunTopic.Effects, RunTopic.Tokens];
+  const { signal } = options;
   const cooldown = options.pollCooldownMs ?? 100;
   const ledger = new TokenLedger();
   let offset = options.fromOffset ?? 0;
   let ended = false;
 
-  /** What a reader gets of one item: nothing for a token delivered before, or for another topic. */
+  /** What a reader gets of one item: nothing for a token delivered before, for another topic, or for what no run wrote. */
   const deliver = (topic: string, data: unknown, at: number): StreamedEvent | undefined => {
-    if (!topics.includes(topic) || !isRunEvent(data)) return undefined;
-    const event = data.type === 'tokens' ? ledger.fresh(data) : data;
+    const read = topics.includes(topic) ? asRunEvent(topic, data) : undefined;
+    const event = read?.type === 'tokens' ? ledger.fresh(read) : read;
     if (!event) return undefined;
     if (ENDS_RUN.has(event.type)) ended = true;
     return { ...event, offset: at };
   };
+  const abortable = <T>(fn: () => Promise<T>): Promise<T> =>
+    signal ? client.connection.withAbortSignal(signal, fn) : fn();
 
   let runId = (await client.workflow.getHandle(workflowId).describe()).runId;
-  while (!ended && !options.signal?.aborted) {
+  while (!ended && !signal?.aborted) {
     const run = client.workflow.getHandle(workflowId, runId);
     let closed: WorkflowExecutionDescription | undefined;
     try {
-      const poll = async () => {
-        const update = await run.startUpdate<PollResult, [{ topics: string[]; from_offset: number }]>(POLL_UPDATE, {
-          args: [{ topics, from_offset: offset }],
-          waitForStage: WorkflowUpdateStage.ACCEPTED,
-        });
-        return update.result();
-      };
-      const { signal } = options;
-      const result = signal ? await client.connection.withAbortSignal(signal, poll) : await poll();
-      for (const item of result.items) {
-        const e = deliver(item.topic, decodeWire(item.data, converter), item.offset);
+      const answer = await abortable(() => poll(run, { from: offset, topics }));
+      for (const item of answer.items) {
+        const e = deliver(item.topic, item.data, item.offset);
         if (e) yield e;
       }
-      offset = result.next_offset;
-      if (!result.more_ready && !ended) await sleep(cooldown, options.signal);
-      continue;
+      offset = answer.next;
+      if (ended || answer.more) continue;
+      await sleep(cooldown, signal);
+      // A run handing over (continue-as-new) answers at once until it has closed: then its tail is read.
+      if (!answer.closing || !(closed = await closedRun(run))) continue;
     } catch (err) {
-      if (options.signal?.aborted) return;
-      if (draining(err)) {
-        await sleep(cooldown, options.signal);
-      }
+      if (signal?.aborted) return;
       closed = await closedRun(run);
-      if (!closed) {
-        if (draining(err)) continue;
-        throw err;
-      }
+      if (!closed) throw err;
     }
     // The run closed: what it published after our last poll is read by query, then the chain goes on.
-    const ask = () => run.query<StreamTail, [number]>(STREAM_TAIL_QUERY, offset);
     let tail: StreamTail;
     try {
-      tail = options.signal ? await client.connection.withAbortSignal(options.signal, ask) : await ask();
+      tail = await abortable(() => run.query<StreamTail, [number]>(STREAM_TAIL_QUERY, offset));
     } catch (err) {
-      if (options.signal?.aborted) return;
+      if (signal?.aborted) return;
       throw err;
     }
     for (const item of tail.items) {
@@ -165,12 +154,13 @@ export async function* streamRun(
   }
 }
 
-function draining(err: unknown): boolean {
-  return (
-    err instanceof WorkflowUpdateFailedError &&
-    err.cause instanceof ApplicationFailure &&
-    err.cause.type === 'StreamDraining'
-  );
+/** One long poll: answered when the run has items from `from` on, or is handing over. */
+async function poll(run: WorkflowHandle, request: StreamPoll): Promise<StreamPollAnswer> {
+  const update = await run.startUpdate<StreamPollAnswer, [StreamPoll]>(STREAM_POLL_UPDATE, {
+    args: [request],
+    waitForStage: WorkflowUpdateStage.ACCEPTED,
+  });
+  return update.result();
 }
 
 /** The run's description if it has closed. */

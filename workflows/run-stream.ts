@@ -1,59 +1,84 @@
-// Workflow-safe: the run's stream (Temporal workflow streams), a view for clients. The workflow
-// publishes its effects here as they happen; the model activity publishes tokens through the
-// stream's signal. Nothing in the run reads the stream back: it is never an input to a decision.
-import { allHandlersFinished, condition, defaultPayloadConverter, defineQuery, setHandler } from '@temporalio/workflow';
+// Workflow-safe: the run's stream, a view for clients (common/stream-protocol.ts). An append-only log
+// of items in one offset space: the workflow publishes its effects here as they happen, and the
+// model activity sends its tokens by signal. The signal writes only tokens, checked field by field,
+// so an effect event a client reads was written by the run. Nothing in the run reads the stream
+// back: it is never an input to a decision.
 import {
-  decodePayloadWire,
-  WorkflowStream,
-  workflowStreamPublishSignal,
-  type PublishInput,
-  type WorkflowStreamState,
-} from '@temporalio/workflow-streams/workflow';
-import { RunTopic, STREAM_TAIL_QUERY, type EffectEvent, type StreamTail } from '../common/run-events';
+  allHandlersFinished,
+  condition,
+  defineQuery,
+  defineSignal,
+  defineUpdate,
+  setHandler,
+} from '@temporalio/workflow';
+import { RunTopic, type EffectEvent } from '../common/run-events';
+import {
+  asTokensEvent,
+  STREAM_POLL_UPDATE,
+  STREAM_PUBLISH_SIGNAL,
+  STREAM_TAIL_QUERY,
+  type StreamPoll,
+  type StreamPollAnswer,
+  type StreamTail,
+  type StreamTailItem,
+} from '../common/stream-protocol';
 
-export type { WorkflowStreamState } from '@temporalio/workflow-streams/workflow';
+/** What a run hands the run that continues it (continue-as-new): where offsets go on, and what publishers sent. */
+export interface RunStreamState {
+  /** The offset of the continuing run's first item: the end of this run's log. */
+  offset: number;
+  /** Each publisher's last applied sequence number, and when (workflow time, ms) it last sent. */
+  publishers: Record<string, { sequence: number; at: number }>;
+}
 
-const streamTail = defineQuery<StreamTail, [number]>(STREAM_TAIL_QUERY);
+// The signal's argument is whatever a sender sent: typed unknown, and checked before anything is kept.
+const publishSignal = defineSignal<[unknown]>(STREAM_PUBLISH_SIGNAL);
+const pollUpdate = defineUpdate<StreamPollAnswer, [StreamPoll]>(STREAM_POLL_UPDATE);
+const tailQuery = defineQuery<StreamTail, [number]>(STREAM_TAIL_QUERY);
 
+/** An answer's size (JSON characters) past which it is cut: an update's result stays far below Temporal's limit. */
+const MAX_ANSWER_CHARS = 1_000_000;
+/** How long a publisher's sequence number is carried after it last sent (a model attempt sends within its turn). */
+const PUBLISHER_TTL_MS = 15 * 60_000;
+
+interface Item {
+  topic: string;
+  data: unknown;
+  /** Its JSON's length, for the answer's size limit. */
+  size: number;
+}
+
+const isOffset = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
+const isRecord = (v: unknown): v is RunStreamState['publishers'] => typeof v === 'object' && v !== null;
+
+/** The run's stream: `StepCtx` opens one per run (`step.stream`); its handlers answer `streamRun` (toolplane/client). */
 export class RunStream {
-  readonly stream: WorkflowStream;
+  private readonly log: Item[] = [];
+  private readonly base: number;
+  private readonly publishers: RunStreamState['publishers'];
+  private closing = false;
+  private handedOver = false;
 
   /** Registers the stream's handlers; a run that continues a chain passes the state its predecessor handed over. */
-  constructor(prior?: WorkflowStreamState) {
-    this.stream = new WorkflowStream(prior);
-    // The effects topic is the workflow's own: what a signal publishes there (anyone who may signal the
-    // run can) is dropped, so an effect event a client reads was written by the run. Other topics,
-    // the model's tokens among them, take signals as the library does.
-    // (The library's handler is private; this pins @temporalio/workflow-streams 1.23's shape.)
-    const inner = this.stream as unknown as { onPublish(input: PublishInput): void; log: { topic: string }[] };
-    // Signals sent before the run registered its stream went to the library's handler as it was set.
-    const carried = prior?.log.length ?? 0;
-    inner.log = [
-      ...inner.log.slice(0, carried),
-      ...inner.log.slice(carried).filter((i) => i.topic !== RunTopic.Effects),
-    ];
-    const accept = inner.onPublish.bind(this.stream);
-    setHandler(workflowStreamPublishSignal, (input: PublishInput) =>
-      accept({ ...input, items: input.items.filter((item) => item.topic !== RunTopic.Effects) }),
-    );
+  constructor(prior?: RunStreamState) {
+    // A run continued from one written before toolplane owned its stream carries that library's state,
+    // whose `base_offset` is where the log ended: offsets go on from there all the same.
+    const legacyEnd = (prior as { base_offset?: unknown } | undefined)?.base_offset;
+    this.base = isOffset(prior?.offset) ? prior.offset : isOffset(legacyEnd) ? legacyEnd : 0;
+    this.publishers = isRecord(prior?.publishers) ? { ...prior.publishers } : {};
+    setHandler(publishSignal, (input) => this.accept(input));
+    setHandler(pollUpdate, (poll) => this.answer(poll));
     // A client that polled a run until it closed reads what it missed here (a query answers a closed run).
-    setHandler(streamTail, (from) => {
-      const state = this.stream.getState();
-      const start = Math.max(from, state.base_offset);
-      return {
-        items: state.log.slice(start - state.base_offset).map((item, i) => ({
-          offset: start + i,
-          topic: item.topic,
-          data: defaultPayloadConverter.fromPayload(decodePayloadWire(item.data)),
-        })),
-        end: state.base_offset + state.log.length,
-      };
-    });
+    setHandler(tailQuery, (from) => ({
+      items: this.collect(this.clamp(from), undefined, Infinity).items,
+      end: this.end(),
+    }));
   }
 
   /** Publishes one of the run's effects. */
   publish(event: EffectEvent): void {
-    this.stream.topic<EffectEvent>(RunTopic.Effects).publish(event);
+    // A copy as JSON holds it: an entry the run changes later stays as it was when published.
+    this.append(RunTopic.Effects, event);
   }
 
   /**
@@ -61,10 +86,75 @@ export class RunStream {
    * run's log ends, and publishers' sequence numbers still deduplicate. The log itself stays in this
    * run (its history holds it): a client reads its tail by query, then follows the chain.
    */
-  async handOver(): Promise<WorkflowStreamState> {
-    this.stream.detachPollers();
+  async handOver(): Promise<RunStreamState> {
+    this.closing = true;
     await condition(allHandlersFinished);
-    const state = this.stream.getState();
-    return { ...state, log: [], base_offset: state.base_offset + state.log.length };
+    this.handedOver = true;
+    const now = Date.now();
+    const publishers = Object.fromEntries(
+      Object.entries(this.publishers).filter(([, p]) => now - p.at < PUBLISHER_TTL_MS),
+    );
+    return { offset: this.end(), publishers };
+  }
+
+  private end(): number {
+    return this.base + this.log.length;
+  }
+
+  private clamp(from: unknown): number {
+    return Math.max(isOffset(from) ? from : 0, this.base);
+  }
+
+  private append(topic: string, data: unknown): void {
+    const json = JSON.stringify(data);
+    this.log.push({ topic, data: JSON.parse(json) as unknown, size: json.length + topic.length });
+  }
+
+  /** A token batch by signal: applied once per publisher and sequence number, tokens only, nothing else kept. */
+  private accept(input: unknown): void {
+    if (this.handedOver || typeof input !== 'object' || input === null) return;
+    const { publisher, sequence, tokens } = input as Record<string, unknown>;
+    if (typeof publisher !== 'string' || publisher.length === 0 || !isOffset(sequence) || !Array.isArray(tokens))
+      return;
+    const seen = this.publishers[publisher];
+    if (seen && sequence <= seen.sequence) return;
+    this.publishers[publisher] = { sequence, at: Date.now() };
+    for (const t of tokens) {
+      const event = asTokensEvent(t);
+      if (event) this.append(RunTopic.Tokens, event);
+    }
+  }
+
+  /** A long poll: answered once an item of the topics asked exists at `from` or later, or the run hands over. */
+  private async answer(poll: StreamPoll): Promise<StreamPollAnswer> {
+    const asked = (poll as Partial<StreamPoll> | undefined)?.topics;
+    const topics = Array.isArray(asked) ? new Set(asked.filter((t) => typeof t === 'string')) : undefined;
+    const from = this.clamp((poll as Partial<StreamPoll> | undefined)?.from);
+    const wanted = (item: Item) => !topics || topics.has(item.topic);
+    let seen = from - this.base;
+    const ready = () => {
+      for (; seen < this.log.length; seen++) if (wanted(this.log[seen]!)) return true;
+      return false;
+    };
+    await condition(() => this.closing || ready());
+    return { ...this.collect(from, topics, MAX_ANSWER_CHARS), closing: this.closing };
+  }
+
+  /** The items from `from` of the topics given (all without), cut before `limit` characters. */
+  private collect(
+    from: number,
+    topics: Set<string> | undefined,
+    limit: number,
+  ): { items: StreamTailItem[]; next: number; more: boolean } {
+    const items: StreamTailItem[] = [];
+    let size = 0;
+    for (let offset = from; offset < this.end(); offset++) {
+      const item = this.log[offset - this.base]!;
+      if (topics && !topics.has(item.topic)) continue;
+      if (items.length > 0 && size + item.size > limit) return { items, next: offset, more: true };
+      size += item.size;
+      items.push({ offset, topic: item.topic, data: item.data });
+    }
+    return { items, next: this.end(), more: false };
   }
 }

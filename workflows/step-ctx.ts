@@ -35,7 +35,7 @@ import type { JournalEntry, LeaseState } from './journal';
 import type { Escalator } from './recovery';
 import { failureMessage, readableTime, RunStatusBoard } from './run-status';
 import { recordRefusal } from './run-span';
-import { RunStream, type WorkflowStreamState } from './run-stream';
+import { RunStream, type RunStreamState } from './run-stream';
 
 export type { Gate, GateVerdict } from './call/gate';
 export type { Delegate } from './call/perform';
@@ -90,7 +90,7 @@ export interface OpenRequest extends Omit<AuthorizeRequest, 'carried'> {
    */
   carry?: TicketCarry;
   /** The stream state the run this one continues handed over (`RunStream.handOver`). */
-  stream?: WorkflowStreamState;
+  stream?: RunStreamState;
 }
 
 /** Whose ticket a run carries: the run it continues, else its parent. */
@@ -210,7 +210,7 @@ export class StepCtx {
     );
   }
 
-  /** The run's stream: what it publishes for clients (`streamRun`); a workflow may publish its own topics on it. */
+  /** The run's stream: what it publishes for clients (`streamRun`), the run's effects and its model's tokens. */
   readonly stream: RunStream;
 
   constructor(

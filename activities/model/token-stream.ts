@@ -1,28 +1,44 @@
 // The model activity's side of the run's stream: tokens as the model writes them, coalesced into
-// one `tokens` event per interval and sent to the run through the stream's publish signal. A view
-// only: the activity's result is the turn's record, and a retried attempt publishes from index 0
-// again (readers skip the indices they have).
+// one `tokens` event per interval and sent to the run through the stream's publish signal
+// (common/stream-protocol.ts), with the activity's own Temporal client. A view only: the activity's
+// result is the turn's record, and a retried attempt publishes from index 0 again (readers skip the
+// indices they have).
+import { randomUUID } from 'node:crypto';
 import { Context } from '@temporalio/activity';
-import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
-import { RunTopic, type TokensEvent } from '../../common/run-events';
+import { WorkflowNotFoundError, type WorkflowHandle } from '@temporalio/client';
+import { type TokensEvent } from '../../common/run-events';
+import { STREAM_PUBLISH_SIGNAL, type StreamPublish } from '../../common/stream-protocol';
 
 /** How long tokens wait to be sent together: one signal per interval at most, whatever the model's pace. */
 export const TOKEN_BATCH_MS = 200;
 
+/** How often a batch whose signal failed is sent again (the same sequence number: the run applies it once). */
+const SEND_TRIES = 5;
+
 export class TokenPublisher {
-  private readonly client: WorkflowStreamClient;
+  private readonly run: WorkflowHandle | undefined;
   private readonly attempt: number;
+  private readonly log: Context['log'];
+  /** One publisher per attempt: its batches are numbered from 1, and the run applies each number once. */
+  private readonly publisher = randomUUID();
+  private sequence = 0;
   private next = 0;
   private pending: string[] = [];
   private timer: NodeJS.Timeout | undefined;
+  /** The batches go out one after another, in order: a reader's token indices never go back. */
+  private sending: Promise<void> = Promise.resolve();
+  private stopped = false;
 
   private constructor(
     private readonly turn: string,
     private readonly batchMs: number,
   ) {
-    // Each batch is flushed when it is made (forceFlush); the library's timer, as often, only backs it up.
-    this.client = WorkflowStreamClient.fromWithinActivity({ batchInterval: batchMs });
-    this.attempt = Context.current().info.attempt;
+    const ctx = Context.current();
+    const run = ctx.info.workflowExecution;
+    // The run that scheduled this attempt, by run id: a batch never lands in the run that continues it.
+    this.run = run ? ctx.client.workflow.getHandle(run.workflowId, run.runId) : undefined;
+    this.attempt = ctx.info.attempt;
+    this.log = ctx.log;
   }
 
   /** A publisher for the current model activity's turn. */
@@ -32,7 +48,7 @@ export class TokenPublisher {
 
   /** One token (or text delta) as the model wrote it. */
   push(delta: string): void {
-    if (delta.length === 0) return;
+    if (delta.length === 0 || this.stopped) return;
     this.pending.push(delta);
     this.timer ??= setTimeout(() => this.send(), this.batchMs);
   }
@@ -49,14 +65,33 @@ export class TokenPublisher {
     };
     this.next += this.pending.length;
     this.pending = [];
-    this.client.topic<TokensEvent>(RunTopic.Tokens).publish(event, { forceFlush: true });
+    const batch: StreamPublish = { publisher: this.publisher, sequence: ++this.sequence, tokens: [event] };
+    this.sending = this.sending.then(() => this.deliver(batch));
+  }
+
+  /** Sends one batch, again after a failure (the run drops a number it applied); gives up quietly, as a view may. */
+  private async deliver(batch: StreamPublish): Promise<void> {
+    for (let tries = 1; this.run && !this.stopped; tries++) {
+      try {
+        await this.run.signal(STREAM_PUBLISH_SIGNAL, batch);
+        return;
+      } catch (err) {
+        // The run has closed: nobody reads this stream any more.
+        if (err instanceof WorkflowNotFoundError || tries >= SEND_TRIES) {
+          this.stopped = true;
+          this.log.warn('the run stream takes no more tokens from this attempt', { error: String(err) });
+          return;
+        }
+        await new Promise((resolve) => setTimeout(resolve, this.batchMs * tries));
+      }
+    }
   }
 
   /** Sends what is left and waits until the run has it: the turn's result reaches the run after its tokens. */
   async close(): Promise<void> {
     if (this.timer) clearTimeout(this.timer);
     this.send();
-    await this.client[Symbol.asyncDispose]();
+    await this.sending;
   }
 
   /** Stops without waiting (the attempt failed): what is buffered goes if it can, nothing more is sent. */
@@ -64,6 +99,8 @@ export class TokenPublisher {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
     this.send();
-    this.client[Symbol.asyncDispose]().catch(() => undefined);
+    this.sending = this.sending.then(() => {
+      this.stopped = true;
+    });
   }
 }

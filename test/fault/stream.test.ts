@@ -4,7 +4,8 @@
 import { randomUUID } from 'node:crypto';
 import { manifestDigest } from '../../catalog/digest';
 import type { Manifest } from '../../catalog/manifest';
-import { RunTopic, STREAM_TAIL_QUERY, type StreamTail, type TokensEvent } from '../../common/run-events';
+import { RunTopic, type TokensEvent } from '../../common/run-events';
+import { STREAM_TAIL_QUERY, type StreamTail } from '../../common/stream-protocol';
 import type { ScriptTurn } from '../../common/wire';
 import { streamRun, type StreamedEvent } from '../../inspect/stream-run';
 import type { AgentRunInput, AgentRunResult } from '../../workflows/agent/run';

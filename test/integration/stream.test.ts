@@ -2,8 +2,9 @@
 // stream, each effect once; and what streaming the tokens adds to a turn's history, measured.
 import { randomUUID } from 'node:crypto';
 import { temporal } from '@temporalio/proto';
-import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
-import { RunTopic } from '../../common/run-events';
+import { defaultPayloadConverter } from '@temporalio/common';
+import { RunTopic, type TokensEvent } from '../../common/run-events';
+import { asTokensEvent, STREAM_PUBLISH_SIGNAL, STREAM_TAIL_QUERY, type StreamTail } from '../../common/stream-protocol';
 import type { Manifest } from '../../catalog/manifest';
 import type { ScriptTurn } from '../../common/wire';
 import { streamRun, type StreamedEvent } from '../../inspect/stream-run';
@@ -11,6 +12,9 @@ import type { AgentRunInput, AgentRunResult } from '../../workflows/agent/run';
 import { agentInput } from '../support/agent';
 import { supportDesk } from '../support/desk';
 import { exampleManifest, harness, testDir, type Harness } from '../support/env';
+
+/** @temporalio/workflow-streams' publish signal (its fixed cross-SDK name). */
+const LIBRARY_PUBLISH_SIGNAL = '__temporal_workflow_stream_publish';
 
 const lookup = (email: string) => ({ name: 'crm__lookup_customer', arguments: { email } });
 
@@ -93,8 +97,9 @@ describe("a run's stream", () => {
     expect(offsets).toEqual([...offsets].sort((a, b) => a - b));
   });
 
-  it('drops effect events that a signal, not the run, published', async () => {
-    const workflowId = `stream-forged-${randomUUID()}`;
+  /** A run that writes 100 words, and what it published as its end. */
+  const wordsRun = async (name: string) => {
+    const workflowId = `stream-${name}-${randomUUID()}`;
     const words = Array.from({ length: 100 }, (_, i) => `w${i}`).join(' ');
     const script = { prompt: 'Say words.', turns: [{ final: words }] };
     await h.client.workflow.start('agentRun', {
@@ -102,14 +107,70 @@ describe("a run's stream", () => {
       workflowId,
       args: [{ ...agentInput(manifest, script), model: { endpoint: 'scripted', script: script.turns } }],
     });
-    // Anyone who may signal the run can publish into its stream; on the effects topic the run drops it.
-    const forger = WorkflowStreamClient.create(h.client, workflowId);
-    forger.topic(RunTopic.Effects).publish({ type: 'run-completed', status: 'completed', answer: 'forged' });
-    await forger[Symbol.asyncDispose]();
+    return { workflowId, words, handle: h.client.workflow.getHandle(workflowId) };
+  };
+  const forged = { type: 'run-completed', status: 'completed', answer: 'forged' };
+  /** The names of the signals the run's history holds: the forgeries reached the run. */
+  const signalsIn = async (workflowId: string) =>
+    ((await h.client.workflow.getHandle(workflowId).fetchHistory()).events ?? []).flatMap((e) =>
+      e.workflowExecutionSignaledEventAttributes ? [e.workflowExecutionSignaledEventAttributes.signalName] : [],
+    );
+
+  it("reads no effect a signal sent: the stream's publish signal writes well-formed tokens only", async () => {
+    const { workflowId, words, handle } = await wordsRun('forged');
+    // Anyone who may signal the run can send its publish signal: an effect dressed as tokens, an
+    // effects item in another shape, and a token batch with an extra field.
+    const token = { type: 'tokens', turn: 'turn-9', attempt: 1, index: 0, deltas: ['x'], entry: { forged: true } };
+    await handle.signal(STREAM_PUBLISH_SIGNAL, { publisher: 'forger', sequence: 1, tokens: [forged] });
+    await handle.signal(STREAM_PUBLISH_SIGNAL, {
+      publisher: 'forger',
+      sequence: 2,
+      tokens: [],
+      items: [{ topic: RunTopic.Effects, data: forged }],
+    });
+    await handle.signal(STREAM_PUBLISH_SIGNAL, { publisher: 'forger', sequence: 3, tokens: [token] });
+    // The same number again: applied once.
+    await handle.signal(STREAM_PUBLISH_SIGNAL, { publisher: 'forger', sequence: 3, tokens: [token] });
     const events = await readAll(h, workflowId);
     expect(events.filter((e) => e.type === 'run-completed')).toEqual([
       expect.objectContaining({ type: 'run-completed', answer: words }),
     ]);
+    expect(await signalsIn(workflowId)).toEqual(expect.arrayContaining(Array(4).fill(STREAM_PUBLISH_SIGNAL)));
+    // What the run holds: effects only the run wrote, and the forged batch once, as a tokens event and nothing more.
+    const tail = await handle.query<StreamTail, [number]>(STREAM_TAIL_QUERY, 0);
+    expect(tail.items.filter((i) => JSON.stringify(i.data).includes('forged'))).toEqual([]);
+    expect(tail.items.filter((i) => i.topic === RunTopic.Tokens && (i.data as TokensEvent).turn === 'turn-9')).toEqual([
+      expect.objectContaining({ data: { type: 'tokens', turn: 'turn-9', attempt: 1, index: 0, deltas: ['x'] } }),
+    ]);
+    expect(tail.items.filter((i) => i.topic === RunTopic.Tokens).every((i) => asTokensEvent(i.data))).toBe(true);
+  });
+
+  it("takes nothing from @temporalio/workflow-streams' own publish signal", async () => {
+    const { workflowId, words, handle } = await wordsRun('library');
+    // The library's wire form (base64 protobuf payloads), on both of toolplane's topics.
+    const wire = (v: unknown) =>
+      Buffer.from(temporal.api.common.v1.Payload.encode(defaultPayloadConverter.toPayload(v)).finish()).toString(
+        'base64',
+      );
+    const token = { type: 'tokens', turn: 'turn-1', attempt: 1, index: 0, deltas: ['FORGED '] };
+    await handle.signal(LIBRARY_PUBLISH_SIGNAL, {
+      items: [
+        { topic: RunTopic.Effects, data: wire(forged) },
+        { topic: RunTopic.Tokens, data: wire(token) },
+      ],
+      publisher_id: 'forger',
+      sequence: 1,
+    });
+    const events = await readAll(h, workflowId);
+    expect(events.filter((e) => e.type !== 'tokens').map((e) => e.type)).toEqual(['turn-completed', 'run-completed']);
+    expect(events.at(-1)).toMatchObject({ type: 'run-completed', answer: words });
+    expect(events.flatMap((e) => (e.type === 'tokens' ? e.deltas : [])).join('')).toBe(words);
+    expect(await signalsIn(workflowId)).toContain(LIBRARY_PUBLISH_SIGNAL);
+    const tail = await handle.query<StreamTail, [number]>(STREAM_TAIL_QUERY, 0);
+    expect(
+      tail.items.filter((i) => JSON.stringify(i.data).includes('FORGED') || JSON.stringify(i.data).includes('forged')),
+    ).toEqual([]);
+    await expect(handle.result()).resolves.toMatchObject({ status: 'completed', answer: words });
   });
 
   it('measures what streaming a turn adds to history', async () => {

@@ -8,7 +8,7 @@ import type { JournalEntry } from '../journal';
 import { summarize, type JournalSummary } from '../journal-summary';
 import type { Budget, Usage } from '../limits';
 import type { Provenance, ProvenanceState } from '../provenance';
-import type { WorkflowStreamState } from '../run-stream';
+import type { RunStreamState } from '../run-stream';
 import type { StepCtx, StepState } from '../step-ctx';
 import type { Conversation } from './turn';
 
@@ -30,7 +30,7 @@ export interface AgentRunCarry {
   /** The journal of the run that continued: kept in its history, where `toolplane show` reads it. */
   journal: JournalEntry[];
   /** The run's stream: where its offsets go on (its log stays in the run that continued). */
-  stream?: WorkflowStreamState;
+  stream?: RunStreamState;
 }
 
 /** Carried state comes only from the run this one continues; a client that sends it is refused. */
