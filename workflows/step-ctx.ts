@@ -220,7 +220,12 @@ export class StepCtx {
     this.stream = stream ?? new RunStream();
     this.status.credentialed = scope.verifiesDecisions === true;
     setHandler(journalQuery, () => this.ordered());
-    setHandler(pendingEscalations, () => [...this.pending.values()].filter((p) => !p.decision).map((p) => p.info));
+    // Where the worker verifies who decides, each question says an answer needs the approver's credential.
+    const asked = (info: PendingEscalation): PendingEscalation =>
+      scope.verifiesDecisions ? { ...info, needsCredential: true } : info;
+    setHandler(pendingEscalations, () =>
+      [...this.pending.values()].filter((p) => !p.decision).map((p) => asked(p.info)),
+    );
     // Rejected in the handler, never in a validator: a validator's rejection leaves a speculative
     // workflow task the server drops, and an SDK flag the OpenTelemetry interceptors first set there
     // is then missing from history, so the run fails every task after a restart (the family of
