@@ -229,6 +229,8 @@ export interface DecisionRequest {
   decision: string;
   /** The waiting call, as the run (not the decision) knows it. */
   toolId: string;
+  /** The waiting call's effect key: the one call the credential is spent on. */
+  effectKey: string;
   /** The gate's rule an approval was asked under. */
   rule?: string;
   /** The principal the run acts for (an approver who is this principal decides only where declared `own_run`). */

@@ -1,6 +1,8 @@
 // Verifies the credentials a run or an approver presents: a JWT from an issuer the worker's
 // configuration trusts, for the worker's audience, unexpired, and (for a run) naming the workflow it
-// starts, so a token read from one run's history cannot start another.
+// starts. What it verified also names the token once (`spend`): the worker spends each credential
+// exactly once (activities/identity/credential-spend.ts), so a token read from a history acts no more.
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import {
   createLocalJWKSet,
@@ -50,6 +52,9 @@ export interface IdentityConfig {
   clockToleranceSeconds?: number;
 }
 
+/** The clock skew a verifier accepts when none is configured, in seconds. */
+export const DEFAULT_CLOCK_TOLERANCE_SECONDS = 30;
+
 export type IdentityRefusedReason =
   | 'missing'
   | 'malformed'
@@ -62,7 +67,8 @@ export type IdentityRefusedReason =
   | 'principal_mismatch'
   | 'asserted'
   | 'not_an_approver'
-  | 'own_run';
+  | 'own_run'
+  | 'replayed';
 
 export class IdentityRefused extends ToolplaneError<'IdentityRefused', { reason: IdentityRefusedReason }> {
   constructor(reason: IdentityRefusedReason, message: string) {
@@ -70,11 +76,34 @@ export class IdentityRefused extends ToolplaneError<'IdentityRefused', { reason:
   }
 }
 
+/** The one use a verified credential has: what names it, and until when it could be presented. */
+export interface CredentialSpend {
+  /**
+   * Names the token, whoever presents it: a digest of its issuer and `jti`, or, for a token without a
+   * `jti`, of its issuer and its signed payload (which no one without the key can vary).
+   */
+  digest: string;
+  /** Its `exp`, in seconds since the epoch: after it (and the clock tolerance) the token verifies no more. */
+  expiresAt: number;
+}
+
 /** What a verified credential says. */
 export interface VerifiedCredential extends RunIdentity {
   issuer: string;
   /** The workflow id the token is bound to, when it names one. */
   workflowId?: string;
+  spend: CredentialSpend;
+}
+
+function spendOf(token: string, payload: JWTPayload, issuer: string): CredentialSpend {
+  const named =
+    typeof payload.jti === 'string' && payload.jti.length > 0
+      ? `jti\n${payload.jti}`
+      : `payload\n${token.split('.')[1]}`;
+  return {
+    digest: createHash('sha256').update(`${issuer}\n${named}`).digest('hex'),
+    expiresAt: payload.exp!,
+  };
 }
 
 /** The workflow id a credential names (read, not verified: the worker verifies), if any. */
@@ -139,7 +168,8 @@ function refusalOf(err: unknown, issuer: string): IdentityRefused {
 /** Verifies credentials against the issuers a worker trusts. */
 export class CredentialVerifier {
   private readonly issuers: Issuer[];
-  private readonly tolerance: number;
+  /** Clock skew accepted on `exp`/`nbf`, in seconds: a spent credential's record outlives its `exp` by this much. */
+  readonly tolerance: number;
 
   constructor(config: IdentityConfig) {
     if (!Array.isArray(config.issuers) || config.issuers.length === 0)
@@ -148,7 +178,7 @@ export class CredentialVerifier {
       if (!c.issuer || !c.audience)
         throw new ToolplaneError('IdentityConfigInvalid', 'every issuer needs an issuer name and an audience');
     this.issuers = config.issuers.map((c) => ({ config: c, keys: keySetOf(c) }));
-    this.tolerance = config.clockToleranceSeconds ?? 30;
+    this.tolerance = config.clockToleranceSeconds ?? DEFAULT_CLOCK_TOLERANCE_SECONDS;
   }
 
   /**
@@ -205,6 +235,7 @@ export class CredentialVerifier {
       groups: [...new Set(groups)].sort(),
       issuer: c.issuer,
       ...(typeof bound === 'string' ? { workflowId: bound } : {}),
+      spend: spendOf(token, payload, c.issuer),
     };
   }
 }

@@ -126,6 +126,7 @@ const REJECTED_FOR: Readonly<Record<string, DecisionRejectedReason>> = {
   own_run: DecisionRejectedReason.OwnRun,
   principal_mismatch: DecisionRejectedReason.ByMismatch,
   asserted: DecisionRejectedReason.Unavailable,
+  replayed: DecisionRejectedReason.Replayed,
 };
 
 function rejectDecision(reason: DecisionRejectedReason, message: string): never {
@@ -290,6 +291,7 @@ export class StepCtx {
           ...(by !== undefined ? { by } : {}),
           decision: decision.decision,
           toolId: info.toolId,
+          effectKey: decision.effectKey,
           ...(info.rule !== undefined ? { rule: info.rule } : {}),
           runPrincipal: this.scope.identity.principal,
         },
