@@ -318,6 +318,26 @@ describe('identity: the worker knows who asks', () => {
       expect(desk.payments.all().length).toBe(before);
     });
 
+    it('a run reset to its first workflow task verifies its credential again: the same run, so the spent token is its own', async () => {
+      const r = await run(h, manifest, refundScript, { credential: (wf) => issuer.runCredential('agent:desk', wf) });
+      await r.handle.result();
+      const firstRunId = (await r.handle.describe()).runId;
+      const events = await historyOf(h.client, r.workflowId);
+      // The first completed workflow task holds the worker's answer: a reset there asks the worker again.
+      const resetTo = events.find((e) => e.workflowTaskCompletedEventAttributes)!.eventId!;
+      const before = desk.payments.all().length;
+      const { runId } = await h.client.workflowService.resetWorkflowExecution({
+        namespace: 'default',
+        workflowExecution: { workflowId: r.workflowId, runId: firstRunId },
+        reason: 'operator reset to the start in a test',
+        workflowTaskFinishEventId: resetTo,
+        requestId: randomUUID(),
+      });
+      const reset = await h.client.workflow.getHandle(r.workflowId, runId).result();
+      expect(reset.journal.map((e: { outcome?: string }) => e.outcome)).toEqual(['ok', 'ok']);
+      expect(desk.payments.all().length).toBe(before);
+    });
+
     it('a run that continues as new carries its ticket, after its credential would have been checked', async () => {
       const r = await run(h, manifest, refundScript, {
         credential: (wf) => issuer.runCredential('agent:desk', wf),
