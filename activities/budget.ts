@@ -9,8 +9,7 @@ import type { Manifest } from '../catalog/manifest';
 import { budgetWorkflowId } from '../common/budget-id';
 import { WorkflowName } from '../common/names';
 import type { BudgetActivities, BudgetAnswer, BudgetReserveRequest, BudgetSettleRequest } from '../common/wire';
-import type { budgetCounter } from '../workflows/budget/counter';
-import { reserveBudgetUpdate, settleBudgetUpdate } from '../workflows/budget/updates';
+import { reserveBudgetUpdate, settleBudgetUpdate, type BudgetCounterWorkflow } from '../common/budget-protocol';
 import { toolPermit } from '../common/ticket';
 import { checkTicket } from './identity/ticket-check';
 import type { TicketIssuer } from './identity/tickets';
@@ -27,7 +26,7 @@ export const BUDGET_UNCOUNTABLE = 'BudgetUncountable';
 
 function startOperation(principal: string) {
   const info = Context.current().info;
-  return new WithStartWorkflowOperation<typeof budgetCounter>(WorkflowName.BudgetCounter, {
+  return new WithStartWorkflowOperation<BudgetCounterWorkflow>(WorkflowName.BudgetCounter, {
     workflowId: budgetWorkflowId(principal),
     // The worker's own task queue: every toolplane worker registers the budget workflow.
     taskQueue: info.taskQueue,

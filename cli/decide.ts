@@ -5,7 +5,8 @@
 import fs from 'node:fs';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import type { Command } from 'commander';
-import { decide, type EscalationDecision } from '../client';
+import { decide } from '../inspect/decisions';
+import type { EscalationDecision } from '../workflows/escalation';
 import { ToolplaneError } from '../catalog/errors';
 import { shellWord } from '../inspect/connection';
 import { usageError } from './exit-codes';

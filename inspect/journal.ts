@@ -9,7 +9,7 @@ import type { temporal } from '@temporalio/proto';
 import type { PerformRequest, Reconciliation } from '../common/wire';
 import { effectKeyOfActivityId } from '../common/effect-key';
 import { pendingEscalations, type PendingEscalation } from '../workflows/escalation';
-import type { JournalEntry } from '../workflows/journal';
+import type { JournalEntry } from '../common/journal';
 import { journalQuery } from '../workflows/journal-query';
 import { QUERY_TIMEOUT_MS, withinMs } from './follow';
 
@@ -272,4 +272,13 @@ export function formatEffects(effects: EffectView[]): string[] {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   const line = (r: string[]) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  ');
   return [line(header), ...rows.map(line)];
+}
+
+/** Each effect of a run, read from its history (works for finished and running runs). */
+export async function readJournal(
+  client: Client,
+  workflowId: string,
+): Promise<{ status: string; effects: EffectView[] }> {
+  const { status, effects } = await loadEffects(client, workflowId);
+  return { status, effects };
 }

@@ -4,7 +4,8 @@ import { createPrivateKey, createPublicKey, generateKeyPairSync, sign, verify, t
 import fs from 'node:fs';
 import { z } from 'zod';
 import { ToolplaneError } from '../catalog/errors';
-import { signedBytes, type LedgerRef, type UnsignedLedgerRef } from './ref';
+import type { LedgerRef, UnsignedLedgerRef } from '../common/ledger-ref';
+import { signedBytes } from './ref';
 
 export const LedgerErrorCode = {
   /** A key file or key that is not an Ed25519 key of the expected shape. */

@@ -5,7 +5,8 @@ import { defaultPayloadConverter } from '@temporalio/common';
 import type { temporal } from '@temporalio/proto';
 import { effectKeyOfActivityId } from '../common/effect-key';
 import { checkSignature, type LedgerPublicKeys } from './keys';
-import { argsDigest, LedgerRef } from './ref';
+import { LedgerRef } from '../common/ledger-ref';
+import { argsDigest } from './ref';
 
 export type LedgerInvalidReason =
   'malformed' | 'unknown_key' | 'bad_signature' | 'no_such_run' | 'no_such_effect' | 'entry_differs' | 'fact_differs';

@@ -31,7 +31,7 @@ import {
 } from './escalation';
 import { runCall, type CallHost, type CallOptions } from './call/pipeline';
 import { journalQuery } from './journal-query';
-import type { JournalEntry, LeaseState } from './journal';
+import type { JournalEntry, LeaseState } from '../common/journal';
 import type { Escalator } from './recovery';
 import { failureMessage, readableTime, RunStatusBoard } from './run-status';
 import { recordRefusal } from './run-span';

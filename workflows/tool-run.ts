@@ -2,7 +2,7 @@
 // its own, for tests and internals. A worker serves it only when its configuration says so
 // (`allowUngovernedToolRun`); otherwise the worker refuses the run before anything happens.
 import { refuseMalformedInput } from './input-check';
-import type { JournalEntry } from './journal';
+import type { JournalEntry } from '../common/journal';
 import { StepCtx } from './step-ctx';
 import { StepError } from './step-error';
 

@@ -4,7 +4,7 @@
 import { ApplicationFailure, continueAsNew, workflowInfo } from '@temporalio/workflow';
 import type { TicketCarry } from '../../common/ticket';
 import type { ChatMessage } from '../../common/wire';
-import type { JournalEntry } from '../journal';
+import type { JournalEntry } from '../../common/journal';
 import { summarize, type JournalSummary } from '../journal-summary';
 import type { Budget, Usage } from '../limits';
 import type { Provenance, ProvenanceState } from '../provenance';

@@ -5,7 +5,7 @@ import { ALLOW_ALL, type Policy } from '../../catalog/policy';
 import { isStoredHandle, storedOf } from '../../common/stored-output';
 import type { ChatMessage, ModelToolCall } from '../../common/wire';
 import { refuseMalformedInput } from '../input-check';
-import type { JournalEntry } from '../journal';
+import type { JournalEntry } from '../../common/journal';
 import { summarize, type JournalSummary } from '../journal-summary';
 import { laneOf, runInLanes } from '../lanes';
 import { Budget, type Limits, type Usage } from '../limits';
