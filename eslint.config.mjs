@@ -101,6 +101,23 @@ export default tseslint.config(
     rules: {
       'import/no-restricted-paths': ['error', { zones: layerZones }],
       'import/no-cycle': ['error', { ignoreExternal: true }],
+      // Every code a ToolplaneError carries comes from catalog/error-codes.ts (or failure-types.ts).
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "NewExpression[callee.name='ToolplaneError'] > Literal:first-child",
+          message: 'a ToolplaneError code comes from the registry (catalog/error-codes.ts), not a literal',
+        },
+        {
+          selector: 'TSTypeReference[typeName.name=/^(ToolplaneError|CatalogError)$/] TSLiteralType',
+          message: 'a ToolplaneError code type is `typeof ErrorCode.X` (catalog/error-codes.ts), not a literal',
+        },
+        {
+          selector:
+            "ClassDeclaration[superClass.name=/^(ToolplaneError|CatalogError)$/] CallExpression[callee.type='Super'] > Literal:first-child",
+          message: 'a ToolplaneError code comes from the registry (catalog/error-codes.ts), not a literal',
+        },
+      ],
     },
   },
   {

@@ -28,6 +28,7 @@ import { LedgerKeyInvalid, loadLedgerKeyFile, type LedgerConfig } from './ledger
 import { connectionSettings, connectOptions } from './inspect/connection';
 import { S3BlobStore } from './activities/s3-blob-store';
 import { loadIdentityFile } from './activities/identity/identity-file';
+import { ErrorCode } from './catalog/error-codes';
 
 export interface ToolplaneWorkerOptions extends ToolplanePluginOptions {
   connection: NativeConnection;
@@ -80,7 +81,7 @@ export async function loadToolModules(modules: string[]): Promise<Tool[]> {
     const loaded: unknown = typeof source === 'function' ? await (source as () => Tool[] | Promise<Tool[]>)() : source;
     if (!Array.isArray(loaded))
       throw new ToolplaneError(
-        'UsageError',
+        ErrorCode.UsageError,
         `${m} exports no tools (expected createTools(), a default export or \`tools\`)`,
       );
     tools.push(...(loaded as Tool[]));
@@ -93,7 +94,7 @@ function deploymentOf(o: { deploymentName?: string; buildId?: string }): Toolpla
   if (!o.deploymentName && !o.buildId) return undefined;
   if (!o.deploymentName || !o.buildId)
     throw new ToolplaneError(
-      'UsageError',
+      ErrorCode.UsageError,
       `Worker Versioning needs both a deployment name and a build id; only the ${o.buildId ? 'build id' : 'deployment name'} is set ` +
         '(--deployment-name / TOOLPLANE_DEPLOYMENT_NAME, --build-id / TOOLPLANE_BUILD_ID)',
     );

@@ -13,6 +13,7 @@ import { reserveBudgetUpdate, settleBudgetUpdate, type BudgetCounterWorkflow } f
 import { toolPermit } from '../common/ticket';
 import { checkTicket } from './identity/ticket-check';
 import type { TicketIssuer } from './identity/tickets';
+import { RunFailureType } from '../catalog/failure-types';
 
 export interface BudgetActivityDeps {
   /** The worker's own manifest: the budgets, their periods and limits come from here, never from the run. */
@@ -22,7 +23,7 @@ export interface BudgetActivityDeps {
 }
 
 /** The failure type of a reserve request the worker cannot count: final, the call is refused. */
-export const BUDGET_UNCOUNTABLE = 'BudgetUncountable';
+export const BUDGET_UNCOUNTABLE = RunFailureType.BudgetUncountable;
 
 function startOperation(principal: string) {
   const info = Context.current().info;

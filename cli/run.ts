@@ -30,6 +30,7 @@ import {
   type Cli,
   type CommonOptions,
 } from './shared';
+import { ErrorCode } from '../catalog/error-codes';
 
 export interface RunOptions extends CommonOptions {
   manifest?: string;
@@ -268,7 +269,7 @@ export function parseModel(spec: string): { model: ModelRequest; prompt?: string
   }
   if (!endpoint)
     throw new ToolplaneError(
-      'UsageError',
+      ErrorCode.UsageError,
       `--model must be scripted:<script.json> or <endpoint>[:<model>], not "${spec}"`,
     );
   return { model: { endpoint, ...(arg ? { model: arg } : {}) } };
@@ -286,7 +287,7 @@ export function agentRunInput(
 ): AgentRunInput {
   const { model, prompt: scriptPrompt } = parseModel(opts.model);
   const prompt = opts.prompt ?? scriptPrompt;
-  if (!prompt) throw new ToolplaneError('UsageError', '--prompt is required (the script does not carry one)');
+  if (!prompt) throw new ToolplaneError(ErrorCode.UsageError, '--prompt is required (the script does not carry one)');
   const input: AgentRunInput = {
     prompt,
     ...(opts.principal || !opts.credential ? { principal: opts.principal ?? 'user:cli' } : {}),

@@ -7,9 +7,10 @@ import { RunInputInvalid, type RunInputProblem } from '../catalog/errors';
 import type { Manifest } from '../catalog/manifest';
 import { SENSITIVITY_LEVELS } from '../catalog/sensitivity';
 import { ScriptTurnShape } from '../catalog/script';
+import { RunFailureType } from '../catalog/failure-types';
 
 /** The failure type of a run whose input was malformed (the error's `code` on the client side). */
-export const RUN_INPUT_INVALID = 'RunInputInvalid';
+export const RUN_INPUT_INVALID = RunFailureType.RunInputInvalid;
 
 const TOOL_ID = /^(tool:\/\/[a-z0-9][a-z0-9_.-]*\/[A-Za-z0-9_.-]+|ext:[a-z0-9][a-z0-9_.-]*:[A-Za-z0-9_.-]+)$/;
 const DURATION = /^\d+(\.\d+)?\s*(ms|s|m|h|d)$/;

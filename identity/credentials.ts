@@ -14,6 +14,7 @@ import {
 } from 'jose';
 import { ToolplaneError } from '../catalog/errors';
 import type { RunIdentity } from '../common/ticket';
+import { ErrorCode } from '../catalog/error-codes';
 
 /** The claim a run's credential names its workflow id in. */
 export const WORKFLOW_ID_CLAIM = 'toolplane_workflow_id';
@@ -64,9 +65,12 @@ export type IdentityRefusedReason =
   | 'not_an_approver'
   | 'own_run';
 
-export class IdentityRefused extends ToolplaneError<'IdentityRefused', { reason: IdentityRefusedReason }> {
+export class IdentityRefused extends ToolplaneError<
+  typeof ErrorCode.IdentityRefused,
+  { reason: IdentityRefusedReason }
+> {
   constructor(reason: IdentityRefusedReason, message: string) {
-    super('IdentityRefused', message, { reason });
+    super(ErrorCode.IdentityRefused, message, { reason });
   }
 }
 
@@ -112,7 +116,7 @@ function keySetOf(c: IssuerConfig): JWTVerifyGetKey {
   const given = [c.jwks, c.jwksFile, c.jwksUrl].filter((k) => k !== undefined).length;
   if (given !== 1)
     throw new ToolplaneError(
-      'IdentityConfigInvalid',
+      ErrorCode.IdentityConfigInvalid,
       `issuer ${c.issuer}: give exactly one of jwks, jwksFile, jwksUrl (${given} given)`,
     );
   try {
@@ -121,7 +125,7 @@ function keySetOf(c: IssuerConfig): JWTVerifyGetKey {
     return createRemoteJWKSet(new URL(c.jwksUrl!));
   } catch (err) {
     throw new ToolplaneError(
-      'IdentityConfigInvalid',
+      ErrorCode.IdentityConfigInvalid,
       `issuer ${c.issuer}: its keys cannot be read (${(err as Error).message})`,
     );
   }
@@ -143,10 +147,10 @@ export class CredentialVerifier {
 
   constructor(config: IdentityConfig) {
     if (!Array.isArray(config.issuers) || config.issuers.length === 0)
-      throw new ToolplaneError('IdentityConfigInvalid', 'an identity needs at least one issuer');
+      throw new ToolplaneError(ErrorCode.IdentityConfigInvalid, 'an identity needs at least one issuer');
     for (const c of config.issuers)
       if (!c.issuer || !c.audience)
-        throw new ToolplaneError('IdentityConfigInvalid', 'every issuer needs an issuer name and an audience');
+        throw new ToolplaneError(ErrorCode.IdentityConfigInvalid, 'every issuer needs an issuer name and an audience');
     this.issuers = config.issuers.map((c) => ({ config: c, keys: keySetOf(c) }));
     this.tolerance = config.clockToleranceSeconds ?? 30;
   }

@@ -12,7 +12,8 @@ import {
   type LanguageModelV4StreamPart,
 } from '@ai-sdk/provider';
 import type { OfferedTool } from '../../catalog/tool-catalog';
-import { classifyModelError, ModelFailure, ModelFailureType } from './model-failure';
+import { ModelFailureType } from '../../catalog/failure-types';
+import { classifyModelError, ModelFailure } from './model-failure';
 import type { ModelTurnRequest } from './types';
 import type { ChatMessage, FinishReason, ModelToolCall, ModelTurnResult } from '../../common/wire';
 

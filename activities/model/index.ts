@@ -19,6 +19,7 @@ import { modelPermit } from '../../common/ticket';
 import { checkTicket } from '../identity/ticket-check';
 import type { TicketIssuer } from '../identity/tickets';
 import type { ChatMessage, ModelActivities, ModelTurnInput, ModelTurnResult, ScriptTurn } from '../../common/wire';
+import { ModelFailureType, RunFailureType } from '../../catalog/failure-types';
 
 /**
  * Outputs stored outside history are read back here, so the model sees them whole. Only the
@@ -68,7 +69,7 @@ function refuseOversized(result: ModelTurnResult, where: string): void {
   const bytes = Buffer.byteLength(JSON.stringify(result.message), 'utf8');
   if (bytes > MAX_MODEL_OUTPUT_BYTES)
     throw ApplicationFailure.create({
-      type: 'ModelOutputTooLarge',
+      type: ModelFailureType.OutputTooLarge,
       message: `${where} answered ${bytes} bytes, more than the ${MAX_MODEL_OUTPUT_BYTES} a turn may record; the turn is refused, not retried`,
       details: [{ bytes, limit: MAX_MODEL_OUTPUT_BYTES }],
       nonRetryable: true,
@@ -133,7 +134,7 @@ export function createModelActivities(deps: ModelActivityDeps): ModelActivities 
 
   return {
     async modelTurn(turn: ModelTurnInput): Promise<ModelTurnResult> {
-      await checkTicket(deps.tickets, turn, modelPermit(turn.model.endpoint), 'ModelRefused');
+      await checkTicket(deps.tickets, turn, modelPermit(turn.model.endpoint), RunFailureType.ModelRefused);
       const resolved = asFinalRefusal(() => resolveModel(deps.models, turn.model));
       const info = Context.current().info;
       const scope = info.workflowExecution?.workflowId ?? '';

@@ -11,6 +11,7 @@ import type { Provenance, ProvenanceState } from '../provenance';
 import type { RunStreamState } from '../run-stream';
 import type { StepCtx, StepState } from '../step-ctx';
 import type { Conversation } from './turn';
+import { RunFailureType } from '../../catalog/failure-types';
 
 /** What a run hands the run that continues it: everything its decisions depend on. */
 export interface AgentRunCarry {
@@ -38,7 +39,7 @@ export function refuseForeignCarry(carry: AgentRunCarry | undefined): void {
   if (carry && !workflowInfo().continuedFromExecutionRunId)
     throw ApplicationFailure.nonRetryable(
       'a run may not start from carried state; only a run continuing as new passes it on',
-      'RunRefused',
+      RunFailureType.RunRefused,
     );
 }
 
