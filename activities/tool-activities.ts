@@ -3,7 +3,6 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import { FailureType } from '../catalog/failure-types';
 import { sharesFactsWith } from '../catalog/authority';
 import type { Manifest, Safety } from '../catalog/manifest';
-import { serverOf } from '../catalog/manifest';
 import { shortDigest, toolDigest } from '../catalog/digest';
 import { effectKeyOfActivityId, idempotencyKey } from '../common/effect-key';
 import type { StoredOutput } from '../common/stored-output';
@@ -29,6 +28,8 @@ import { withToolSpan, type GenAiToolType } from './telemetry';
 import type { LedgerRef, Tool } from './tool';
 import { ToolError } from './tool-errors';
 import type { ToolRegistry } from './tool-registry';
+import { isLeaseFor } from '../catalog/lease-id';
+import { isExtensionTool } from '../catalog/tool-id';
 
 export interface ToolActivityDeps {
   registry: ToolRegistry;
@@ -160,9 +161,8 @@ export function createToolActivities(deps: ToolActivityDeps): ToolActivities {
   /** The run's ticket, then the lease an extension tool needs; the workflow checked both, the worker checks again. */
   const assertAuthority = async (req: PerformRequest | ReconcileRequest): Promise<void> => {
     await checkTicket(deps.tickets, req, toolPermit(req.toolId), FailureType.Unavailable);
-    if (!req.toolId.startsWith('ext:')) return;
-    const leaseFor = new RegExp(`^lease:${serverOf(req.toolId).replace(/[.]/g, '\\.')}:\\d+$`);
-    if (!req.lease || !leaseFor.test(req.lease)) {
+    if (!isExtensionTool(req.toolId)) return;
+    if (!isLeaseFor(req.lease, req.toolId)) {
       throw ApplicationFailure.nonRetryable(
         `${req.toolId} needs the extension-runtime lease this run was granted (the lease is ${req.lease ?? 'missing'}); nothing was started`,
         FailureType.Unavailable,

@@ -6,6 +6,7 @@ import { KNOWN_CAPABILITIES } from './capabilities';
 import { capsOf, looserCaps, tighterCaps, type RunCaps } from './caps';
 import { LimitsDecl } from './caps-decl';
 import { ScriptTurnShape } from './script';
+import { durationText } from './duration';
 
 const toolGrant = z.union([z.literal('*'), z.array(z.string().min(1))]);
 const names = z.array(z.string().min(1));
@@ -109,10 +110,7 @@ export const ModelEndpointDecl = z
           "The turns the worker plays; a run naming this endpoint may not send its own. Absent: the run's script.",
         ),
       token_delay: z
-        .union([
-          z.number().int().nonnegative(),
-          z.string().regex(/^\d+(\.\d+)?\s*(ms|s|m|h|d)$/, 'a duration such as "50ms" or "1s"'),
-        ])
+        .union([z.number().int().nonnegative(), durationText('a duration such as "50ms" or "1s"')])
         .optional()
         .meta({
           description:

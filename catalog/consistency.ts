@@ -3,6 +3,7 @@ import type { ManifestProblem } from './errors';
 import { schemaHasPointer } from './json-pointer';
 import { nameOf, serverOf, type Manifest } from './manifest';
 import { schemaProblems } from './schema';
+import { isExtensionTool } from './tool-id';
 
 export interface ConsistencyReport {
   errors: ManifestProblem[];
@@ -28,10 +29,10 @@ export function checkConsistency(manifest: Manifest): ConsistencyReport {
     const server = manifest.servers[serverName];
     if (!server) {
       err('.id', `names server "${serverName}", which servers does not declare`);
-    } else if (tool.id.startsWith('ext:') !== (server.kind === 'extension')) {
+    } else if (isExtensionTool(tool.id) !== (server.kind === 'extension')) {
       err(
         '.id',
-        tool.id.startsWith('ext:')
+        isExtensionTool(tool.id)
           ? `ext: identities belong to extension servers; "${serverName}" is ${server.kind}`
           : `extension server "${serverName}" tools are named ext:${serverName}:${nameOf(tool.id)}`,
       );

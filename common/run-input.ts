@@ -8,12 +8,11 @@ import type { Manifest } from '../catalog/manifest';
 import { SENSITIVITY_LEVELS } from '../catalog/sensitivity';
 import { ScriptTurnShape } from '../catalog/script';
 import { RunFailureType } from '../catalog/failure-types';
+import { durationText } from '../catalog/duration';
+import { toolIdText } from '../catalog/tool-id';
 
 /** The failure type of a run whose input was malformed (the error's `code` on the client side). */
 export const RUN_INPUT_INVALID = RunFailureType.RunInputInvalid;
-
-const TOOL_ID = /^(tool:\/\/[a-z0-9][a-z0-9_.-]*\/[A-Za-z0-9_.-]+|ext:[a-z0-9][a-z0-9_.-]*:[A-Za-z0-9_.-]+)$/;
-const DURATION = /^\d+(\.\d+)?\s*(ms|s|m|h|d)$/;
 
 // Built on first use, not when the module loads: every workflow run loads this module afresh, and a run
 // that only calls tools from its own workflow (StepCtx) never checks a toolplane run's input.
@@ -21,7 +20,7 @@ let built: { agent: z.ZodType; tool: z.ZodType } | undefined;
 function shapes(): { agent: z.ZodType; tool: z.ZodType } {
   if (built) return built;
   const nonEmpty = z.string().min(1, 'must not be empty');
-  const toolId = z.string().regex(TOOL_ID, 'must be a tool identity "tool://server/name" or "ext:<plugin>:<name>"');
+  const toolId = toolIdText('must be a tool identity "tool://server/name" or "ext:<plugin>:<name>"');
   const count = z
     .number({ error: 'must be a number' })
     .int('must be a whole number')
@@ -30,10 +29,10 @@ function shapes(): { agent: z.ZodType; tool: z.ZodType } {
   const duration = z.union(
     [
       z.number().positive('must be a positive number of milliseconds'),
-      z
-        .string()
-        .regex(DURATION, 'must be a duration such as "90s", "10m" or "1h"')
-        .refine((d) => parseFloat(d) > 0, 'must be longer than zero'),
+      durationText('must be a duration such as "90s", "10m" or "1h"').refine(
+        (d) => parseFloat(d) > 0,
+        'must be longer than zero',
+      ),
     ],
     { error: 'must be a duration such as "90s", "10m" or "1h" (or milliseconds)' },
   );
