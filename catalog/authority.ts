@@ -7,6 +7,9 @@ import { capsOf, looserCaps, tighterCaps, type RunCaps } from './caps';
 import { LimitsDecl } from './caps-decl';
 import { ScriptTurnShape } from './script';
 import { durationText } from './duration';
+import type { ModelRequest } from './model-request';
+
+export type { ModelRequest };
 
 const toolGrant = z.union([z.literal('*'), z.array(z.string().min(1))]);
 const names = z.array(z.string().min(1));
@@ -310,18 +313,6 @@ export function authorize(
       capabilities: caps.filter((c) => !mayHold(principals, who, c)),
     },
   };
-}
-
-/** What a run may say about its model: the name of a worker-declared endpoint, and a model it serves. */
-export interface ModelRequest {
-  endpoint: string;
-  /** One of the endpoint's declared models; default its first. */
-  model?: string;
-  temperature?: number;
-  /** For a `scripted` endpoint: the turns to play. */
-  script?: readonly unknown[];
-  /** A display name for spans and the journal. */
-  name?: string;
 }
 
 export class ModelRefused extends CatalogError<{ endpoint: string; model?: string }> {

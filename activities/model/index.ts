@@ -18,7 +18,7 @@ import type { ModelTurnRequest } from './types';
 import { modelPermit } from '../../common/ticket';
 import { checkTicket } from '../identity/ticket-check';
 import type { TicketIssuer } from '../identity/tickets';
-import type { ChatMessage, ModelActivities, ModelTurnInput, ModelTurnResult, ScriptTurn } from '../../common/wire';
+import type { ChatMessage, ModelActivities, ModelTurnInput, ModelTurnResult } from '../../common/wire';
 import { ModelFailureType, RunFailureType } from '../../catalog/failure-types';
 
 /**
@@ -89,7 +89,7 @@ async function writeScripted(text: string, delay: string | number | undefined, t
 }
 
 const invalid = (message: string) =>
-  ApplicationFailure.create({ type: 'ModelRequestInvalid', message, nonRetryable: true });
+  ApplicationFailure.create({ type: ModelFailureType.RequestInvalid, message, nonRetryable: true });
 
 export function createModelActivities(deps: ModelActivityDeps): ModelActivities {
   const blobs = deps.blobs ?? new FileBlobStore();
@@ -110,7 +110,7 @@ export function createModelActivities(deps: ModelActivityDeps): ModelActivities 
       if (!turn.tools || offeredDigest(turn.tools) !== digest)
         throw invalid(`a run's first model turn sends the offered tools whose digest it names (${digest})`);
       contextRef = await transcripts.startContext(
-        { tools: turn.tools, toolsDigest: digest, script: turn.model.script as ScriptTurn[] | undefined },
+        { tools: turn.tools, toolsDigest: digest, script: turn.model.script },
         scope,
       );
     }
@@ -168,7 +168,7 @@ export function createModelActivities(deps: ModelActivityDeps): ModelActivities 
           const alive = setInterval(() => activity.heartbeat(), HEARTBEAT_MS);
           try {
             const declared = decl.provider === 'scripted' ? decl.script : undefined;
-            const script = (declared ?? turn.model.script ?? ref?.context.script ?? []) as ScriptTurn[];
+            const script = declared ?? turn.model.script ?? ref?.context.script ?? [];
             const result =
               decl.provider === 'scripted'
                 ? ref
