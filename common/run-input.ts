@@ -18,17 +18,13 @@ export const RUN_INPUT_INVALID = RunFailureType.RunInputInvalid;
 const nonEmpty = () => z.string().min(1, 'must not be empty');
 const count = () =>
   z.number({ error: 'must be a number' }).int('must be a whole number').nonnegative('must not be negative');
+const toolIdShape = () => toolIdText('must be a tool identity "tool://server/name" or "ext:<plugin>:<name>"');
 const positive = () =>
   z.number({ error: 'must be a number' }).int('must be a whole number').positive('must be at least 1');
 
-/**
- * The shapes of a run's input, written once: the types below are derived from them, and the client
- * and the workflow check an input against them. Objects are strict in the types and loose when
- * checked (`.loose()`), so fields of runs already in history (`provider`) still pass.
- */
-function buildShapes() {
-  const toolId = toolIdText('must be a tool identity "tool://server/name" or "ext:<plugin>:<name>"');
-  const duration = z.union(
+/** A positive duration: milliseconds, or the duration grammar (catalog/duration.ts). */
+function durationShape() {
+  return z.union(
     [
       z.number().positive('must be a positive number of milliseconds'),
       durationText('must be a duration such as "90s", "10m" or "1h"').refine(
@@ -38,11 +34,11 @@ function buildShapes() {
     ],
     { error: 'must be a duration such as "90s", "10m" or "1h" (or milliseconds)' },
   );
+}
 
-  const model = modelRequestShape();
-
-  /** The run's own limits; the worker's caps (the manifest's `limits`) may be tighter. */
-  const limits = z
+/** The run's own limits; the worker's caps (the manifest's `limits`) may be tighter. */
+function limitsShape() {
+  return z
     .object({
       maxTurns: positive().optional(),
       maxToolCalls: count().optional(),
@@ -50,7 +46,7 @@ function buildShapes() {
       maxTokens: count().optional(),
       maxCostMicros: count().optional(),
       /** From the start of the run, e.g. "10m" (a duration as the manifest writes it, or milliseconds). */
-      deadline: duration.optional(),
+      deadline: durationShape().optional(),
       maxDelegationDepth: count().optional(),
       /** Per currency, in minor units; only tightens the manifest's `spend.max_minor_per_payee`. */
       maxSpendMinorPerPayee: z
@@ -60,9 +56,11 @@ function buildShapes() {
       maxEgressBytesPerDestination: count().optional(),
     })
     .loose();
+}
 
-  /** What every run asks for; the worker decides. */
-  const asked = {
+/** What every run asks for; the worker decides. */
+function askedFields() {
+  return {
     /** Who the run asks to act as. With a credential it may be left out: the worker takes the token's subject. */
     principal: nonEmpty().optional(),
     /**
@@ -71,7 +69,7 @@ function buildShapes() {
      */
     credential: nonEmpty().optional(),
     /** Tools the run asks for (default: every tool the worker lets this principal have). */
-    grants: z.array(toolId).optional(),
+    grants: z.array(toolIdShape()).optional(),
     /** Capabilities the run asks for, such as `extension-runtime`; the worker decides. */
     capabilities: z.array(nonEmpty()).optional(),
     /** The manifest digest the caller pinned; a worker with another manifest refuses the run. */
@@ -79,15 +77,18 @@ function buildShapes() {
     /** How many delegations deep this run is (a subagent's call runs one level below its parent). */
     delegationDepth: count().optional(),
   };
+}
 
-  const agent = z
+/** An agent run's input. */
+function agentShape() {
+  return z
     .object({
-      ...asked,
+      ...askedFields(),
       prompt: nonEmpty(),
-      model,
+      model: modelRequestShape(),
       /** Which granted tools the model may see (default: all of them). */
       policy: z.custom<Policy>().optional(),
-      limits: limits.optional(),
+      limits: limitsShape().optional(),
       systemPrompt: z.string().optional(),
       /** How sensitive the prompt itself is (default internal). */
       promptSensitivity: z.enum(SENSITIVITY_LEVELS).optional(),
@@ -105,23 +106,39 @@ function buildShapes() {
       carry: z.unknown().optional(),
     })
     .loose();
+}
 
-  const tool = z
+/** A tool run's input. */
+function toolShape() {
+  return z
     .object({
-      ...asked,
-      calls: z.array(z.object({ toolId, args: z.unknown() }).loose()),
+      ...askedFields(),
+      calls: z.array(z.object({ toolId: toolIdShape(), args: z.unknown() }).loose()),
       /** Stop at the first failed call (default) or go on. */
       continueOnError: z.boolean().optional(),
     })
     .loose();
-  // Who acts: the name a run asks to act as, or a credential whose subject the worker takes.
-  const someone = {
-    message: 'must name a principal, or carry a credential (a JWT) whose subject the worker takes',
-    path: ['principal'],
+}
+
+/** Who acts: the name a run asks to act as, or a credential whose subject the worker takes. */
+const someone = {
+  message: 'must name a principal, or carry a credential (a JWT) whose subject the worker takes',
+  path: ['principal'],
+};
+const whoActs = (i: { principal?: string; credential?: string; carry?: unknown }) =>
+  i.principal !== undefined || i.credential !== undefined || i.carry !== undefined;
+
+/**
+ * The shapes of a run's input, written once: the types below are derived from them, and the client
+ * and the workflow check an input against them. Objects are strict in the types and loose when
+ * checked (`.loose()`), so fields of runs already in history (`provider`) still pass.
+ */
+function buildShapes() {
+  return {
+    agent: agentShape().refine(whoActs, someone),
+    tool: toolShape().refine(whoActs, someone),
+    limits: limitsShape(),
   };
-  const whoActs = (i: { principal?: string; credential?: string; carry?: unknown }) =>
-    i.principal !== undefined || i.credential !== undefined || i.carry !== undefined;
-  return { agent: agent.refine(whoActs, someone), tool: tool.refine(whoActs, someone), limits };
 }
 
 type Shapes = ReturnType<typeof buildShapes>;
