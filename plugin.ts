@@ -106,6 +106,50 @@ export interface ToolplanePluginOptions {
   deployment?: ToolplaneDeployment;
 }
 
+/** Declared approvers are verified subjects: a worker that verifies nobody could only take a name's word. */
+function refuseApproversWithoutIdentity(opts: ToolplanePluginOptions): void {
+  if (opts.manifest.approvers && !opts.identity)
+    throw new ToolplaneError(
+      ErrorCode.IdentityConfigInvalid,
+      "the manifest declares approvers, but this worker has no identity (issuers) to verify an approver's credential with; " +
+        'configure identity, or remove the approvers section',
+    );
+}
+
+/** Every activity toolplane contributes to the worker, built from its options and what the plugin made of them. */
+function toolplaneActivities(
+  opts: ToolplanePluginOptions,
+  made: {
+    registry: ToolRegistry;
+    tickets: TicketIssuer;
+    credentials: CredentialVerifier | undefined;
+    blobs: BlobStore;
+  },
+) {
+  const { registry, tickets, credentials, blobs } = made;
+  return {
+    ...createAuthorizeActivities({
+      manifest: opts.manifest,
+      tickets,
+      credentials,
+      insecureAssertedPrincipals: opts.insecureAssertedPrincipals,
+      allowUngovernedToolRun: opts.allowUngovernedToolRun,
+    }),
+    ...createToolActivities({
+      registry,
+      manifest: opts.manifest,
+      tickets,
+      ledger: opts.ledger,
+      blobs,
+      largeOutputBytes: opts.largeOutputBytes,
+    }),
+    ...createCarriedActivities({ registry, manifest: opts.manifest, tickets }),
+    ...createDecisionActivities({ manifest: opts.manifest, credentials }),
+    ...createBudgetActivities({ manifest: opts.manifest, tickets }),
+    ...createModelActivities({ models: opts.manifest.models, blobs, transcripts: opts.transcripts, tickets }),
+  };
+}
+
 /**
  * The worker's `workerDeploymentOptions` for a deployment version; refuses names Temporal would
  * reject only once the worker polls (server 1.29: no `.` or `:` in a deployment name, neither
@@ -164,35 +208,9 @@ export class ToolplanePlugin extends SimplePlugin {
     if (opts.deployment) workerDeploymentOptions(opts.deployment); // a bad name refuses here, before the worker exists
     const blobs = opts.blobs ?? new FileBlobStore();
     const tickets = new TicketIssuer(loadTicketKey(opts.ticketKey));
-    // Declared approvers are verified subjects: a worker that verifies nobody could only take a name's word.
-    if (opts.manifest.approvers && !opts.identity)
-      throw new ToolplaneError(
-        ErrorCode.IdentityConfigInvalid,
-        "the manifest declares approvers, but this worker has no identity (issuers) to verify an approver's credential with; " +
-          'configure identity, or remove the approvers section',
-      );
+    refuseApproversWithoutIdentity(opts);
     const credentials = opts.identity ? new CredentialVerifier(opts.identity) : undefined;
-    const activities = {
-      ...createAuthorizeActivities({
-        manifest: opts.manifest,
-        tickets,
-        credentials,
-        insecureAssertedPrincipals: opts.insecureAssertedPrincipals,
-        allowUngovernedToolRun: opts.allowUngovernedToolRun,
-      }),
-      ...createToolActivities({
-        registry,
-        manifest: opts.manifest,
-        tickets,
-        ledger: opts.ledger,
-        blobs,
-        largeOutputBytes: opts.largeOutputBytes,
-      }),
-      ...createCarriedActivities({ registry, manifest: opts.manifest, tickets }),
-      ...createDecisionActivities({ manifest: opts.manifest, credentials }),
-      ...createBudgetActivities({ manifest: opts.manifest, tickets }),
-      ...createModelActivities({ models: opts.manifest.models, blobs, transcripts: opts.transcripts, tickets }),
-    };
+    const activities = toolplaneActivities(opts, { registry, tickets, credentials, blobs });
     super({
       name: 'toolplane',
       activities,
