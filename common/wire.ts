@@ -6,7 +6,7 @@ import type { RunCaps } from '../catalog/caps';
 import type { Sensitivity, ToolDecl } from '../catalog/manifest';
 import type { Policy } from '../catalog/policy';
 import type { OfferedTool } from '../catalog/tool-catalog';
-import type { LedgerDecision } from '../ledger/ref';
+import type { LedgerDecision } from './ledger-ref';
 import { ActivityName } from './names';
 import type { StoredOutput } from './stored-output';
 import type { RunIdentity, RunTicket, TicketCarry } from './ticket';

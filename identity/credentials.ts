@@ -16,6 +16,7 @@ import {
 } from 'jose';
 import { ToolplaneError } from '../catalog/errors';
 import type { RunIdentity } from '../common/ticket';
+import { ErrorCode } from '../catalog/error-codes';
 
 /** The claim a run's credential names its workflow id in. */
 export const WORKFLOW_ID_CLAIM = 'toolplane_workflow_id';
@@ -70,9 +71,12 @@ export type IdentityRefusedReason =
   | 'own_run'
   | 'replayed';
 
-export class IdentityRefused extends ToolplaneError<'IdentityRefused', { reason: IdentityRefusedReason }> {
+export class IdentityRefused extends ToolplaneError<
+  typeof ErrorCode.IdentityRefused,
+  { reason: IdentityRefusedReason }
+> {
   constructor(reason: IdentityRefusedReason, message: string) {
-    super('IdentityRefused', message, { reason });
+    super(ErrorCode.IdentityRefused, message, { reason });
   }
 }
 
@@ -141,7 +145,7 @@ function keySetOf(c: IssuerConfig): JWTVerifyGetKey {
   const given = [c.jwks, c.jwksFile, c.jwksUrl].filter((k) => k !== undefined).length;
   if (given !== 1)
     throw new ToolplaneError(
-      'IdentityConfigInvalid',
+      ErrorCode.IdentityConfigInvalid,
       `issuer ${c.issuer}: give exactly one of jwks, jwksFile, jwksUrl (${given} given)`,
     );
   try {
@@ -150,7 +154,7 @@ function keySetOf(c: IssuerConfig): JWTVerifyGetKey {
     return createRemoteJWKSet(new URL(c.jwksUrl!));
   } catch (err) {
     throw new ToolplaneError(
-      'IdentityConfigInvalid',
+      ErrorCode.IdentityConfigInvalid,
       `issuer ${c.issuer}: its keys cannot be read (${(err as Error).message})`,
     );
   }
@@ -173,10 +177,10 @@ export class CredentialVerifier {
 
   constructor(config: IdentityConfig) {
     if (!Array.isArray(config.issuers) || config.issuers.length === 0)
-      throw new ToolplaneError('IdentityConfigInvalid', 'an identity needs at least one issuer');
+      throw new ToolplaneError(ErrorCode.IdentityConfigInvalid, 'an identity needs at least one issuer');
     for (const c of config.issuers)
       if (!c.issuer || !c.audience)
-        throw new ToolplaneError('IdentityConfigInvalid', 'every issuer needs an issuer name and an audience');
+        throw new ToolplaneError(ErrorCode.IdentityConfigInvalid, 'every issuer needs an issuer name and an audience');
     this.issuers = config.issuers.map((c) => ({ config: c, keys: keySetOf(c) }));
     this.tolerance = config.clockToleranceSeconds ?? DEFAULT_CLOCK_TOLERANCE_SECONDS;
   }

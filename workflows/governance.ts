@@ -14,6 +14,7 @@ import { leaves } from '../common/json-leaves';
 import type { ProvenanceView } from './provenance';
 import type { Gate, GateVerdict } from './call/gate';
 import { checkDataFlow } from './taint-gate';
+import { RunFailureType } from '../catalog/failure-types';
 
 export interface GovernedCall {
   principal: string;
@@ -29,7 +30,7 @@ export interface GovernedCall {
 
 const { resolveCarried } = proxyActivities<CarriedActivities>({
   startToCloseTimeout: '30s',
-  retry: { maximumAttempts: 3, initialInterval: '200ms', nonRetryableErrorTypes: ['CarriedUnresolved'] },
+  retry: { maximumAttempts: 3, initialInterval: '200ms', nonRetryableErrorTypes: [RunFailureType.CarriedUnresolved] },
 });
 
 type Refusal = Extract<GateVerdict, { allow: false }>;

@@ -5,7 +5,7 @@
 import { setCurrentDetails, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import { REFUSALS, TOOLS_CALLED, WAITING_FOR, WaitingFor } from '../common/search-attributes';
 import { DECISIONS, type EscalationDecision, type PendingEscalation } from './escalation';
-import type { JournalEntry } from './journal';
+import type { JournalEntry } from '../common/journal';
 
 export interface RunStatus {
   refusals: number;

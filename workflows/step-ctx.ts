@@ -31,11 +31,12 @@ import {
 } from './escalation';
 import { runCall, type CallHost, type CallOptions } from './call/pipeline';
 import { journalQuery } from './journal-query';
-import type { JournalEntry, LeaseState } from './journal';
+import type { JournalEntry, LeaseState } from '../common/journal';
 import type { Escalator } from './recovery';
 import { failureMessage, readableTime, RunStatusBoard } from './run-status';
 import { recordRefusal } from './run-span';
 import { RunStream, type RunStreamState } from './run-stream';
+import { RunFailureType } from '../catalog/failure-types';
 
 export type { Gate, GateVerdict } from './call/gate';
 export type { Delegate } from './call/perform';
@@ -102,7 +103,7 @@ function carriedFrom(carry: TicketCarry): CarriedAuthority {
 }
 
 /** The failure type of a run whose credential (or carried ticket) the worker refused. */
-export const IDENTITY_REFUSED = 'IdentityRefused';
+export const IDENTITY_REFUSED = RunFailureType.IdentityRefused;
 
 /** The worker answers on the worker running the workflow task: no round trip before the first call. */
 const { authorizeRun } = proxyLocalActivities<AuthorizeActivities>({

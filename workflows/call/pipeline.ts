@@ -8,7 +8,7 @@ import type { EffectEvent } from '../../common/run-events';
 import { effectKey } from '../../common/effect-key';
 import { permitMac, toolPermit, type RunTicket } from '../../common/ticket';
 import type { CitedOrigin } from '../../common/wire';
-import type { JournalEntry } from '../journal';
+import type { JournalEntry } from '../../common/journal';
 import type { Escalator } from '../recovery';
 import { StepError } from '../step-error';
 import { askApproval, type Approval, type Denial } from './approval';

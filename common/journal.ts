@@ -1,4 +1,5 @@
 // Workflow-safe: what the run says about each effect, queryable and returned with the result.
+// The run writes it; the stream, the CLI and clients read it.
 
 export type Decision = 'allowed' | 'refused' | 'approved' | 'denied';
 
