@@ -5,7 +5,11 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
-import { docPages, fences, headingAnchors, linkTargets, repoRoot } from '../support/doc-pages';
+import { ToolRegistry } from '../../activities/tool-registry';
+import type { Tool } from '../../activities/tool';
+import { parseManifest } from '../../runtime/manifest-file';
+import { docPages, fencedSamples, fences, headingAnchors, linkTargets, repoRoot } from '../support/doc-pages';
+import { testDir } from '../support/env';
 
 /** A link with a scheme (`https:`, `mailto:`) leaves the repository; anything else is a path in it. */
 const external = (href: string) => /^[a-z][a-z0-9+.-]*:/i.test(href);
@@ -52,6 +56,27 @@ describe('the README and the docs pages', () => {
     };
     expect(Object.keys(scripts)).toEqual(expect.arrayContaining(['start', 'test']));
     expect(Object.keys(bin)).toContain('toolplane');
+  });
+
+  it("the worked example's manifest declares the README's tool as the worker checks it at start", async () => {
+    // The README's tools.ts, loaded from a folder of its own (node_modules linked so it resolves zod as a user's
+    // project does), against the README's manifest: the plugin refuses to start on any drift between the two.
+    const [toolsTs] = fencedSamples('README.md', 'ts');
+    expect(toolsTs).toMatch(/^\/\/ tools\.ts\n/);
+    const dir = testDir('readme-example');
+    fs.symlinkSync(path.join(repoRoot, 'node_modules'), path.join(dir, 'node_modules'));
+    fs.writeFileSync(path.join(dir, 'tools.ts'), toolsTs!);
+    const { saveNote } = (await import(path.join(dir, 'tools.ts'))) as { saveNote: Tool };
+    const manifests = fencedSamples('README.md', 'yaml');
+    expect(manifests).toHaveLength(1);
+    const { manifest } = parseManifest(manifests[0]!, 'README.md');
+    const registry = new ToolRegistry([saveNote]);
+    expect(registry.drift(manifest)).toEqual([]);
+    // The check can fail: the same tool against a manifest that declares another input schema.
+    const loose = { ...manifest, tools: manifest.tools.map((t) => ({ ...t, input_schema: { type: 'object' } })) };
+    expect(registry.drift(loose)).toEqual([
+      expect.objectContaining({ toolId: 'tool://notes/save', field: 'input_schema' }),
+    ]);
   });
 
   it('every relative link leads to a file of the repository, and every anchor to a heading of its page', () => {
