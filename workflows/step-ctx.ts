@@ -13,7 +13,13 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { AuthorizeActivities, AuthorizeRequest, CarriedAuthority, DecisionActivities } from '../common/wire';
+import type {
+  AuthorizeActivities,
+  AuthorizeRequest,
+  CarriedAuthority,
+  CitedOrigin,
+  DecisionActivities,
+} from '../common/wire';
 import type { RunIdentity, RunTicket, TicketCarry } from '../common/ticket';
 import type { RunCaps } from '../catalog/caps';
 import type { Sensitivity } from '../catalog/manifest';
@@ -32,7 +38,6 @@ import {
 } from './escalation';
 import { runCall, type CallHost, type CallOptions } from './call/pipeline';
 import { isManifestGate } from './governance';
-import type { CitedOrigin } from '../common/wire';
 import { RunGovernance, type RunGovernanceState } from './run-governance';
 import { journalQuery } from './journal-query';
 import type { JournalEntry, LeaseState } from './journal';
