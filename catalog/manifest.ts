@@ -412,6 +412,12 @@ export const ToolDecl = z
       .array(ProtectedFieldDecl)
       .default([])
       .describe('Field rules: which arguments must come from which sources, or may carry untrusted text.'),
+    accepts_untrusted_on_request: z
+      .boolean()
+      .optional()
+      .describe(
+        "Workflow code may waive this tool's trust rules (protected fields, the taint rule) for one call, saying why (`callTool(id, args, { acceptUntrusted: { reason } })`); the call's journal entry and the run's Current Details record it. Sensitivity, carried content, egress, spend and the run's limits still hold. Absent or false: such a call is refused before anything runs.",
+      ),
     redactions: z
       .array(RedactionDecl)
       .default([])
