@@ -47,5 +47,6 @@ export { loadManifest, parseManifest, type LoadedManifest } from './runtime/mani
 export type { Manifest, ManifestInput, ToolDecl, Sensitivity } from './catalog/manifest';
 export type { ModelEndpointDecl, ModelsDecl, PrincipalDecl, PrincipalsDecl } from './catalog/authority';
 export { ToolplaneError, CatalogError, ManifestInvalid, RegistryDrift, type ArgumentProblem } from './catalog/errors';
+export { ErrorCode, type ToolplaneCode } from './catalog/error-codes';
 export { manifestDigest } from './catalog/digest';
 export { WORKFLOWS_PATH as toolplaneWorkflowsPath } from './runtime/workflow-modules';

@@ -1,5 +1,14 @@
 // Packages published as ES modules only, which jest's CommonJS loader needs transformed.
-const ESM_ONLY = ['ai', 'jose', '@ai-sdk', '@standard-schema', 'eventsource-parser', '@workflow', '@ungap'];
+const ESM_ONLY = [
+  'ai',
+  'jose',
+  '@ai-sdk',
+  '@standard-schema',
+  'eventsource-parser',
+  '@workflow',
+  '@ungap',
+  'github-slugger',
+];
 
 /** @type {import('jest').Config} */
 module.exports = {

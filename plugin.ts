@@ -25,6 +25,7 @@ import type { LedgerConfig } from './ledger/keys';
 import { CredentialVerifier, type IdentityConfig } from './identity/credentials';
 import { loadTicketKey, TicketIssuer } from './activities/identity/tickets';
 import { WORKFLOW_INTERCEPTOR_MODULES } from './runtime/workflow-modules';
+import { ErrorCode } from './catalog/error-codes';
 
 /**
  * Temporal Worker Versioning: the version of a worker deployment this worker is. Each deploy whose
@@ -105,6 +106,50 @@ export interface ToolplanePluginOptions {
   deployment?: ToolplaneDeployment;
 }
 
+/** Declared approvers are verified subjects: a worker that verifies nobody could only take a name's word. */
+function refuseApproversWithoutIdentity(opts: ToolplanePluginOptions): void {
+  if (opts.manifest.approvers && !opts.identity)
+    throw new ToolplaneError(
+      ErrorCode.IdentityConfigInvalid,
+      "the manifest declares approvers, but this worker has no identity (issuers) to verify an approver's credential with; " +
+        'configure identity, or remove the approvers section',
+    );
+}
+
+/** Every activity toolplane contributes to the worker, built from its options and what the plugin made of them. */
+function toolplaneActivities(
+  opts: ToolplanePluginOptions,
+  made: {
+    registry: ToolRegistry;
+    tickets: TicketIssuer;
+    credentials: CredentialVerifier | undefined;
+    blobs: BlobStore;
+  },
+) {
+  const { registry, tickets, credentials, blobs } = made;
+  return {
+    ...createAuthorizeActivities({
+      manifest: opts.manifest,
+      tickets,
+      credentials,
+      insecureAssertedPrincipals: opts.insecureAssertedPrincipals,
+      allowUngovernedToolRun: opts.allowUngovernedToolRun,
+    }),
+    ...createToolActivities({
+      registry,
+      manifest: opts.manifest,
+      tickets,
+      ledger: opts.ledger,
+      blobs,
+      largeOutputBytes: opts.largeOutputBytes,
+    }),
+    ...createCarriedActivities({ registry, manifest: opts.manifest, tickets }),
+    ...createDecisionActivities({ manifest: opts.manifest, credentials }),
+    ...createBudgetActivities({ manifest: opts.manifest, tickets }),
+    ...createModelActivities({ models: opts.manifest.models, blobs, transcripts: opts.transcripts, tickets }),
+  };
+}
+
 /**
  * The worker's `workerDeploymentOptions` for a deployment version; refuses names Temporal would
  * reject only once the worker polls (server 1.29: no `.` or `:` in a deployment name, neither
@@ -125,11 +170,11 @@ export function workerDeploymentOptions(d: ToolplaneDeployment): WorkerDeploymen
       ? `the deployment name ${JSON.stringify(d.deploymentName)} contains "." or ":", which Temporal refuses`
       : undefined) ??
     bad('the build id', d.buildId);
-  if (problem) throw new ToolplaneError('UsageError', `worker deployment: ${problem}`);
+  if (problem) throw new ToolplaneError(ErrorCode.UsageError, `worker deployment: ${problem}`);
   const behavior = d.defaultVersioningBehavior ?? 'PINNED';
   if (behavior !== 'PINNED' && behavior !== 'AUTO_UPGRADE')
     throw new ToolplaneError(
-      'UsageError',
+      ErrorCode.UsageError,
       `worker deployment: defaultVersioningBehavior ${JSON.stringify(behavior)} is neither PINNED nor AUTO_UPGRADE`,
     );
   return {
@@ -163,35 +208,9 @@ export class ToolplanePlugin extends SimplePlugin {
     if (opts.deployment) workerDeploymentOptions(opts.deployment); // a bad name refuses here, before the worker exists
     const blobs = opts.blobs ?? new FileBlobStore();
     const tickets = new TicketIssuer(loadTicketKey(opts.ticketKey));
-    // Declared approvers are verified subjects: a worker that verifies nobody could only take a name's word.
-    if (opts.manifest.approvers && !opts.identity)
-      throw new ToolplaneError(
-        'IdentityConfigInvalid',
-        "the manifest declares approvers, but this worker has no identity (issuers) to verify an approver's credential with; " +
-          'configure identity, or remove the approvers section',
-      );
+    refuseApproversWithoutIdentity(opts);
     const credentials = opts.identity ? new CredentialVerifier(opts.identity) : undefined;
-    const activities = {
-      ...createAuthorizeActivities({
-        manifest: opts.manifest,
-        tickets,
-        credentials,
-        insecureAssertedPrincipals: opts.insecureAssertedPrincipals,
-        allowUngovernedToolRun: opts.allowUngovernedToolRun,
-      }),
-      ...createToolActivities({
-        registry,
-        manifest: opts.manifest,
-        tickets,
-        ledger: opts.ledger,
-        blobs,
-        largeOutputBytes: opts.largeOutputBytes,
-      }),
-      ...createCarriedActivities({ registry, manifest: opts.manifest, tickets }),
-      ...createDecisionActivities({ manifest: opts.manifest, credentials }),
-      ...createBudgetActivities({ manifest: opts.manifest, tickets }),
-      ...createModelActivities({ models: opts.manifest.models, blobs, transcripts: opts.transcripts, tickets }),
-    };
+    const activities = toolplaneActivities(opts, { registry, tickets, credentials, blobs });
     super({
       name: 'toolplane',
       activities,
@@ -259,7 +278,7 @@ export class ToolplanePlugin extends SimplePlugin {
     );
     if (own.length > 0)
       throw new ToolplaneError(
-        'ActivityConflict',
+        ErrorCode.ActivityConflict,
         `the worker's own activities ${own.join(', ')} have the names of toolplane's; rename them`,
       );
     const configured = super.configureWorker({
@@ -270,9 +289,12 @@ export class ToolplanePlugin extends SimplePlugin {
     const registered = (configured.activities ?? {}) as Record<string, unknown>;
     const missing = Object.keys(this.activityFns).filter((name) => registered[name] !== this.activityFns[name]);
     if (missing.length > 0)
-      throw new ToolplaneError('ActivityConflict', `another plugin replaced toolplane's ${missing.join(', ')}`);
+      throw new ToolplaneError(ErrorCode.ActivityConflict, `another plugin replaced toolplane's ${missing.join(', ')}`);
     if (!configured.interceptors?.activity?.includes(activityTracing))
-      throw new ToolplaneError('ActivityConflict', "the worker's options dropped toolplane's activity interceptor");
+      throw new ToolplaneError(
+        ErrorCode.ActivityConflict,
+        "the worker's options dropped toolplane's activity interceptor",
+      );
     return configured;
   }
 
@@ -289,13 +311,13 @@ export class ToolplanePlugin extends SimplePlugin {
         theirs.defaultVersioningBehavior === ours.defaultVersioningBehavior);
     if (!same)
       throw new ToolplaneError(
-        'DeploymentConflict',
+        ErrorCode.DeploymentConflict,
         `the worker's own workerDeploymentOptions (${JSON.stringify(theirs)}) differ from the plugin's deployment ` +
           `(${JSON.stringify(ours)}); set one of them`,
       );
     if (options.useVersioning || (options.buildId !== undefined && options.buildId !== ours.version.buildId))
       throw new ToolplaneError(
-        'DeploymentConflict',
+        ErrorCode.DeploymentConflict,
         "the worker's buildId/useVersioning (the deprecated build-id versioning) cannot be combined with the plugin's deployment",
       );
     return { workerDeploymentOptions: ours };

@@ -28,6 +28,7 @@ import { LedgerKeyInvalid, loadLedgerKeyFile, type LedgerConfig } from './ledger
 import { connectionSettings, connectOptions } from './inspect/connection';
 import { S3BlobStore } from './activities/s3-blob-store';
 import { loadIdentityFile } from './activities/identity/identity-file';
+import { ErrorCode } from './catalog/error-codes';
 
 export interface ToolplaneWorkerOptions extends ToolplanePluginOptions {
   connection: NativeConnection;
@@ -130,7 +131,7 @@ export async function loadToolModules(modules: string[]): Promise<Tool[]> {
     const loaded: unknown = typeof source === 'function' ? await (source as () => Tool[] | Promise<Tool[]>)() : source;
     if (!Array.isArray(loaded))
       throw new ToolplaneError(
-        'UsageError',
+        ErrorCode.UsageError,
         `${m} exports no tools (expected createTools(), a default export or \`tools\`)`,
       );
     tools.push(...(loaded as Tool[]));
@@ -143,7 +144,7 @@ function deploymentOf(o: { deploymentName?: string; buildId?: string }): Toolpla
   if (!o.deploymentName && !o.buildId) return undefined;
   if (!o.deploymentName || !o.buildId)
     throw new ToolplaneError(
-      'UsageError',
+      ErrorCode.UsageError,
       `Worker Versioning needs both a deployment name and a build id; only the ${o.buildId ? 'build id' : 'deployment name'} is set ` +
         '(--deployment-name / TOOLPLANE_DEPLOYMENT_NAME, --build-id / TOOLPLANE_BUILD_ID)',
     );
@@ -205,8 +206,26 @@ export async function connectWithRetry(
   }
 }
 
-export async function runWorkerCli(argv: string[]): Promise<void> {
-  const program = new Command()
+/** The options `toolplane worker` takes. */
+interface WorkerCliOptions {
+  manifest: string;
+  tools: string[];
+  taskQueue: string;
+  address?: string;
+  namespace?: string;
+  profile?: string;
+  workflowBundle?: string;
+  allowUngovernedToolRun?: boolean;
+  identity?: string;
+  insecureAssertedPrincipals?: boolean;
+  ledgerKeys?: string;
+  deploymentName?: string;
+  buildId?: string;
+}
+
+/** `toolplane worker`'s command line: each option, its environment default and its help. */
+function workerProgram(): Command {
+  return new Command()
     .name('toolplane worker')
     .requiredOption(
       '--manifest <file>',
@@ -251,32 +270,20 @@ export async function runWorkerCli(argv: string[]): Promise<void> {
       "this worker's version in the deployment, new for each deploy that changes workflow code " +
         '(default: TOOLPLANE_BUILD_ID, TEMPORAL_WORKER_BUILD_ID)',
       process.env.TOOLPLANE_BUILD_ID || process.env.TEMPORAL_WORKER_BUILD_ID || undefined,
-    )
-    .parse(argv);
-  const o = program.opts<{
-    manifest: string;
-    tools: string[];
-    taskQueue: string;
-    address?: string;
-    namespace?: string;
-    profile?: string;
-    workflowBundle?: string;
-    allowUngovernedToolRun?: boolean;
-    identity?: string;
-    insecureAssertedPrincipals?: boolean;
-    ledgerKeys?: string;
-    deploymentName?: string;
-    buildId?: string;
-  }>();
-  const deployment = deploymentOf(o);
-  const { manifest }: { manifest: Manifest } = loadManifest(o.manifest);
-  const tools = await loadToolModules(o.tools);
-  const settings = connectionSettings(o);
-  const connection = await connectWithRetry(connectOptions(settings), settings.address);
-  if (!connection) return; // told to stop while the server was unreachable
-  const worker = await createWorker({
+    );
+}
+
+/** The worker the options describe, on a connection already made. */
+function workerFromOptions(
+  o: WorkerCliOptions,
+  connection: NativeConnection,
+  namespace: string,
+  loaded: { manifest: Manifest; tools: Tool[]; deployment: ToolplaneDeployment | undefined },
+): Promise<Worker> {
+  const { manifest, tools, deployment } = loaded;
+  return createWorker({
     connection,
-    namespace: settings.namespace,
+    namespace,
     taskQueue: o.taskQueue,
     manifest,
     tools,
@@ -294,6 +301,10 @@ export async function runWorkerCli(argv: string[]): Promise<void> {
       ? { stickyQueueScheduleToStartTimeout: process.env.TOOLPLANE_STICKY_TIMEOUT as '1s' }
       : undefined,
   });
+}
+
+/** SIGINT or SIGTERM shuts the worker down gracefully: running calls get the grace time. */
+function shutdownOnSignals(worker: Worker): void {
   for (const signal of ['SIGINT', 'SIGTERM'] as const)
     process.once(signal, () => {
       console.error(
@@ -302,6 +313,18 @@ export async function runWorkerCli(argv: string[]): Promise<void> {
       );
       worker.shutdown();
     });
+}
+
+export async function runWorkerCli(argv: string[]): Promise<void> {
+  const o = workerProgram().parse(argv).opts<WorkerCliOptions>();
+  const deployment = deploymentOf(o);
+  const { manifest }: { manifest: Manifest } = loadManifest(o.manifest);
+  const tools = await loadToolModules(o.tools);
+  const settings = connectionSettings(o);
+  const connection = await connectWithRetry(connectOptions(settings), settings.address);
+  if (!connection) return; // told to stop while the server was unreachable
+  const worker = await workerFromOptions(o, connection, settings.namespace, { manifest, tools, deployment });
+  shutdownOnSignals(worker);
   const version = deployment
     ? ` as version ${deployment.buildId} of worker deployment ${deployment.deploymentName}`
     : ' (unversioned)';

@@ -10,23 +10,24 @@
 export { agentRun } from './workflows/agent/run';
 export { toolRun } from './workflows/tool-run';
 // Budgets across runs: every worker that serves toolplane's runs registers the principals' budget workflow.
-export { budgetCounter, type BudgetCounterInput } from './workflows/budget/counter';
-export { budgetWindowsQuery, settleBudgetUpdate } from './workflows/budget/updates';
+export { budgetCounter } from './workflows/budget/counter';
+export { budgetWindowsQuery, settleBudgetUpdate } from './common/budget-protocol';
 export type {
+  BudgetCounterInput,
   BudgetState,
   CounterTotals,
   ReservationRecord,
   ReservationStatus,
   SettleUpdate,
   WindowState,
-} from './workflows/budget/ledger';
+} from './common/budget-protocol';
 export type { BudgetAnswer } from './common/wire';
 export { delegatedCall, type DelegatedCallInput, type DelegatedCallResult } from './workflows/delegated-call';
 export { StepCtx, type CallOptions, type OpenRequest, type StepState } from './workflows/step-ctx';
 export { StepError, StepErrorCode } from './workflows/step-error';
 // The run's stream (what `streamRun` in toolplane/client reads): a workflow may publish topics of its own on it.
 export { RunStream } from './workflows/run-stream';
-export type { JournalEntry, Decision, Outcome, RecoveryPath, LeaseState } from './workflows/journal';
+export type { JournalEntry, Decision, Outcome, RecoveryPath, LeaseState } from './common/journal';
 export type { Limits, Usage } from './workflows/limits';
 export type { Policy } from './catalog/policy';
 export type { RunIdentity, TicketCarry } from './common/ticket';

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { ToolplaneError } from '../catalog/errors';
 import type { StoredOutput } from '../common/stored-output';
 import { dataDir } from './data-dir';
+import { ErrorCode } from '../catalog/error-codes';
 
 export interface BlobStore {
   /** Stores the bytes for one run; returns `sha256:<hex>`. Storing the same bytes twice is one blob. */
@@ -16,10 +17,10 @@ export interface BlobStore {
 }
 
 /** The store cannot be written: found when the worker starts, not after a tool's effect landed. */
-export class BlobStoreUnwritable extends ToolplaneError<'BlobStoreUnwritable', { location: string }> {
+export class BlobStoreUnwritable extends ToolplaneError<typeof ErrorCode.BlobStoreUnwritable, { location: string }> {
   constructor(location: string, cause: string) {
     super(
-      'BlobStoreUnwritable',
+      ErrorCode.BlobStoreUnwritable,
       `the blob store at ${location} cannot be written by this worker (uid ${process.getuid?.() ?? '?'}): ${cause}. ` +
         'Outputs above the large-output threshold go there after their tool ran; set TOOLPLANE_BLOB_DIR (or ' +
         'TOOLPLANE_DATA_DIR) to a directory this user can write, shared by every worker replica, or pass a BlobStore.',
@@ -30,16 +31,38 @@ export class BlobStoreUnwritable extends ToolplaneError<'BlobStoreUnwritable', {
 
 export const DEFAULT_LARGE_OUTPUT_BYTES = 256 * 1024;
 
-export class BlobNotFound extends ToolplaneError<'BlobNotFound', { ref: string }> {
+export class BlobNotFound extends ToolplaneError<typeof ErrorCode.BlobNotFound, { ref: string }> {
   constructor(ref: string) {
-    super('BlobNotFound', `blob ${ref} is not in this run's store`, { ref });
+    super(ErrorCode.BlobNotFound, `blob ${ref} is not in this run's store`, { ref });
   }
 }
 
-function hexOf(ref: string): string {
+/** A string that is no blob reference (`sha256:` and 64 hex digits). */
+export class BlobRefInvalid extends ToolplaneError<typeof ErrorCode.BlobRefInvalid, { ref: string }> {
+  constructor(ref: string) {
+    super(ErrorCode.BlobRefInvalid, `not a blob reference: ${ref}`, { ref });
+  }
+}
+
+/** A stored blob whose content no longer hashes to its reference. */
+export class BlobCorrupt extends ToolplaneError<typeof ErrorCode.BlobCorrupt, { ref: string; actual: string }> {
+  constructor(ref: string, actual: string) {
+    super(ErrorCode.BlobCorrupt, `blob ${ref} is corrupt (content hashes to ${actual})`, { ref, actual });
+  }
+}
+
+/** The hex digest a blob reference names; every store keys its blobs by it. */
+export function hexOf(ref: string): string {
   const hex = ref.replace(/^sha256:/, '');
-  if (!/^[0-9a-f]{64}$/.test(hex)) throw new Error(`not a blob reference: ${ref}`);
+  if (!/^[0-9a-f]{64}$/.test(hex)) throw new BlobRefInvalid(ref);
   return hex;
+}
+
+/** The bytes read back under `ref`, checked against it. */
+export function verified(ref: string, bytes: Buffer): Buffer {
+  const actual = `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
+  if (actual !== ref) throw new BlobCorrupt(ref, actual);
+  return bytes;
 }
 
 export class FileBlobStore implements BlobStore {
@@ -82,9 +105,7 @@ export class FileBlobStore implements BlobStore {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new BlobNotFound(ref);
       throw err;
     }
-    const actual = `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
-    if (actual !== ref) throw new Error(`blob ${ref} is corrupt (content hashes to ${actual})`);
-    return bytes;
+    return verified(ref, bytes);
   }
 }
 

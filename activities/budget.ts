@@ -9,11 +9,11 @@ import type { Manifest } from '../catalog/manifest';
 import { budgetWorkflowId } from '../common/budget-id';
 import { WorkflowName } from '../common/names';
 import type { BudgetActivities, BudgetAnswer, BudgetReserveRequest, BudgetSettleRequest } from '../common/wire';
-import type { budgetCounter } from '../workflows/budget/counter';
-import { reserveBudgetUpdate, settleBudgetUpdate } from '../workflows/budget/updates';
+import { reserveBudgetUpdate, settleBudgetUpdate, type BudgetCounterWorkflow } from '../common/budget-protocol';
 import { toolPermit } from '../common/ticket';
 import { checkTicket } from './identity/ticket-check';
 import type { TicketIssuer } from './identity/tickets';
+import { RunFailureType } from '../catalog/failure-types';
 
 export interface BudgetActivityDeps {
   /** The worker's own manifest: the budgets, their periods and limits come from here, never from the run. */
@@ -23,11 +23,11 @@ export interface BudgetActivityDeps {
 }
 
 /** The failure type of a reserve request the worker cannot count: final, the call is refused. */
-export const BUDGET_UNCOUNTABLE = 'BudgetUncountable';
+export const BUDGET_UNCOUNTABLE = RunFailureType.BudgetUncountable;
 
 function startOperation(principal: string) {
   const info = Context.current().info;
-  return new WithStartWorkflowOperation<typeof budgetCounter>(WorkflowName.BudgetCounter, {
+  return new WithStartWorkflowOperation<BudgetCounterWorkflow>(WorkflowName.BudgetCounter, {
     workflowId: budgetWorkflowId(principal),
     // The worker's own task queue: every toolplane worker registers the budget workflow.
     taskQueue: info.taskQueue,

@@ -9,6 +9,7 @@ import type { ToolRegistry } from './tool-registry';
 import { toolPermit } from '../common/ticket';
 import { checkTicket } from './identity/ticket-check';
 import type { TicketIssuer } from './identity/tickets';
+import { RunFailureType } from '../catalog/failure-types';
 
 export interface CarriedActivityDeps {
   registry: ToolRegistry;
@@ -19,7 +20,7 @@ export interface CarriedActivityDeps {
 
 /** Every failure is final: a resolver that cannot say what leaves refuses the call. */
 function refused(message: string): ApplicationFailure {
-  return ApplicationFailure.nonRetryable(message, 'CarriedUnresolved');
+  return ApplicationFailure.nonRetryable(message, RunFailureType.CarriedUnresolved);
 }
 
 /** The tool's answer, checked: a whole number of bytes and a known sensitivity, or a refusal. */
@@ -39,7 +40,7 @@ export function createCarriedActivities(deps: CarriedActivityDeps): CarriedActiv
   const declared = new Map((deps.manifest?.tools ?? []).map((t) => [t.id, shortDigest(toolDigest(t))]));
   return {
     async resolveCarried(req: CarriedRequest): Promise<CarriedContent> {
-      await checkTicket(deps.tickets, req, toolPermit(req.toolId), 'CarriedUnresolved');
+      await checkTicket(deps.tickets, req, toolPermit(req.toolId), RunFailureType.CarriedUnresolved);
       const tool = deps.registry.get(req.toolId);
       if (!tool?.carried)
         throw refused(`${req.toolId} has no carried() on this worker, so what it would carry is unknown`);

@@ -1,9 +1,10 @@
 // A refusal decided by the catalogue or the identity check, carried out of an activity: final, typed by its code.
 import { ApplicationFailure } from '@temporalio/activity';
 import { CatalogError, ToolplaneError } from '../catalog/errors';
+import { ErrorCode } from '../catalog/error-codes';
 
 function final(err: unknown): unknown {
-  if (CatalogError.is(err) || (ToolplaneError.is(err) && err.code === 'IdentityRefused'))
+  if (CatalogError.is(err) || (ToolplaneError.is(err) && err.code === ErrorCode.IdentityRefused))
     return ApplicationFailure.create({
       type: err.code,
       message: err.message,

@@ -9,6 +9,7 @@ import type { ArgumentProblem } from '../catalog/errors';
 import type { CarriedContent, Reconciliation } from '../common/wire';
 import type { Ctx, LedgerRef, Tool, ToolDef, ToolOutput } from './tool';
 import { ToolInputInvalid } from './tool-errors';
+import { ErrorCode } from '../catalog/error-codes';
 
 /** A zod 4 object schema (classic `z.object`, `z.strictObject`, or zod mini's `z.object`). */
 export type ToolInputSchema = z.$ZodObject;
@@ -47,10 +48,13 @@ export interface TypedTool<S extends ToolInputSchema = ToolInputSchema> extends 
 }
 
 /** A zod schema that JSON Schema cannot express (a `z.date()`, a `z.bigint()`): the tool is refused where it is defined. */
-export class ToolSchemaUnrepresentable extends ToolplaneError<'ToolSchemaUnrepresentable', { toolId: string }> {
+export class ToolSchemaUnrepresentable extends ToolplaneError<
+  typeof ErrorCode.ToolSchemaUnrepresentable,
+  { toolId: string }
+> {
   constructor(toolId: string, reason: string) {
     super(
-      'ToolSchemaUnrepresentable',
+      ErrorCode.ToolSchemaUnrepresentable,
       `${toolId}: its input schema has no JSON Schema a manifest could declare (${reason}); ` +
         'use types JSON can carry (strings, numbers, booleans, arrays, objects)',
       { toolId },

@@ -9,7 +9,8 @@ import {
   type S3ClientConfig,
 } from '@aws-sdk/client-s3';
 import { ToolplaneError } from '../catalog/errors';
-import { BlobNotFound, type BlobStore } from './blob-store';
+import { BlobNotFound, hexOf, verified, type BlobStore } from './blob-store';
+import { ErrorCode } from '../catalog/error-codes';
 
 export interface S3BlobStoreOptions {
   /** Default: `TOOLPLANE_S3_BUCKET`. */
@@ -30,12 +31,12 @@ export interface S3BlobStoreOptions {
 
 /** The bucket cannot be reached or written: found when the worker starts, not after a tool's effect landed. */
 export class S3BlobStoreUnavailable extends ToolplaneError<
-  'S3BlobStoreUnavailable',
+  typeof ErrorCode.S3BlobStoreUnavailable,
   { bucket: string; endpoint: string }
 > {
   constructor(bucket: string, endpoint: string, cause: string) {
     super(
-      'S3BlobStoreUnavailable',
+      ErrorCode.S3BlobStoreUnavailable,
       `the S3 blob store (bucket ${bucket} at ${endpoint}) cannot be written by this worker: ${cause}. ` +
         'Outputs above the large-output threshold go there after their tool ran; check the bucket exists, the ' +
         'endpoint answers, and the credentials may put, get and delete objects in it.',
@@ -45,16 +46,13 @@ export class S3BlobStoreUnavailable extends ToolplaneError<
 }
 
 /** The options lack something no default provides. */
-export class S3BlobStoreMisconfigured extends ToolplaneError<'S3BlobStoreMisconfigured', { missing: string }> {
+export class S3BlobStoreMisconfigured extends ToolplaneError<
+  typeof ErrorCode.S3BlobStoreMisconfigured,
+  { missing: string }
+> {
   constructor(missing: string, hint: string) {
-    super('S3BlobStoreMisconfigured', `the S3 blob store has no ${missing}: ${hint}`, { missing });
+    super(ErrorCode.S3BlobStoreMisconfigured, `the S3 blob store has no ${missing}: ${hint}`, { missing });
   }
-}
-
-function hexOf(ref: string): string {
-  const hex = ref.replace(/^sha256:/, '');
-  if (!/^[0-9a-f]{64}$/.test(hex)) throw new Error(`not a blob reference: ${ref}`);
-  return hex;
 }
 
 function describe(err: unknown): string {
@@ -124,9 +122,7 @@ export class S3BlobStore implements BlobStore {
       if (isNotFound(err)) throw new BlobNotFound(ref);
       throw err;
     }
-    const actual = `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
-    if (actual !== ref) throw new Error(`blob ${ref} is corrupt (content hashes to ${actual})`);
-    return bytes;
+    return verified(ref, bytes);
   }
 
   /** Puts, reads back and deletes a probe object: the worker refuses to start on any failure. */

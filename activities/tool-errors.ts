@@ -1,8 +1,9 @@
 // What a tool throws to say how it failed; the tool activity turns these into typed failures.
+import { errorBrand, hasBrand } from '../catalog/error-brand';
 import { ToolplaneError, type ArgumentProblem } from '../catalog/errors';
 import { FailureType } from '../catalog/failure-types';
 
-const BRAND = Symbol.for('toolplane.ToolError');
+const BRAND = errorBrand('ToolError');
 
 /** Thrown by tool code; its `code` is the failure type recovery acts on. */
 export class ToolError extends ToolplaneError<FailureType> {
@@ -20,7 +21,7 @@ export class ToolError extends ToolplaneError<FailureType> {
   }
 
   static override is(err: unknown): err is ToolError {
-    return typeof err === 'object' && err !== null && (err as Record<symbol, unknown>)[BRAND] === true;
+    return hasBrand(err, BRAND);
   }
 }
 

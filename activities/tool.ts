@@ -4,10 +4,10 @@
  */
 import type { Safety } from '../catalog/manifest';
 import type { Policy } from '../catalog/policy';
-import type { LedgerRef } from '../ledger/ref';
+import type { LedgerRef } from '../common/ledger-ref';
 import type { CarriedContent, Reconciliation, RemainingBudget, ToolEvent } from '../common/wire';
 
-export type { LedgerRef } from '../ledger/ref';
+export type { LedgerRef } from '../common/ledger-ref';
 export type { RemainingBudget } from '../common/wire';
 
 /** What an implementation says about itself; checked against the manifest at worker start. */

@@ -2,6 +2,7 @@
 // names, per tool (and optionally per gate rule), the verified subjects and groups whose decisions a
 // worker with an identity accepts; the worker checks an approver's credential against it.
 import { z } from 'zod';
+import { toolIdText } from './tool-id';
 
 /** What a person may decide: `approve`/`deny` an approval; `resolve` an in-doubt call (retry, landed, abort). */
 export const DecisionKind = { Approve: 'approve', Deny: 'deny', Resolve: 'resolve' } as const;
@@ -17,14 +18,7 @@ const toolIdOrAll = z
   .union([
     z.literal('*'),
     z
-      .array(
-        z
-          .string()
-          .regex(
-            /^(tool:\/\/[a-z0-9][a-z0-9_.-]*\/[A-Za-z0-9_.-]+|ext:[a-z0-9][a-z0-9_.-]*:[A-Za-z0-9_.-]+)$/,
-            'a tool identity "tool://server/name" or "ext:<plugin>:<name>"',
-          ),
-      )
+      .array(toolIdText('a tool identity "tool://server/name" or "ext:<plugin>:<name>"'))
       .min(1, 'at least one tool, or "*"'),
   ])
   .describe(

@@ -6,6 +6,10 @@ import { KNOWN_CAPABILITIES } from './capabilities';
 import { capsOf, looserCaps, tighterCaps, type RunCaps } from './caps';
 import { LimitsDecl } from './caps-decl';
 import { ScriptTurnShape } from './script';
+import { durationText } from './duration';
+import type { ModelRequest } from './model-request';
+
+export type { ModelRequest };
 
 const toolGrant = z.union([z.literal('*'), z.array(z.string().min(1))]);
 const names = z.array(z.string().min(1));
@@ -109,10 +113,7 @@ export const ModelEndpointDecl = z
           "The turns the worker plays; a run naming this endpoint may not send its own. Absent: the run's script.",
         ),
       token_delay: z
-        .union([
-          z.number().int().nonnegative(),
-          z.string().regex(/^\d+(\.\d+)?\s*(ms|s|m|h|d)$/, 'a duration such as "50ms" or "1s"'),
-        ])
+        .union([z.number().int().nonnegative(), durationText('a duration such as "50ms" or "1s"')])
         .optional()
         .meta({
           description:
@@ -312,18 +313,6 @@ export function authorize(
       capabilities: caps.filter((c) => !mayHold(principals, who, c)),
     },
   };
-}
-
-/** What a run may say about its model: the name of a worker-declared endpoint, and a model it serves. */
-export interface ModelRequest {
-  endpoint: string;
-  /** One of the endpoint's declared models; default its first. */
-  model?: string;
-  temperature?: number;
-  /** For a `scripted` endpoint: the turns to play. */
-  script?: readonly unknown[];
-  /** A display name for spans and the journal. */
-  name?: string;
 }
 
 export class ModelRefused extends CatalogError<{ endpoint: string; model?: string }> {

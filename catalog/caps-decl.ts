@@ -1,17 +1,14 @@
 // The manifest's `limits` section, parsed with zod: the worker's caps on every run (see caps.ts).
 import { z } from 'zod';
-import { durationMs } from './duration';
+import { DURATION_PATTERN, durationMs, durationText } from './duration';
 
-const DURATION = /^\d+(\.\d+)?\s*(ms|s|m|h|d)$/;
 const positiveDuration = z
   .union(
     [
       z.number().int().positive('must be a positive number of milliseconds'),
-      z
-        .string()
-        .regex(DURATION, 'a duration such as "90s", "10m" or "1h"')
+      durationText('a duration such as "90s", "10m" or "1h"')
         // The pattern reports a string that is no duration; only a zero one is left to refuse.
-        .refine((d) => !DURATION.test(d) || durationMs(d) > 0, 'must be longer than zero'),
+        .refine((d) => !DURATION_PATTERN.test(d) || durationMs(d) > 0, 'must be longer than zero'),
     ],
     { error: 'a duration such as "90s", "10m" or "1h" (or milliseconds)' },
   )

@@ -2,6 +2,7 @@
 import { getAt } from './json-pointer';
 import type { ToolDecl } from './manifest';
 import { normaliseDestination } from './destination';
+import { ValueUnreadable } from './errors';
 
 export { normaliseDestination };
 
@@ -22,9 +23,9 @@ export function destinationsOf(decl: ToolDecl, args: unknown): string[] {
     values.forEach((v, i) => {
       const at = Array.isArray(value) ? `${pointer}/${i}` : pointer;
       if (typeof v !== 'string' && typeof v !== 'number')
-        throw new Error(`${at} does not name a destination (a string or number is needed)`);
+        throw new ValueUnreadable(`${at} does not name a destination (a string or number is needed)`);
       const d = normaliseDestination(v);
-      if (!d) throw new Error(`${at} is an empty destination`);
+      if (!d) throw new ValueUnreadable(`${at} is an empty destination`);
       out.add(d);
     });
   }

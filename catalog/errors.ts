@@ -1,28 +1,29 @@
 // Workflow-safe. Errors carry a string `code`; callers branch on it, never on message text.
+import { errorBrand, hasBrand } from './error-brand';
+import { ErrorCode } from './error-codes';
 
+/** The codes of the catalogue's own errors (`CatalogError`), as registered in error-codes.ts. */
 export const CatalogErrorCode = {
-  ManifestInvalid: 'ManifestInvalid',
-  Unreachable: 'Unreachable',
-  InvalidArguments: 'InvalidArguments',
-  RegistryDrift: 'RegistryDrift',
-  DigestMismatch: 'DigestMismatch',
+  ManifestInvalid: ErrorCode.ManifestInvalid,
+  Unreachable: ErrorCode.Unreachable,
+  InvalidArguments: ErrorCode.InvalidArguments,
+  RegistryDrift: ErrorCode.RegistryDrift,
+  DigestMismatch: ErrorCode.DigestMismatch,
   /** A run asked for what the worker does not declare. */
-  RunRefused: 'RunRefused',
+  RunRefused: ErrorCode.RunRefused,
   /** A run named a model endpoint, or a model, the worker does not declare. */
-  ModelRefused: 'ModelRefused',
+  ModelRefused: ErrorCode.ModelRefused,
 } as const;
 export type CatalogErrorCode = (typeof CatalogErrorCode)[keyof typeof CatalogErrorCode];
 
-const TOOLPLANE = Symbol.for('toolplane.Error');
-const CATALOG = Symbol.for('toolplane.CatalogError');
-
-function branded(err: unknown, brand: symbol): boolean {
-  return typeof err === 'object' && err !== null && (err as Record<symbol, unknown>)[brand] === true;
-}
+const TOOLPLANE = errorBrand('Error');
+const CATALOG = errorBrand('CatalogError');
 
 /**
  * The base of every toolplane error: a string `code` to branch on, typed `data`, and a brand, so
- * `is()` works across the workflow sandbox and across two copies of the package.
+ * `is()` works across the workflow sandbox and across two copies of the package. toolplane's own
+ * codes are error-codes.ts's registry (lint refuses one written as a literal in product code);
+ * a user's subclass may bring its own.
  */
 export class ToolplaneError<C extends string = string, D = unknown> extends Error {
   readonly [TOOLPLANE] = true;
@@ -36,7 +37,7 @@ export class ToolplaneError<C extends string = string, D = unknown> extends Erro
   }
 
   static is(err: unknown): err is ToolplaneError {
-    return branded(err, TOOLPLANE);
+    return hasBrand(err, TOOLPLANE);
   }
 }
 
@@ -44,7 +45,19 @@ export class CatalogError<D = unknown> extends ToolplaneError<CatalogErrorCode, 
   readonly [CATALOG] = true;
 
   static override is(err: unknown): err is CatalogError {
-    return branded(err, CATALOG);
+    return hasBrand(err, CATALOG);
+  }
+}
+
+/**
+ * A value the gate must read exactly (an amount, a payee, a destination, a duration) that it could
+ * not read; the call that carries it is refused. Its `name` stays `Error`, as the plain errors it
+ * replaced had it: the refusal reasons runs record print the error whole, and those stay byte-identical.
+ */
+export class ValueUnreadable extends ToolplaneError<typeof ErrorCode.ValueUnreadable> {
+  constructor(message: string) {
+    super(ErrorCode.ValueUnreadable, message);
+    this.name = 'Error';
   }
 }
 
@@ -145,12 +158,12 @@ export interface RunInputProblem {
 
 /** A run's input is malformed or asks for what the manifest does not declare; refused before the run starts. */
 export class RunInputInvalid extends ToolplaneError<
-  'RunInputInvalid',
+  typeof ErrorCode.RunInputInvalid,
   { workflow: string; problems: RunInputProblem[] }
 > {
   constructor(workflow: string, problems: RunInputProblem[]) {
     super(
-      'RunInputInvalid',
+      ErrorCode.RunInputInvalid,
       `invalid ${workflow} input, nothing was started:\n` +
         problems.map((p) => `  at ${p.path || '(root)'}: ${p.message}`).join('\n'),
       { workflow, problems },

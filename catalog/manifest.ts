@@ -3,8 +3,9 @@ import { z } from 'zod';
 import { ApproversDecl } from './approvers';
 import { ModelsDecl, PrincipalsDecl } from './authority';
 import { LimitsDecl } from './caps-decl';
-import { durationMs } from './duration';
+import { durationMs, durationText } from './duration';
 import { SENSITIVITY_LEVELS } from './sensitivity';
+import { toolIdText } from './tool-id';
 
 // Workflow code imports these from their own modules, which build no schema when a run starts.
 export { SENSITIVITY_LEVELS, sensitivityRank, type Sensitivity } from './sensitivity';
@@ -20,10 +21,7 @@ export const Recovery = { Retry: 'retry', Reconcile: 'reconcile', Fail: 'fail', 
 export type Recovery = (typeof Recovery)[keyof typeof Recovery];
 
 const duration = z
-  .union([
-    z.number().int().nonnegative(),
-    z.string().regex(/^\d+(\.\d+)?\s*(ms|s|m|h|d)$/, 'a duration such as "250ms", "30s", "5m", "1h"'),
-  ])
+  .union([z.number().int().nonnegative(), durationText('a duration such as "250ms", "30s", "5m", "1h"')])
   .meta({
     title: 'duration',
     description: 'A duration: whole milliseconds, or a number with a unit ms, s, m, h or d.',
@@ -34,17 +32,11 @@ const jsonPointer = z
   .string()
   .regex(/^(\/([^~/]|~[01])*)+$/, 'a JSON pointer such as "/recipient"')
   .meta({ title: 'JSON pointer', description: "A JSON pointer into the call's arguments.", examples: ['/recipient'] });
-const toolId = z
-  .string()
-  .regex(
-    /^(tool:\/\/[a-z0-9][a-z0-9_.-]*\/[A-Za-z0-9_.-]+|ext:[a-z0-9][a-z0-9_.-]*:[A-Za-z0-9_.-]+)$/,
-    'a tool identity "tool://server/name" or "ext:<plugin>:<name>"',
-  )
-  .meta({
-    title: 'tool identity',
-    description: 'A tool identity: "tool://<server>/<name>", or "ext:<plugin>:<name>" for an extension tool.',
-    examples: ['tool://crm/lookup_customer'],
-  });
+const toolId = toolIdText('a tool identity "tool://server/name" or "ext:<plugin>:<name>"').meta({
+  title: 'tool identity',
+  description: 'A tool identity: "tool://<server>/<name>", or "ext:<plugin>:<name>" for an extension tool.',
+  examples: ['tool://crm/lookup_customer'],
+});
 const sourceId = z
   .string()
   .regex(
@@ -420,6 +412,12 @@ export const ToolDecl = z
       .array(ProtectedFieldDecl)
       .default([])
       .describe('Field rules: which arguments must come from which sources, or may carry untrusted text.'),
+    accepts_untrusted_on_request: z
+      .boolean()
+      .optional()
+      .describe(
+        "Workflow code may waive this tool's trust rules (protected fields, the taint rule) for one call, saying why (`callTool(id, args, { acceptUntrusted: { reason } })`); the call's journal entry and the run's Current Details record it. Sensitivity, carried content, egress, spend and the run's limits still hold. Absent or false: such a call is refused before anything runs.",
+      ),
     redactions: z
       .array(RedactionDecl)
       .default([])

@@ -1,4 +1,5 @@
 // Workflow-safe: amounts of money as integers of minor units (cents), read exactly; never floats.
+import { ValueUnreadable } from './errors';
 
 /** ISO 4217 minor-unit exponents that are not 2. */
 const EXPONENTS: Record<string, number> = {
@@ -36,7 +37,7 @@ function digitsOf(value: unknown): string {
   if (typeof value === 'string') return value.trim();
   // A number is read through its shortest decimal spelling, which round-trips exactly ("0.29").
   if (typeof value === 'number' && Number.isFinite(value)) return String(value);
-  throw new Error(`an amount must be a number or a decimal string, not ${JSON.stringify(value)}`);
+  throw new ValueUnreadable(`an amount must be a number or a decimal string, not ${JSON.stringify(value)}`);
 }
 
 /**
@@ -47,14 +48,16 @@ export function toMinorUnits(value: unknown, unit: 'minor' | 'major', currency: 
   const text = digitsOf(value);
   if (unit === 'minor') {
     if (!/^\d{1,30}$/.test(text))
-      throw new Error(`${JSON.stringify(value)} is not a whole, non-negative number of minor units`);
+      throw new ValueUnreadable(`${JSON.stringify(value)} is not a whole, non-negative number of minor units`);
     return BigInt(text);
   }
   const m = /^(\d{1,30})(?:\.(\d+))?$/.exec(text);
-  if (!m) throw new Error(`${JSON.stringify(value)} is not a non-negative decimal amount`);
+  if (!m) throw new ValueUnreadable(`${JSON.stringify(value)} is not a non-negative decimal amount`);
   const exponent = currencyExponent(currency);
   const fraction = m[2] ?? '';
   if (fraction.length > exponent)
-    throw new Error(`${JSON.stringify(value)} has more decimals than ${currency} has minor units (${exponent})`);
+    throw new ValueUnreadable(
+      `${JSON.stringify(value)} has more decimals than ${currency} has minor units (${exponent})`,
+    );
   return BigInt(m[1]!) * 10n ** BigInt(exponent) + BigInt(fraction.padEnd(exponent, '0') || '0');
 }

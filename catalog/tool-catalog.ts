@@ -2,6 +2,7 @@
 import { digestOf, toolDigest } from './digest';
 import type { Manifest, ToolDecl } from './manifest';
 import { canUseTool, type Policy } from './policy';
+import { offerName } from './tool-id';
 
 export interface CatalogEntry {
   decl: ToolDecl;
@@ -15,14 +16,6 @@ export interface OfferedTool {
   name: string;
   description: string;
   inputSchema: Record<string, unknown>;
-}
-
-/** `tool://crm/lookup` → `crm__lookup`: provider APIs restrict tool names to [A-Za-z0-9_-]. */
-export function offerName(toolId: string): string {
-  const bare = toolId.startsWith('ext:')
-    ? `ext_${toolId.slice(4).replace(/:/g, '__')}`
-    : toolId.slice('tool://'.length).replace('/', '__');
-  return bare.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 64);
 }
 
 /** What a run's model turns name in place of the offered tools' schemas, once the first turn sent them. */

@@ -5,11 +5,13 @@
 import fs from 'node:fs';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import type { Command } from 'commander';
-import { decide, type EscalationDecision } from '../client';
+import { decide } from '../inspect/decisions';
+import type { EscalationDecision } from '../workflows/escalation';
 import { ToolplaneError } from '../catalog/errors';
 import { shellWord } from '../inspect/connection';
 import { usageError } from './exit-codes';
 import { emit, onRunningRun, withClient, withCommonOptions, type Cli, type CommonOptions } from './shared';
+import { ErrorCode } from '../catalog/error-codes';
 
 interface DecideOptions extends CommonOptions {
   by?: string;
@@ -77,7 +79,7 @@ export function registerDecide(program: Command, cli: Cli): void {
           // The run refused the answer (it answers no waiting question, or the worker did not accept who decides).
           if (err instanceof WorkflowUpdateFailedError)
             throw new ToolplaneError(
-              'DecisionRefused',
+              ErrorCode.DecisionRefused,
               `${workflowId} refused "${decision.decision}" for ${decision.effectKey}: ${err.cause?.message ?? err.message}`,
             );
           throw err;

@@ -1,6 +1,7 @@
 // `toolplane describe`: one run at a glance: status, principal, refusals, whom it waits for, what waits, the link.
 import type { Command } from 'commander';
-import { pendingDecisions, type PendingEscalation } from '../client';
+import { pendingDecisions } from '../inspect/decisions';
+import type { PendingEscalation } from '../workflows/escalation';
 import { answerHint, whenLine } from './escalations';
 import { QUERY_TIMEOUT_MS, withinMs } from '../inspect/follow';
 import { failingLine, failingWorkflowTask, runRow } from './runs';

@@ -1,6 +1,7 @@
 // `toolplane escalations`: the calls of a run that wait for a person, and how to answer each.
 import type { Command } from 'commander';
-import { pendingDecisions, type PendingEscalation } from '../client';
+import { pendingDecisions } from '../inspect/decisions';
+import type { PendingEscalation } from '../workflows/escalation';
 import { shellWord, type ConnectionSettings } from '../inspect/connection';
 import { commandLine, emit, onRun, withClient, withCommonOptions, type Cli, type CommonOptions } from './shared';
 

@@ -1,5 +1,6 @@
 // The CLI's exit codes, documented in `--help` and the README.
 import { ToolplaneError } from '../catalog/errors';
+import { ErrorCode } from '../catalog/error-codes';
 
 export const ExitCode = {
   Ok: 0,
@@ -31,12 +32,12 @@ A secured cluster (\`npm run cluster\`) wants TLS files and a token whose role a
       resolve, cancel; a worker's for worker`;
 
 /** A command already said what happened (the run's outcome, as text or JSON); only the exit code is left. */
-export class CommandFailed extends ToolplaneError<'CommandFailed', { exitCode: ExitCode }> {
+export class CommandFailed extends ToolplaneError<typeof ErrorCode.CommandFailed, { exitCode: ExitCode }> {
   constructor(message: string, exitCode: ExitCode = ExitCode.Failed) {
-    super('CommandFailed', message, { exitCode });
+    super(ErrorCode.CommandFailed, message, { exitCode });
   }
 }
 
-export function usageError(message: string): ToolplaneError<'UsageError'> {
-  return new ToolplaneError('UsageError', message);
+export function usageError(message: string): ToolplaneError<typeof ErrorCode.UsageError> {
+  return new ToolplaneError(ErrorCode.UsageError, message);
 }

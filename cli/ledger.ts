@@ -2,7 +2,7 @@
 // signature and the run's history. `toolplane ledger keygen`: a key file for a worker and its verifiers.
 import fs from 'node:fs';
 import type { Command } from 'commander';
-import { formatVerdict, verifyProducedBy } from '../client';
+import { formatVerdict, verifyProducedBy } from '../ledger/verify';
 import { generateLedgerKey, loadLedgerKeyFile } from '../ledger/keys';
 import { CommandFailed, usageError } from './exit-codes';
 import { emit, withClient, withCommonOptions, withJson, type Cli, type CommonOptions } from './shared';

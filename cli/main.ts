@@ -4,14 +4,19 @@ import { ToolplaneError } from '../catalog/errors';
 import { ExitCode } from './exit-codes';
 import { buildProgram } from './program';
 import { formatCauseChain } from './shared';
+import { ErrorCode } from '../catalog/error-codes';
 
 export function exitCodeOf(err: unknown): ExitCode {
   if (err instanceof CommanderError) return err.exitCode === 0 ? ExitCode.Ok : ExitCode.Usage;
   if (ToolplaneError.is(err)) {
-    if (err.code === 'CommandFailed') return (err.data as { exitCode: ExitCode }).exitCode;
-    if (err.code === 'ManifestInvalid' || err.code === 'UsageError' || err.code === 'RunInputInvalid')
+    if (err.code === ErrorCode.CommandFailed) return (err.data as { exitCode: ExitCode }).exitCode;
+    if (
+      err.code === ErrorCode.ManifestInvalid ||
+      err.code === ErrorCode.UsageError ||
+      err.code === ErrorCode.RunInputInvalid
+    )
       return ExitCode.Usage;
-    if (err.code === 'TemporalUnreachable') return ExitCode.Unreachable;
+    if (err.code === ErrorCode.TemporalUnreachable) return ExitCode.Unreachable;
   }
   return ExitCode.Failed;
 }
@@ -37,7 +42,7 @@ export async function main(
   } catch (e) {
     const code = exitCodeOf(e);
     // Commander printed its own message; a CommandFailed already said what happened.
-    const said = e instanceof CommanderError || (ToolplaneError.is(e) && e.code === 'CommandFailed');
+    const said = e instanceof CommanderError || (ToolplaneError.is(e) && e.code === ErrorCode.CommandFailed);
     if (!said) for (const l of ToolplaneError.is(e) ? [e.message] : formatCauseChain(e)) err(l);
     if (!said && permissionDenied(e))
       err(

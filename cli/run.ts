@@ -13,8 +13,9 @@ import { loadManifest } from '../runtime/manifest-file';
 import { DEFAULT_TASK_QUEUE } from '../common/names';
 import { agentRunInputProblems } from '../common/run-input';
 import { followStream, withinMs } from '../inspect/follow';
-import { startAgentRun, type AgentRunInput, type AgentRunResult, type PendingEscalation } from '../client';
-import { pendingEscalations } from '../workflows/escalation';
+import { startAgentRun } from '../inspect/start-run';
+import type { AgentRunInput, AgentRunResult } from '../workflows/agent/run';
+import { pendingEscalations, type PendingEscalation } from '../workflows/escalation';
 import { answerHint, whenLine } from './escalations';
 import { CommandFailed, ExitCode, usageError } from './exit-codes';
 import { shellWord, type ConnectionSettings } from '../inspect/connection';
@@ -29,6 +30,7 @@ import {
   type Cli,
   type CommonOptions,
 } from './shared';
+import { ErrorCode } from '../catalog/error-codes';
 
 export interface RunOptions extends CommonOptions {
   manifest?: string;
@@ -48,37 +50,74 @@ export interface RunOptions extends CommonOptions {
 /** How long `run` waits for a worker before it says none polls the task queue. */
 const NO_POLLER_AFTER_MS = Number(process.env.TOOLPLANE_NO_POLLER_AFTER_MS ?? 3000);
 
+/** The `run` command's options. */
+function runCommand(program: Command): Command {
+  return program
+    .command('run')
+    .description('start an agent run, print each effect as it happens, what it waits for, and the Web UI link')
+    .option('--manifest <file>', 'pin the run to this manifest (the worker refuses it if its own differs)')
+    .option('--prompt <text>', "the user's prompt (a scripted model's file may carry it)")
+    .option(
+      '--principal <id>',
+      "on whose behalf the run acts (default: the credential's subject, or user:cli on a worker that takes names)",
+    )
+    .option(
+      '--credential <jwt>',
+      "the run's credential, a JWT bound to its workflow id, for a worker that verifies identities (default: TOOLPLANE_RUN_CREDENTIAL)",
+      process.env.TOOLPLANE_RUN_CREDENTIAL,
+    )
+    .requiredOption(
+      '--model <choice>',
+      'scripted:<script.json>, or a model endpoint the worker declares: <endpoint>[:<model>]',
+    )
+    .option(
+      '--grant <toolId...>',
+      'tools the run asks for (exact identities; default: all the worker lets the principal have)',
+    )
+    .option('--capability <name...>', 'capabilities the run asks for, e.g. extension-runtime')
+    .option('--max-turns <n>', 'model turns', '20')
+    .option('--max-tool-calls <n>', 'tool calls')
+    .option('--deadline <duration>', 'e.g. 10m')
+    .option('--task-queue <name>', "the workers' task queue", process.env.TOOLPLANE_TASK_QUEUE ?? DEFAULT_TASK_QUEUE)
+    .option('--workflow-id <id>', 'workflow id (default: a new one)');
+}
+
+/** A run that failed: its cause chain, as text or JSON; the command fails. */
+function reportFailure(
+  cli: Cli,
+  opts: RunOptions,
+  workflowId: string,
+  err: WorkflowFailedError,
+  url: string | undefined,
+): never {
+  if (opts.json)
+    cli.out(JSON.stringify({ workflowId, status: 'failed', causes: causeChain(err), webUi: url }, null, 2));
+  else {
+    cli.out(`run ${workflowId} failed:`);
+    for (const l of formatCauseChain(err)) cli.out(`  ${l}`);
+  }
+  throw new CommandFailed(`run ${workflowId} failed`);
+}
+
+/** How a run ended, as text or JSON; a run that did not complete fails the command. */
+function reportResult(
+  cli: Cli,
+  opts: RunOptions,
+  workflowId: string,
+  result: AgentRunResult,
+  url: string | undefined,
+): void {
+  if (opts.json) cli.out(JSON.stringify(resultJson(workflowId, result, url), null, 2));
+  else {
+    cli.out(`run ${workflowId} ${result.status}${result.rule ? ` (${result.rule}: ${result.reason})` : ''}`);
+    if (result.answer) cli.out(`answer: ${result.answer}`);
+  }
+  if (result.status !== 'completed')
+    throw new CommandFailed(`run ${workflowId} ended: ${result.status}`, ExitCode.Failed);
+}
+
 export function registerRun(program: Command, cli: Cli): void {
-  withCommonOptions(
-    program
-      .command('run')
-      .description('start an agent run, print each effect as it happens, what it waits for, and the Web UI link')
-      .option('--manifest <file>', 'pin the run to this manifest (the worker refuses it if its own differs)')
-      .option('--prompt <text>', "the user's prompt (a scripted model's file may carry it)")
-      .option(
-        '--principal <id>',
-        "on whose behalf the run acts (default: the credential's subject, or user:cli on a worker that takes names)",
-      )
-      .option(
-        '--credential <jwt>',
-        "the run's credential, a JWT bound to its workflow id, for a worker that verifies identities (default: TOOLPLANE_RUN_CREDENTIAL)",
-        process.env.TOOLPLANE_RUN_CREDENTIAL,
-      )
-      .requiredOption(
-        '--model <choice>',
-        'scripted:<script.json>, or a model endpoint the worker declares: <endpoint>[:<model>]',
-      )
-      .option(
-        '--grant <toolId...>',
-        'tools the run asks for (exact identities; default: all the worker lets the principal have)',
-      )
-      .option('--capability <name...>', 'capabilities the run asks for, e.g. extension-runtime')
-      .option('--max-turns <n>', 'model turns', '20')
-      .option('--max-tool-calls <n>', 'tool calls')
-      .option('--deadline <duration>', 'e.g. 10m')
-      .option('--task-queue <name>', "the workers' task queue", process.env.TOOLPLANE_TASK_QUEUE ?? DEFAULT_TASK_QUEUE)
-      .option('--workflow-id <id>', 'workflow id (default: a new one)'),
-  ).action((opts: RunOptions) => {
+  withCommonOptions(runCommand(program)).action((opts: RunOptions) => {
     // Checked before connecting: a bad flag or script is refused without touching the server.
     const manifest = opts.manifest ? loadManifest(opts.manifest).manifest : undefined;
     const input = agentRunInput(manifest, opts);
@@ -102,30 +141,12 @@ export function registerRun(program: Command, cli: Cli): void {
         );
       } catch (err) {
         if (!(err instanceof WorkflowFailedError)) throw err;
-        if (opts.json)
-          cli.out(
-            JSON.stringify(
-              { workflowId: handle.workflowId, status: 'failed', causes: causeChain(err), webUi: url },
-              null,
-              2,
-            ),
-          );
-        else {
-          cli.out(`run ${handle.workflowId} failed:`);
-          for (const l of formatCauseChain(err)) cli.out(`  ${l}`);
-        }
-        throw new CommandFailed(`run ${handle.workflowId} failed`);
+        reportFailure(cli, opts, handle.workflowId, err, url);
       } finally {
         watching.stop();
         await watching.done;
       }
-      if (opts.json) cli.out(JSON.stringify(resultJson(handle.workflowId, result, url), null, 2));
-      else {
-        cli.out(`run ${handle.workflowId} ${result.status}${result.rule ? ` (${result.rule}: ${result.reason})` : ''}`);
-        if (result.answer) cli.out(`answer: ${result.answer}`);
-      }
-      if (result.status !== 'completed')
-        throw new CommandFailed(`run ${handle.workflowId} ended: ${result.status}`, ExitCode.Failed);
+      reportResult(cli, opts, handle.workflowId, result, url);
     });
   });
 }
@@ -267,7 +288,7 @@ export function parseModel(spec: string): { model: ModelRequest; prompt?: string
   }
   if (!endpoint)
     throw new ToolplaneError(
-      'UsageError',
+      ErrorCode.UsageError,
       `--model must be scripted:<script.json> or <endpoint>[:<model>], not "${spec}"`,
     );
   return { model: { endpoint, ...(arg ? { model: arg } : {}) } };
@@ -285,7 +306,7 @@ export function agentRunInput(
 ): AgentRunInput {
   const { model, prompt: scriptPrompt } = parseModel(opts.model);
   const prompt = opts.prompt ?? scriptPrompt;
-  if (!prompt) throw new ToolplaneError('UsageError', '--prompt is required (the script does not carry one)');
+  if (!prompt) throw new ToolplaneError(ErrorCode.UsageError, '--prompt is required (the script does not carry one)');
   const input: AgentRunInput = {
     prompt,
     ...(opts.principal || !opts.credential ? { principal: opts.principal ?? 'user:cli' } : {}),

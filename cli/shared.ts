@@ -11,6 +11,7 @@ import {
   type ConnectionFlags,
   type ConnectionSettings,
 } from '../inspect/connection';
+import { ErrorCode } from '../catalog/error-codes';
 
 export interface CommonOptions extends ConnectionFlags {
   json?: boolean;
@@ -79,20 +80,23 @@ export function commandLine(settings: ConnectionSettings | undefined, ...args: s
   return ['npx toolplane', ...args, ...(settings ? connectionArgs(settings) : [])].join(' ');
 }
 
-export class RunNotFound extends ToolplaneError<'RunNotFound', { workflowId: string; namespace: string }> {
+export class RunNotFound extends ToolplaneError<
+  typeof ErrorCode.RunNotFound,
+  { workflowId: string; namespace: string }
+> {
   constructor(workflowId: string, namespace: string) {
-    super('RunNotFound', `no run "${workflowId}" in namespace "${namespace}"`, { workflowId, namespace });
+    super(ErrorCode.RunNotFound, `no run "${workflowId}" in namespace "${namespace}"`, { workflowId, namespace });
   }
 }
 
 /** A person answered a run that has already finished: the run exists, and nothing in it waits any more. */
 export class RunFinished extends ToolplaneError<
-  'RunFinished',
+  typeof ErrorCode.RunFinished,
   { workflowId: string; namespace: string; status: string }
 > {
   constructor(workflowId: string, namespace: string, status: string) {
     super(
-      'RunFinished',
+      ErrorCode.RunFinished,
       `run "${workflowId}" in namespace "${namespace}" has finished (${status}): nothing waits for a decision`,
       { workflowId, namespace, status },
     );

@@ -1,6 +1,6 @@
 // `toolplane show`: each effect of a run, from its history and its journal.
 import type { Command } from 'commander';
-import { formatEffects, readJournal } from '../client';
+import { formatEffects, readJournal } from '../inspect/journal';
 import { emit, onRun, withClient, withCommonOptions, type Cli, type CommonOptions } from './shared';
 
 export function registerShow(program: Command, cli: Cli): void {

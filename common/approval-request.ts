@@ -1,7 +1,7 @@
 // Pure and client-safe (types only from `ai`): a toolplane approval question as the AI SDK's tool
 // approval request, and the approval id that leads an app's answer back to the waiting call.
 import type { ToolApprovalRequestOutput, ToolSet, UIMessageChunk } from 'ai';
-import { offerName } from '../catalog/tool-catalog';
+import { offerName } from '../catalog/tool-id';
 
 /**
  * What a run tells about a call that waits for a person's approval: the escalation's own data, as the

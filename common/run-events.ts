@@ -3,7 +3,7 @@
 // and the model activity publish these, `streamRun` (toolplane/client) reads them. The stream is a
 // view: nothing in toolplane decides from it, and anyone who may signal the run may publish tokens
 // into it (see streamRun).
-import type { JournalEntry } from '../workflows/journal';
+import type { JournalEntry } from './journal';
 
 /** The stream topics a run publishes to. */
 export const RunTopic = {

@@ -6,98 +6,160 @@ import { z } from 'zod';
 import { RunInputInvalid, type RunInputProblem } from '../catalog/errors';
 import type { Manifest } from '../catalog/manifest';
 import { SENSITIVITY_LEVELS } from '../catalog/sensitivity';
-import { ScriptTurnShape } from '../catalog/script';
+import type { Policy } from '../catalog/policy';
+import { modelRequestShape, type Known, type ModelRequest } from '../catalog/model-request';
+import { RunFailureType } from '../catalog/failure-types';
+import { durationText } from '../catalog/duration';
+import { toolIdText } from '../catalog/tool-id';
 
 /** The failure type of a run whose input was malformed (the error's `code` on the client side). */
-export const RUN_INPUT_INVALID = 'RunInputInvalid';
+export const RUN_INPUT_INVALID = RunFailureType.RunInputInvalid;
 
-const TOOL_ID = /^(tool:\/\/[a-z0-9][a-z0-9_.-]*\/[A-Za-z0-9_.-]+|ext:[a-z0-9][a-z0-9_.-]*:[A-Za-z0-9_.-]+)$/;
-const DURATION = /^\d+(\.\d+)?\s*(ms|s|m|h|d)$/;
+const nonEmpty = () => z.string().min(1, 'must not be empty');
+const count = () =>
+  z.number({ error: 'must be a number' }).int('must be a whole number').nonnegative('must not be negative');
+const toolIdShape = () => toolIdText('must be a tool identity "tool://server/name" or "ext:<plugin>:<name>"');
+const positive = () =>
+  z.number({ error: 'must be a number' }).int('must be a whole number').positive('must be at least 1');
 
-// Built on first use, not when the module loads: every workflow run loads this module afresh, and a run
-// that only calls tools from its own workflow (StepCtx) never checks a toolplane run's input.
-let built: { agent: z.ZodType; tool: z.ZodType } | undefined;
-function shapes(): { agent: z.ZodType; tool: z.ZodType } {
-  if (built) return built;
-  const nonEmpty = z.string().min(1, 'must not be empty');
-  const toolId = z.string().regex(TOOL_ID, 'must be a tool identity "tool://server/name" or "ext:<plugin>:<name>"');
-  const count = z
-    .number({ error: 'must be a number' })
-    .int('must be a whole number')
-    .nonnegative('must not be negative');
-  const positive = z.number({ error: 'must be a number' }).int('must be a whole number').positive('must be at least 1');
-  const duration = z.union(
+/** A positive duration: milliseconds, or the duration grammar (catalog/duration.ts). */
+function durationShape() {
+  return z.union(
     [
       z.number().positive('must be a positive number of milliseconds'),
-      z
-        .string()
-        .regex(DURATION, 'must be a duration such as "90s", "10m" or "1h"')
-        .refine((d) => parseFloat(d) > 0, 'must be longer than zero'),
+      durationText('must be a duration such as "90s", "10m" or "1h"').refine(
+        (d) => parseFloat(d) > 0,
+        'must be longer than zero',
+      ),
     ],
     { error: 'must be a duration such as "90s", "10m" or "1h" (or milliseconds)' },
   );
+}
 
-  const model = z
-    .looseObject({
-      endpoint: nonEmpty.optional(),
-      /** Runs started before the worker decided named a provider; they still replay. */
-      provider: z.string().optional(),
-      model: z.string().optional(),
-      temperature: z.number().optional(),
-      script: z.array(ScriptTurnShape).optional(),
-      name: z.string().optional(),
+/** The run's own limits; the worker's caps (the manifest's `limits`) may be tighter. */
+function limitsShape() {
+  return z
+    .object({
+      maxTurns: positive().optional(),
+      maxToolCalls: count().optional(),
+      /** Model tokens, input and output together. */
+      maxTokens: count().optional(),
+      maxCostMicros: count().optional(),
+      /** From the start of the run, e.g. "10m" (a duration as the manifest writes it, or milliseconds). */
+      deadline: durationShape().optional(),
+      maxDelegationDepth: count().optional(),
+      /** Per currency, in minor units; only tightens the manifest's `spend.max_minor_per_payee`. */
+      maxSpendMinorPerPayee: z
+        .record(z.string(), z.union([count(), z.string().regex(/^\d+$/, 'must be whole minor units')]))
+        .optional(),
+      /** Only tightens each tool's `egress.max_bytes_per_run`. */
+      maxEgressBytesPerDestination: count().optional(),
     })
-    .refine((m) => m.endpoint !== undefined || m.provider !== undefined, {
-      message: 'must name a model endpoint the worker declares: { "endpoint": "<name>" }',
-      path: ['endpoint'],
-    });
+    .loose();
+}
 
-  const limits = z.looseObject({
-    maxTurns: positive.optional(),
-    maxToolCalls: count.optional(),
-    maxTokens: count.optional(),
-    maxCostMicros: count.optional(),
-    deadline: duration.optional(),
-    maxDelegationDepth: count.optional(),
-    maxSpendMinorPerPayee: z
-      .record(z.string(), z.union([count, z.string().regex(/^\d+$/, 'must be whole minor units')]))
-      .optional(),
-    maxEgressBytesPerDestination: count.optional(),
-  });
-
-  const asked = {
-    principal: nonEmpty.optional(),
-    credential: nonEmpty.optional(),
-    grants: z.array(toolId).optional(),
-    capabilities: z.array(nonEmpty).optional(),
+/** What every run asks for; the worker decides. */
+function askedFields() {
+  return {
+    /** Who the run asks to act as. With a credential it may be left out: the worker takes the token's subject. */
+    principal: nonEmpty().optional(),
+    /**
+     * The run's credential: a JWT from an issuer the worker trusts, for its audience, bound to this run's
+     * workflow id (`toolplane_workflow_id`). A worker that verifies identities refuses a run without one.
+     */
+    credential: nonEmpty().optional(),
+    /** Tools the run asks for (default: every tool the worker lets this principal have). */
+    grants: z.array(toolIdShape()).optional(),
+    /** Capabilities the run asks for, such as `extension-runtime`; the worker decides. */
+    capabilities: z.array(nonEmpty()).optional(),
+    /** The manifest digest the caller pinned; a worker with another manifest refuses the run. */
     manifestDigest: z.string().optional(),
-    delegationDepth: count.optional(),
+    /** How many delegations deep this run is (a subagent's call runs one level below its parent). */
+    delegationDepth: count().optional(),
   };
+}
 
-  const agent = z.looseObject({
-    ...asked,
-    prompt: nonEmpty,
-    model,
-    limits: limits.optional(),
-    systemPrompt: z.string().optional(),
-    promptSensitivity: z.enum(SENSITIVITY_LEVELS).optional(),
-    continueAsNewAfterEvents: positive.optional(),
-    streamTokens: z.boolean().optional(),
-  });
+/** An agent run's input. */
+function agentShape() {
+  return z
+    .object({
+      ...askedFields(),
+      prompt: nonEmpty(),
+      model: modelRequestShape(),
+      /** Which granted tools the model may see (default: all of them). */
+      policy: z.custom<Policy>().optional(),
+      limits: limitsShape().optional(),
+      systemPrompt: z.string().optional(),
+      /** How sensitive the prompt itself is (default internal). */
+      promptSensitivity: z.enum(SENSITIVITY_LEVELS).optional(),
+      /**
+       * Continue as new once this run's history holds this many events (default: when Temporal
+       * suggests it). The chain is one run: positions, budgets, labels and the conversation go on.
+       */
+      continueAsNewAfterEvents: positive().optional(),
+      /**
+       * Whether the model's text streams to clients as it is written (`streamRun`; default true). Each
+       * turn's tokens cost a few signals in the run's history; the run's effects stream either way.
+       */
+      streamTokens: z.boolean().optional(),
+      /** Set by the run itself when it continues as new; a run a client starts with it is refused. */
+      carry: z.unknown().optional(),
+    })
+    .loose();
+}
 
-  const tool = z.looseObject({
-    ...asked,
-    calls: z.array(z.looseObject({ toolId, args: z.unknown() })),
-    continueOnError: z.boolean().optional(),
-  });
-  // Who acts: the name a run asks to act as, or a credential whose subject the worker takes.
-  const someone = {
-    message: 'must name a principal, or carry a credential (a JWT) whose subject the worker takes',
-    path: ['principal'],
+/** A tool run's input. */
+function toolShape() {
+  return z
+    .object({
+      ...askedFields(),
+      calls: z.array(z.object({ toolId: toolIdShape(), args: z.unknown() }).loose()),
+      /** Stop at the first failed call (default) or go on. */
+      continueOnError: z.boolean().optional(),
+    })
+    .loose();
+}
+
+/** Who acts: the name a run asks to act as, or a credential whose subject the worker takes. */
+const someone = {
+  message: 'must name a principal, or carry a credential (a JWT) whose subject the worker takes',
+  path: ['principal'],
+};
+const whoActs = (i: { principal?: string; credential?: string; carry?: unknown }) =>
+  i.principal !== undefined || i.credential !== undefined || i.carry !== undefined;
+
+/**
+ * The shapes of a run's input, written once: the types below are derived from them, and the client
+ * and the workflow check an input against them. Objects are strict in the types and loose when
+ * checked (`.loose()`), so fields of runs already in history (`provider`) still pass.
+ */
+function buildShapes() {
+  return {
+    agent: agentShape().refine(whoActs, someone),
+    tool: toolShape().refine(whoActs, someone),
+    limits: limitsShape(),
   };
-  const whoActs = (i: { principal?: string; credential?: string; carry?: unknown }) =>
-    i.principal !== undefined || i.credential !== undefined || i.carry !== undefined;
-  built = { agent: agent.refine(whoActs, someone), tool: tool.refine(whoActs, someone) };
+}
+
+type Shapes = ReturnType<typeof buildShapes>;
+
+/** A run's own limits (`AgentRunInput.limits`). */
+export type RunLimits = Known<z.input<Shapes['limits']>>;
+/** An agent run's input as a client sends it; `carry` is the run's own (see agentRun's `AgentRunInput`). */
+export type AgentRunInputShape = Omit<Known<z.input<Shapes['agent']>>, 'model' | 'limits'> & {
+  model: ModelRequest;
+  limits?: RunLimits;
+};
+/** A tool run's input as a client sends it. */
+export type ToolRunInputShape = Omit<Known<z.input<Shapes['tool']>>, 'calls'> & {
+  calls: { toolId: string; args: unknown }[];
+};
+
+// Built on first use, not when the module loads: every workflow run loads this module afresh, and a run
+// that only calls tools from its own workflow (StepCtx) never checks a toolplane run's input.
+let built: Shapes | undefined;
+function shapes(): Shapes {
+  built ??= buildShapes();
   return built;
 }
 

@@ -6,7 +6,7 @@ import type { RunCaps } from '../catalog/caps';
 import type { Sensitivity, ToolDecl } from '../catalog/manifest';
 import type { Policy } from '../catalog/policy';
 import type { OfferedTool } from '../catalog/tool-catalog';
-import type { LedgerDecision } from '../ledger/ref';
+import type { LedgerDecision } from './ledger-ref';
 import { ActivityName } from './names';
 import type { StoredOutput } from './stored-output';
 import type { RunIdentity, RunTicket, TicketCarry } from './ticket';
@@ -229,6 +229,8 @@ export interface DecisionRequest {
   decision: string;
   /** The waiting call, as the run (not the decision) knows it. */
   toolId: string;
+  /** The waiting call's effect key: the one call the credential is spent on. */
+  effectKey: string;
   /** The gate's rule an approval was asked under. */
   rule?: string;
   /** The principal the run acts for (an approver who is this principal decides only where declared `own_run`). */

@@ -1,6 +1,8 @@
 // Verifies the credentials a run or an approver presents: a JWT from an issuer the worker's
 // configuration trusts, for the worker's audience, unexpired, and (for a run) naming the workflow it
-// starts, so a token read from one run's history cannot start another.
+// starts. What it verified also names the token once (`spend`): the worker spends each credential
+// exactly once (activities/identity/credential-spend.ts), so a token read from a history acts no more.
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import {
   createLocalJWKSet,
@@ -14,6 +16,7 @@ import {
 } from 'jose';
 import { ToolplaneError } from '../catalog/errors';
 import type { RunIdentity } from '../common/ticket';
+import { ErrorCode } from '../catalog/error-codes';
 
 /** The claim a run's credential names its workflow id in. */
 export const WORKFLOW_ID_CLAIM = 'toolplane_workflow_id';
@@ -50,6 +53,9 @@ export interface IdentityConfig {
   clockToleranceSeconds?: number;
 }
 
+/** The clock skew a verifier accepts when none is configured, in seconds. */
+export const DEFAULT_CLOCK_TOLERANCE_SECONDS = 30;
+
 export type IdentityRefusedReason =
   | 'missing'
   | 'malformed'
@@ -62,12 +68,27 @@ export type IdentityRefusedReason =
   | 'principal_mismatch'
   | 'asserted'
   | 'not_an_approver'
-  | 'own_run';
+  | 'own_run'
+  | 'replayed';
 
-export class IdentityRefused extends ToolplaneError<'IdentityRefused', { reason: IdentityRefusedReason }> {
+export class IdentityRefused extends ToolplaneError<
+  typeof ErrorCode.IdentityRefused,
+  { reason: IdentityRefusedReason }
+> {
   constructor(reason: IdentityRefusedReason, message: string) {
-    super('IdentityRefused', message, { reason });
+    super(ErrorCode.IdentityRefused, message, { reason });
   }
+}
+
+/** The one use a verified credential has: what names it, and until when it could be presented. */
+export interface CredentialSpend {
+  /**
+   * Names the token, whoever presents it: a digest of its issuer and `jti`, or, for a token without a
+   * `jti`, of its issuer and its signed payload (which no one without the key can vary).
+   */
+  digest: string;
+  /** Its `exp`, in seconds since the epoch: after it (and the clock tolerance) the token verifies no more. */
+  expiresAt: number;
 }
 
 /** What a verified credential says. */
@@ -75,6 +96,18 @@ export interface VerifiedCredential extends RunIdentity {
   issuer: string;
   /** The workflow id the token is bound to, when it names one. */
   workflowId?: string;
+  spend: CredentialSpend;
+}
+
+function spendOf(token: string, payload: JWTPayload, issuer: string): CredentialSpend {
+  const named =
+    typeof payload.jti === 'string' && payload.jti.length > 0
+      ? `jti\n${payload.jti}`
+      : `payload\n${token.split('.')[1]}`;
+  return {
+    digest: createHash('sha256').update(`${issuer}\n${named}`).digest('hex'),
+    expiresAt: payload.exp!,
+  };
 }
 
 /** The workflow id a credential names (read, not verified: the worker verifies), if any. */
@@ -112,7 +145,7 @@ function keySetOf(c: IssuerConfig): JWTVerifyGetKey {
   const given = [c.jwks, c.jwksFile, c.jwksUrl].filter((k) => k !== undefined).length;
   if (given !== 1)
     throw new ToolplaneError(
-      'IdentityConfigInvalid',
+      ErrorCode.IdentityConfigInvalid,
       `issuer ${c.issuer}: give exactly one of jwks, jwksFile, jwksUrl (${given} given)`,
     );
   try {
@@ -121,7 +154,7 @@ function keySetOf(c: IssuerConfig): JWTVerifyGetKey {
     return createRemoteJWKSet(new URL(c.jwksUrl!));
   } catch (err) {
     throw new ToolplaneError(
-      'IdentityConfigInvalid',
+      ErrorCode.IdentityConfigInvalid,
       `issuer ${c.issuer}: its keys cannot be read (${(err as Error).message})`,
     );
   }
@@ -139,16 +172,17 @@ function refusalOf(err: unknown, issuer: string): IdentityRefused {
 /** Verifies credentials against the issuers a worker trusts. */
 export class CredentialVerifier {
   private readonly issuers: Issuer[];
-  private readonly tolerance: number;
+  /** Clock skew accepted on `exp`/`nbf`, in seconds: a spent credential's record outlives its `exp` by this much. */
+  readonly tolerance: number;
 
   constructor(config: IdentityConfig) {
     if (!Array.isArray(config.issuers) || config.issuers.length === 0)
-      throw new ToolplaneError('IdentityConfigInvalid', 'an identity needs at least one issuer');
+      throw new ToolplaneError(ErrorCode.IdentityConfigInvalid, 'an identity needs at least one issuer');
     for (const c of config.issuers)
       if (!c.issuer || !c.audience)
-        throw new ToolplaneError('IdentityConfigInvalid', 'every issuer needs an issuer name and an audience');
+        throw new ToolplaneError(ErrorCode.IdentityConfigInvalid, 'every issuer needs an issuer name and an audience');
     this.issuers = config.issuers.map((c) => ({ config: c, keys: keySetOf(c) }));
-    this.tolerance = config.clockToleranceSeconds ?? 30;
+    this.tolerance = config.clockToleranceSeconds ?? DEFAULT_CLOCK_TOLERANCE_SECONDS;
   }
 
   /**
@@ -205,6 +239,7 @@ export class CredentialVerifier {
       groups: [...new Set(groups)].sort(),
       issuer: c.issuer,
       ...(typeof bound === 'string' ? { workflowId: bound } : {}),
+      spend: spendOf(token, payload, c.issuer),
     };
   }
 }

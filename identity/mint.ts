@@ -1,5 +1,6 @@
 // Issuing credentials: for a team's own run-starting service and approval app, and for the demo,
 // which generates its own issuer key. A worker trusts the issuer by its public JWKS only.
+import { randomUUID } from 'node:crypto';
 import { exportJWK, generateKeyPair, importJWK, SignJWT, type JSONWebKeySet, type JWK } from 'jose';
 import { WORKFLOW_ID_CLAIM } from './credentials';
 
@@ -27,9 +28,17 @@ export interface CredentialClaims {
   workflowId?: string;
   /** How long it is valid, as jose reads it (`'10m'`, `'1h'`); default 10 minutes. */
   expiresIn?: string;
+  /**
+   * The token's id (`jti`), by which the worker spends it: a credential starts one run or decides one
+   * call. Default a fresh random UUID; give one only to name a token in your own records.
+   */
+  jti?: string;
 }
 
-/** Signs a JWT the worker verifies: a run's credential (with its workflow id) or an approver's. */
+/**
+ * Signs a JWT the worker verifies: a run's credential (with its workflow id) or an approver's. Each
+ * token acts once: it starts one run, or decides one waiting call; sign one per run and per decision.
+ */
 export async function signCredential(key: IssuerKey, claims: CredentialClaims): Promise<string> {
   const signing = await importJWK(key.privateJwk, key.privateJwk.alg ?? 'EdDSA');
   return new SignJWT({
@@ -40,6 +49,7 @@ export async function signCredential(key: IssuerKey, claims: CredentialClaims): 
     .setIssuer(key.issuer)
     .setAudience(claims.audience)
     .setSubject(claims.subject)
+    .setJti(claims.jti ?? randomUUID())
     .setIssuedAt()
     .setExpirationTime(claims.expiresIn ?? '10m')
     .sign(signing);

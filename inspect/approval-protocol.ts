@@ -14,6 +14,7 @@ import {
   type EscalationDecision,
   type PendingEscalation,
 } from '../workflows/escalation';
+import { ErrorCode } from '../catalog/error-codes';
 
 /** Why an app's approval response was refused before it decided anything. */
 export const ApprovalResponseRefusedReason = {
@@ -35,12 +36,12 @@ export type ApprovalResponseRefusedReason =
  * is a `DecisionRejected` failure.
  */
 export class ApprovalResponseRefused extends ToolplaneError<
-  'ApprovalResponseRefused',
+  typeof ErrorCode.ApprovalResponseRefused,
   { workflowId: string; approvalId?: string; reason: ApprovalResponseRefusedReason }
 > {
   constructor(workflowId: string, reason: ApprovalResponseRefusedReason, approvalId?: string, cause?: unknown) {
     super(
-      'ApprovalResponseRefused',
+      ErrorCode.ApprovalResponseRefused,
       reason === ApprovalResponseRefusedReason.NoResponse
         ? `no tool-approval-response part to answer run ${workflowId} with`
         : reason === ApprovalResponseRefusedReason.AnsweredTwice

@@ -8,17 +8,18 @@
 import { Client, Connection, type ConnectionOptions } from '@temporalio/client';
 import { loadClientConnectConfig } from '@temporalio/envconfig';
 import { ToolplaneError } from '../catalog/errors';
+import { ErrorCode } from '../catalog/error-codes';
 import { shellWord } from '../common/shell-word';
 
 export const DEFAULT_ADDRESS = '127.0.0.1:7233';
 export const DEFAULT_NAMESPACE = 'default';
 
-export class TemporalUnreachable extends ToolplaneError<'TemporalUnreachable', { address: string }> {
+export class TemporalUnreachable extends ToolplaneError<typeof ErrorCode.TemporalUnreachable, { address: string }> {
   constructor(
     readonly address: string,
     cause: string,
   ) {
-    super('TemporalUnreachable', `Temporal server at ${address} is unreachable: ${cause}`, { address });
+    super(ErrorCode.TemporalUnreachable, `Temporal server at ${address} is unreachable: ${cause}`, { address });
   }
 }
 
@@ -52,7 +53,7 @@ export function tlsAliases(env: Record<string, string>): Record<string, string> 
   const key = out.TEMPORAL_TLS_CLIENT_KEY_PATH ?? out.TEMPORAL_TLS_CLIENT_KEY_DATA;
   if (!cert !== !key)
     throw new ToolplaneError(
-      'UsageError',
+      ErrorCode.UsageError,
       `a client certificate needs its key: ${cert ? 'TEMPORAL_TLS_CERT (TEMPORAL_TLS_CLIENT_CERT_PATH) is set, TEMPORAL_TLS_KEY (TEMPORAL_TLS_CLIENT_KEY_PATH) is not' : 'TEMPORAL_TLS_KEY (TEMPORAL_TLS_CLIENT_KEY_PATH) is set, TEMPORAL_TLS_CERT (TEMPORAL_TLS_CLIENT_CERT_PATH) is not'}`,
     );
   return out;
@@ -98,7 +99,7 @@ export function connectionSettings(
   } catch (err) {
     const where = flags.profile ?? env.TEMPORAL_PROFILE;
     throw new ToolplaneError(
-      'UsageError',
+      ErrorCode.UsageError,
       `cannot load Temporal connection settings${where ? ` for profile "${where}"` : ''}: ${(err as Error).message}`,
     );
   }

@@ -1,7 +1,7 @@
 // Follows a run as it happens: one line per effect once it ends, in position order, and a line
 // when a person approves a call, at the time they do.
 import type { Client, WorkflowHandle } from '@temporalio/client';
-import type { JournalEntry } from '../workflows/journal';
+import type { JournalEntry } from '../common/journal';
 import { journalQuery } from '../workflows/journal-query';
 import { streamRun } from './stream-run';
 

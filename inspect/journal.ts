@@ -9,7 +9,7 @@ import type { temporal } from '@temporalio/proto';
 import type { PerformRequest, Reconciliation } from '../common/wire';
 import { effectKeyOfActivityId } from '../common/effect-key';
 import { pendingEscalations, type PendingEscalation } from '../workflows/escalation';
-import type { JournalEntry } from '../workflows/journal';
+import type { JournalEntry } from '../common/journal';
 import { journalQuery } from '../workflows/journal-query';
 import { QUERY_TIMEOUT_MS, withinMs } from './follow';
 
@@ -54,96 +54,91 @@ function freshView(position: number, toolId: string): EffectView {
   };
 }
 
-/**
- * The effects a history (and the run's journal, and what the run waits for, for a running run) implies:
- * one view per position, in position order.
- */
-export function effectsFromHistory(
-  events: Event[],
-  journal: JournalEntry[] = [],
-  pending: PendingEscalation[] = [],
-): EffectView[] {
-  const byKey = new Map<string, EffectView>();
+/** What reading a history gathers: a view per effect key, and the people's decisions the run took. */
+class HistoryViews {
+  readonly byKey = new Map<string, EffectView>();
   /** People's decisions by effect key, in history order: an approval comes before its call's first activity. */
-  const decided = new Map<string, string[]>();
-  const byScheduledId = new Map<string, { view: EffectView; kind: 'perform' | 'reconcile'; index: number }>();
+  readonly decided = new Map<string, string[]>();
+  readonly ordered: EffectView[] = [];
+  private readonly byScheduledId = new Map<
+    string,
+    { view: EffectView; kind: 'perform' | 'reconcile'; index: number }
+  >();
   /** Decisions sent through resolveEscalation, by update id, until the run answers them. */
-  const answers = new Map<string, { effectKey: string; decision: string; by?: string }>();
-  const ordered: EffectView[] = [];
+  private readonly answers = new Map<string, { effectKey: string; decision: string; by?: string }>();
 
-  for (const e of events) {
-    const id = String(e.eventId);
-    const scheduled = e.activityTaskScheduledEventAttributes;
-    if (scheduled) {
-      const type = scheduled.activityType?.name;
-      if (type !== 'performTool' && type !== 'reconcileTool') continue;
-      const input = decode<Pick<PerformRequest, 'toolId'>>(scheduled.input?.payloads?.[0]);
-      if (!input || !scheduled.activityId) continue;
-      const effectKey = effectKeyOfActivityId(scheduled.activityId);
-      let view = byKey.get(effectKey);
-      if (!view) {
-        // Without the run's journal, the order of first scheduling stands in for the position.
-        view = { ...freshView(ordered.length, input.toolId), effectKey };
-        byKey.set(effectKey, view);
-        ordered.push(view);
-      }
-      if (type === 'performTool') view.sends++;
-      else view.reconciles.push({});
-      byScheduledId.set(id, {
-        view,
-        kind: type === 'performTool' ? 'perform' : 'reconcile',
-        index: view.reconciles.length - 1,
-      });
-      continue;
-    }
-    const started = e.activityTaskStartedEventAttributes;
-    if (started) {
-      const s = byScheduledId.get(String(started.scheduledEventId));
+  read(e: Event): void {
+    if (e.activityTaskScheduledEventAttributes)
+      this.scheduled(String(e.eventId), e.activityTaskScheduledEventAttributes);
+    else if (e.activityTaskStartedEventAttributes) {
+      const started = e.activityTaskStartedEventAttributes;
+      const s = this.byScheduledId.get(String(started.scheduledEventId));
       if (s) s.view.attempts += started.attempt ?? 1;
-      continue;
-    }
-    const completed = e.activityTaskCompletedEventAttributes;
-    if (completed) {
-      const s = byScheduledId.get(String(completed.scheduledEventId));
-      if (!s) continue;
+    } else if (e.activityTaskCompletedEventAttributes) {
+      const completed = e.activityTaskCompletedEventAttributes;
+      const s = this.byScheduledId.get(String(completed.scheduledEventId));
+      if (!s) return;
       if (s.kind === 'perform') s.view.outcome = 'ok';
       else s.view.reconciles[s.index]!.answer = decode<Reconciliation>(completed.result?.payloads?.[0])?.status;
-      continue;
-    }
-    const failed = e.activityTaskFailedEventAttributes ?? e.activityTaskTimedOutEventAttributes;
-    if (failed) {
-      const s = byScheduledId.get(String(failed.scheduledEventId));
-      if (s?.kind === 'perform')
-        s.view.outcome = e.activityTaskTimedOutEventAttributes
-          ? 'timed_out'
-          : `failed: ${e.activityTaskFailedEventAttributes?.failure?.applicationFailureInfo?.type ?? 'error'}`;
-      continue;
-    }
-    const update = e.workflowExecutionUpdateAcceptedEventAttributes;
-    if (update?.acceptedRequest?.input?.name === 'resolveEscalation') {
-      const decision = decode<{ effectKey: string; decision: string; by?: string }>(
-        update.acceptedRequest.input.args?.payloads?.[0],
-      );
-      const updateId = update.acceptedRequest.meta?.updateId;
-      if (decision && updateId) answers.set(updateId, decision);
-      continue;
-    }
-    // A decision counts once the run took it; one it refused (no call waits, another question) is only tried.
-    const answered = e.workflowExecutionUpdateCompletedEventAttributes;
-    const decision = answered?.meta?.updateId ? answers.get(answered.meta.updateId) : undefined;
-    if (decision && answered?.outcome?.success) {
-      // Who the run recorded as deciding (on a worker with an identity, the verified subject), not who the request named.
-      const by = decode<{ by?: string }>(answered.outcome.success.payloads?.[0])?.by ?? decision.by;
-      decided.set(decision.effectKey, [
-        ...(decided.get(decision.effectKey) ?? []),
-        `${decision.decision}${by ? ` by ${by}` : ''}`,
-      ]);
-    }
+    } else if (e.activityTaskFailedEventAttributes ?? e.activityTaskTimedOutEventAttributes) {
+      this.failed(e);
+    } else if (e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name === 'resolveEscalation') {
+      const request = e.workflowExecutionUpdateAcceptedEventAttributes.acceptedRequest;
+      const decision = decode<{ effectKey: string; decision: string; by?: string }>(request.input?.args?.payloads?.[0]);
+      const updateId = request.meta?.updateId;
+      if (decision && updateId) this.answers.set(updateId, decision);
+    } else this.answered(e);
   }
 
-  // The run's own journal adds what no activity shows: refusals, rules and the final outcome.
+  private scheduled(id: string, scheduled: temporal.api.history.v1.IActivityTaskScheduledEventAttributes): void {
+    const type = scheduled.activityType?.name;
+    if (type !== 'performTool' && type !== 'reconcileTool') return;
+    const input = decode<Pick<PerformRequest, 'toolId'>>(scheduled.input?.payloads?.[0]);
+    if (!input || !scheduled.activityId) return;
+    const effectKey = effectKeyOfActivityId(scheduled.activityId);
+    let view = this.byKey.get(effectKey);
+    if (!view) {
+      // Without the run's journal, the order of first scheduling stands in for the position.
+      view = { ...freshView(this.ordered.length, input.toolId), effectKey };
+      this.byKey.set(effectKey, view);
+      this.ordered.push(view);
+    }
+    if (type === 'performTool') view.sends++;
+    else view.reconciles.push({});
+    this.byScheduledId.set(id, {
+      view,
+      kind: type === 'performTool' ? 'perform' : 'reconcile',
+      index: view.reconciles.length - 1,
+    });
+  }
+
+  private failed(e: Event): void {
+    const failed = (e.activityTaskFailedEventAttributes ?? e.activityTaskTimedOutEventAttributes)!;
+    const s = this.byScheduledId.get(String(failed.scheduledEventId));
+    if (s?.kind === 'perform')
+      s.view.outcome = e.activityTaskTimedOutEventAttributes
+        ? 'timed_out'
+        : `failed: ${e.activityTaskFailedEventAttributes?.failure?.applicationFailureInfo?.type ?? 'error'}`;
+  }
+
+  /** A decision counts once the run took it; one it refused (no call waits, another question) is only tried. */
+  private answered(e: Event): void {
+    const answered = e.workflowExecutionUpdateCompletedEventAttributes;
+    const decision = answered?.meta?.updateId ? this.answers.get(answered.meta.updateId) : undefined;
+    if (!decision || !answered?.outcome?.success) return;
+    // Who the run recorded as deciding (on a worker with an identity, the verified subject), not who the request named.
+    const by = decode<{ by?: string }>(answered.outcome.success.payloads?.[0])?.by ?? decision.by;
+    this.decided.set(decision.effectKey, [
+      ...(this.decided.get(decision.effectKey) ?? []),
+      `${decision.decision}${by ? ` by ${by}` : ''}`,
+    ]);
+  }
+}
+
+/** The run's own journal adds what no activity shows: refusals, rules and the final outcome. */
+function addJournal(h: HistoryViews, journal: JournalEntry[]): void {
   for (const j of journal) {
-    const view = j.effectKey ? byKey.get(j.effectKey) : undefined;
+    const view = j.effectKey ? h.byKey.get(j.effectKey) : undefined;
     if (view) {
       Object.assign(view, {
         position: j.position,
@@ -154,7 +149,7 @@ export function effectsFromHistory(
         outcome: j.outcome ?? view.outcome,
       });
     } else {
-      ordered.push({
+      h.ordered.push({
         position: j.position,
         toolId: j.toolId,
         effectKey: j.effectKey,
@@ -171,22 +166,27 @@ export function effectsFromHistory(
       });
     }
   }
+}
 
-  for (const view of ordered) {
-    const people = view.effectKey ? decided.get(view.effectKey) : undefined;
+/** Who decided each call: from the history, then what the journal says the history cannot place. */
+function addPeople(h: HistoryViews, journal: JournalEntry[]): void {
+  for (const view of h.ordered) {
+    const people = view.effectKey ? h.decided.get(view.effectKey) : undefined;
     if (people) view.personDecisions.push(...people);
   }
   // A person's approval or denial the history cannot place (a denied call never had an activity; a
   // journal may lack the key it was asked under): the run's journal says who decided.
   for (const j of journal) {
     if ((j.decision !== 'approved' && j.decision !== 'denied') || !j.decidedBy) continue;
-    const view = ordered.find((v) => v.position === j.position);
+    const view = h.ordered.find((v) => v.position === j.position);
     const verb = j.decision === 'approved' ? 'approve' : 'deny';
     if (view && !view.personDecisions.some((d) => d === verb || d.startsWith(`${verb} `)))
       view.personDecisions.push(`${verb} by ${j.decidedBy}`);
   }
+}
 
-  // What waits for a person now: an approval has no activity yet; an in-doubt call waits on its last one.
+/** What waits for a person now: an approval has no activity yet; an in-doubt call waits on its last one. */
+function addWaiting(ordered: EffectView[], pending: PendingEscalation[]): void {
   for (const p of pending) {
     let view = ordered.find((v) => v.position === p.position);
     if (!view) {
@@ -201,7 +201,23 @@ export function effectsFromHistory(
       view.reason = p.reason;
     } else view.reason = view.reason ?? p.reason;
   }
-  return ordered.sort((a, b) => a.position - b.position);
+}
+
+/**
+ * The effects a history (and the run's journal, and what the run waits for, for a running run) implies:
+ * one view per position, in position order.
+ */
+export function effectsFromHistory(
+  events: Event[],
+  journal: JournalEntry[] = [],
+  pending: PendingEscalation[] = [],
+): EffectView[] {
+  const h = new HistoryViews();
+  for (const e of events) h.read(e);
+  addJournal(h, journal);
+  addPeople(h, journal);
+  addWaiting(h.ordered, pending);
+  return h.ordered.sort((a, b) => a.position - b.position);
 }
 
 /**
@@ -272,4 +288,13 @@ export function formatEffects(effects: EffectView[]): string[] {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   const line = (r: string[]) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  ');
   return [line(header), ...rows.map(line)];
+}
+
+/** Each effect of a run, read from its history (works for finished and running runs). */
+export async function readJournal(
+  client: Client,
+  workflowId: string,
+): Promise<{ status: string; effects: EffectView[] }> {
+  const { status, effects } = await loadEffects(client, workflowId);
+  return { status, effects };
 }

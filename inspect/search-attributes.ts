@@ -6,6 +6,7 @@
 import type { temporal } from '@temporalio/proto';
 import { ToolplaneError } from '../catalog/errors';
 import { SEARCH_ATTRIBUTES } from '../common/search-attributes';
+import { ErrorCode } from '../catalog/error-codes';
 
 type IndexedValueType = temporal.api.enums.v1.IndexedValueType;
 
@@ -30,13 +31,13 @@ export function searchAttributeCommand(namespace: string, missing: readonly Miss
 }
 
 export class SearchAttributesMissing extends ToolplaneError<
-  'SearchAttributesMissing',
+  typeof ErrorCode.SearchAttributesMissing,
   { namespace: string; missing: MissingSearchAttribute[]; command: string }
 > {
   constructor(namespace: string, missing: MissingSearchAttribute[]) {
     const command = searchAttributeCommand(namespace, missing);
     super(
-      'SearchAttributesMissing',
+      ErrorCode.SearchAttributesMissing,
       `namespace ${namespace} lacks toolplane's search attributes ${missing.map((a) => a.name).join(', ')}; ` +
         `runs would get stuck after their effects landed. Register them (with the server's address) with:\n  ${command}`,
       { namespace, missing, command },

@@ -19,6 +19,7 @@ import {
   type StreamPollAnswer,
   type StreamTail,
 } from '../common/stream-protocol';
+import { ErrorCode } from '../catalog/error-codes';
 
 /** Options of {@link streamRun}. */
 export interface StreamRunOptions {
@@ -179,7 +180,7 @@ async function successorOf(client: Client, workflowId: string, runId: string): P
   const next = res.history?.events?.[0]?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId;
   if (!next)
     throw new ToolplaneError(
-      'StreamBroken',
+      ErrorCode.StreamBroken,
       `run ${runId} of ${workflowId} continued as new, but its close event names no next run`,
       { workflowId, runId },
     );

@@ -3,17 +3,14 @@
 import { createPrivateKey, createPublicKey, generateKeyPairSync, sign, verify, type KeyObject } from 'node:crypto';
 import fs from 'node:fs';
 import { z } from 'zod';
+import { ErrorCode } from '../catalog/error-codes';
 import { ToolplaneError } from '../catalog/errors';
-import { signedBytes, type LedgerRef, type UnsignedLedgerRef } from './ref';
+import type { LedgerRef, UnsignedLedgerRef } from '../common/ledger-ref';
+import { signedBytes } from './ref';
 
-export const LedgerErrorCode = {
-  /** A key file or key that is not an Ed25519 key of the expected shape. */
-  LedgerKeyInvalid: 'LedgerKeyInvalid',
-} as const;
-
-export class LedgerKeyInvalid extends ToolplaneError<typeof LedgerErrorCode.LedgerKeyInvalid, { where: string }> {
+export class LedgerKeyInvalid extends ToolplaneError<typeof ErrorCode.LedgerKeyInvalid, { where: string }> {
   constructor(where: string, problem: string) {
-    super(LedgerErrorCode.LedgerKeyInvalid, `${where}: ${problem}`, { where });
+    super(ErrorCode.LedgerKeyInvalid, `${where}: ${problem}`, { where });
   }
 }
 

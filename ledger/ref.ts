@@ -1,37 +1,7 @@
-// The ledger reference (`produced_by`): names the journal entry that caused a call, signed by the
-// worker that served it. Carries digests and identities only, never argument values or secrets.
-import { z } from 'zod';
+// Node-only: the bytes a ledger reference's signature covers, and the digest it carries for a call's
+// arguments. The reference's shape is common/ledger-ref.ts.
 import { canonicalJson, digestOf } from '../catalog/digest';
-
-/** How the run decided the call; `ungoverned` for a call no gate saw (`toolRun`). */
-export const LedgerDecision = z.enum(['allowed', 'approved', 'ungoverned']);
-export type LedgerDecision = z.infer<typeof LedgerDecision>;
-
-export const LedgerRef = z
-  .object({
-    v: z.literal(1),
-    workflowId: z.string().min(1),
-    runId: z.string().min(1),
-    /** The effect key: the activity id of the call in the run's history. */
-    effectKey: z.string().min(1),
-    toolId: z.string().min(1),
-    /** Who the run acted for, from the ticket the worker issued it. */
-    principal: z.string().min(1),
-    /** `sha256:` over the canonical JSON of the governed arguments, as the tool received them. */
-    argsDigest: z.string().regex(/^sha256:[0-9a-f]{64}$/),
-    decision: LedgerDecision,
-    /** Every argument was trusted when the run decided (the user's words, or facts of verified trusted origin). */
-    trustedArgs: z.boolean(),
-    /** Which of the worker's keys signed; verifiers look its public key up by this id. */
-    keyId: z.string().min(1),
-    /** Ed25519 over `signedBytes(ref)`, base64url. */
-    signature: z.string().min(1),
-  })
-  .strict();
-
-/** A reference to the journal entry that caused a call: run, effect, tool, argument digest, decision; signed. */
-export type LedgerRef = z.infer<typeof LedgerRef>;
-export type UnsignedLedgerRef = Omit<LedgerRef, 'signature'>;
+import type { LedgerRef, UnsignedLedgerRef } from '../common/ledger-ref';
 
 /** What the signature covers: every field but the signature, as canonical JSON. */
 export function signedBytes(ref: UnsignedLedgerRef | LedgerRef): Buffer {

@@ -5,7 +5,8 @@ import { defaultPayloadConverter } from '@temporalio/common';
 import type { temporal } from '@temporalio/proto';
 import { effectKeyOfActivityId } from '../common/effect-key';
 import { checkSignature, type LedgerPublicKeys } from './keys';
-import { argsDigest, LedgerRef } from './ref';
+import { LedgerRef } from '../common/ledger-ref';
+import { argsDigest } from './ref';
 
 export type LedgerInvalidReason =
   'malformed' | 'unknown_key' | 'bad_signature' | 'no_such_run' | 'no_such_effect' | 'entry_differs' | 'fact_differs';
@@ -56,6 +57,59 @@ function isNotFound(err: unknown): boolean {
   return e?.name === 'WorkflowNotFoundError' || e?.code === 5 || e?.cause?.code === 5;
 }
 
+/** How the history's first scheduling of the effect differs from the reference; empty when it agrees. */
+function entryDifferences(first: Event, r: LedgerRef): string[] {
+  const payload = first.activityTaskScheduledEventAttributes?.input?.payloads?.[0];
+  const req = payload ? defaultPayloadConverter.fromPayload<ScheduledPerform>(payload) : undefined;
+  const differs: string[] = [];
+  if (req?.toolId !== r.toolId) differs.push(`tool ${req?.toolId} ≠ ${r.toolId}`);
+  if (req?.principal !== r.principal) differs.push(`principal ${req?.principal} ≠ ${r.principal}`);
+  // The worker signs only for a request whose ticket it checked; one without is no toolplane run's.
+  if (typeof req?.ticket !== 'string') differs.push('the call carries no ticket');
+  const digest = req ? argsDigest(req.args) : undefined;
+  if (digest !== r.argsDigest) differs.push(`arguments ${digest} ≠ ${r.argsDigest}`);
+  const decision = req?.decision ?? 'ungoverned';
+  if (decision !== r.decision) differs.push(`decision ${decision} ≠ ${r.decision}`);
+  if ((req?.trustedArgs === true) !== r.trustedArgs)
+    differs.push(`trusted arguments ${req?.trustedArgs === true} ≠ ${r.trustedArgs}`);
+  return differs;
+}
+
+/** The origin a valid reference vouches for, and whether its call completed. */
+function originOf(r: LedgerRef, events: Event[], scheduled: Event[]): LedgerVerdict {
+  const ids = new Set(scheduled.map((e) => String(e.eventId)));
+  const completed = events.some(
+    (e) =>
+      e.activityTaskCompletedEventAttributes &&
+      ids.has(String(e.activityTaskCompletedEventAttributes.scheduledEventId)),
+  );
+  return {
+    valid: true,
+    origin: {
+      workflowId: r.workflowId,
+      runId: r.runId,
+      effectKey: r.effectKey,
+      toolId: r.toolId,
+      principal: r.principal,
+      decision: r.decision,
+      trustedArgs: r.trustedArgs,
+      keyId: r.keyId,
+      completed,
+    },
+  };
+}
+
+/** The run's history, or undefined when no such run exists. */
+async function historyOf(client: Client, r: LedgerRef): Promise<Event[] | undefined> {
+  try {
+    const history = await client.workflow.getHandle(r.workflowId, r.runId).fetchHistory();
+    return history.events ?? [];
+  } catch (err) {
+    if (isNotFound(err)) return undefined;
+    throw err;
+  }
+}
+
 /**
  * Verifies a `produced_by` reference: a known key, a good signature, a run that exists, an effect
  * with that key in its history, and a history entry (tool, argument digest, decision, trust) equal to
@@ -85,18 +139,12 @@ export async function verifyProducedBy(client: Client, ref: unknown, opts: Verif
       `the fact's arguments digest to ${argsDigest(opts.args)}, not the ${r.argsDigest} the reference signed`,
     );
 
-  let events: Event[];
-  try {
-    const history = await client.workflow.getHandle(r.workflowId, r.runId).fetchHistory();
-    events = history.events ?? [];
-  } catch (err) {
-    if (isNotFound(err))
-      return invalid(
-        'no_such_run',
-        `no run ${r.runId} of workflow ${r.workflowId} in namespace ${client.options.namespace}`,
-      );
-    throw err;
-  }
+  const events = await historyOf(client, r);
+  if (!events)
+    return invalid(
+      'no_such_run',
+      `no run ${r.runId} of workflow ${r.workflowId} in namespace ${client.options.namespace}`,
+    );
 
   const scheduled = events.filter((e) => {
     const a = e.activityTaskScheduledEventAttributes;
@@ -105,46 +153,13 @@ export async function verifyProducedBy(client: Client, ref: unknown, opts: Verif
   if (scheduled.length === 0)
     return invalid('no_such_effect', `run ${r.runId} of ${r.workflowId} has no call with effect key ${r.effectKey}`);
 
-  const first = scheduled[0]!;
-  const payload = first.activityTaskScheduledEventAttributes?.input?.payloads?.[0];
-  const req = payload ? defaultPayloadConverter.fromPayload<ScheduledPerform>(payload) : undefined;
-  const differs: string[] = [];
-  if (req?.toolId !== r.toolId) differs.push(`tool ${req?.toolId} ≠ ${r.toolId}`);
-  if (req?.principal !== r.principal) differs.push(`principal ${req?.principal} ≠ ${r.principal}`);
-  // The worker signs only for a request whose ticket it checked; one without is no toolplane run's.
-  if (typeof req?.ticket !== 'string') differs.push('the call carries no ticket');
-  const digest = req ? argsDigest(req.args) : undefined;
-  if (digest !== r.argsDigest) differs.push(`arguments ${digest} ≠ ${r.argsDigest}`);
-  const decision = req?.decision ?? 'ungoverned';
-  if (decision !== r.decision) differs.push(`decision ${decision} ≠ ${r.decision}`);
-  if ((req?.trustedArgs === true) !== r.trustedArgs)
-    differs.push(`trusted arguments ${req?.trustedArgs === true} ≠ ${r.trustedArgs}`);
+  const differs = entryDifferences(scheduled[0]!, r);
   if (differs.length > 0)
     return invalid(
       'entry_differs',
       `the history's entry for ${r.effectKey} differs from the reference: ${differs.join('; ')}`,
     );
-
-  const ids = new Set(scheduled.map((e) => String(e.eventId)));
-  const completed = events.some(
-    (e) =>
-      e.activityTaskCompletedEventAttributes &&
-      ids.has(String(e.activityTaskCompletedEventAttributes.scheduledEventId)),
-  );
-  return {
-    valid: true,
-    origin: {
-      workflowId: r.workflowId,
-      runId: r.runId,
-      effectKey: r.effectKey,
-      toolId: r.toolId,
-      principal: r.principal,
-      decision: r.decision,
-      trustedArgs: r.trustedArgs,
-      keyId: r.keyId,
-      completed,
-    },
-  };
+  return originOf(r, events, scheduled);
 }
 
 /** One line for a person: valid with the origin, or invalid with the reason. */

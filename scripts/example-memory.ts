@@ -14,6 +14,7 @@ import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { manifestDigest } from '../catalog/digest';
 import { loadManifest } from '../runtime/manifest-file';
 import { startAgentRun } from '../client';
+import type { ScriptTurn } from '../common/wire';
 import { dataDir } from '../activities/data-dir';
 import { createTools, factStore, latestFact, paymentStore, type Fact } from '../examples/memory/tools';
 import { defaultStoreDir } from '../examples/support-desk/keyed-log';
@@ -67,7 +68,7 @@ async function main(): Promise<void> {
     for (const name of ['remember-iban', 'inbox', 'pay-rent']) {
       const script = JSON.parse(fs.readFileSync(path.join(example, 'scripts', `${name}.json`), 'utf8')) as {
         prompt: string;
-        turns: unknown[];
+        turns: ScriptTurn[];
       };
       const handle = await startAgentRun(
         client,

@@ -198,9 +198,9 @@ describe('docker-compose.yml', () => {
     for (const p of ['node_modules', 'lib', '.data']) expect(ignored).toContain(p);
   });
 
-  it('is documented with the ports it publishes', () => {
-    const readme = fs.readFileSync(path.join(root, 'README.md'), 'utf8');
-    expect(readme).toContain('docker compose up --build');
-    expect(readme).toContain('http://localhost:8080');
+  it('is documented with the ports it publishes (docs/cluster.md)', () => {
+    const page = fs.readFileSync(path.join(root, 'docs', 'cluster.md'), 'utf8');
+    expect(page).toContain('docker compose up --build');
+    expect(page).toContain('http://localhost:8080');
   });
 });

@@ -9,7 +9,7 @@ import type { OfferedTool } from '../catalog/tool-catalog';
 import { isStoredHandle } from '../common/stored-output';
 import { governedAgentCall } from './agent/governed-call';
 import { budgetedModel } from './ai-sdk-model';
-import type { JournalEntry } from './journal';
+import type { JournalEntry } from '../common/journal';
 import { laneOf } from './lanes';
 import { Budget, type Limits } from './limits';
 import { Provenance, USER_PROMPT, type ProvenanceView } from './provenance';

@@ -1,6 +1,7 @@
 // Workflow-safe: a person decides what happens to a call whose outcome is unknown, or whether a
 // call the gate questioned may go ahead.
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
+import { RunFailureType } from '../catalog/failure-types';
 
 /**
  * What a person answers. `credential` is the approver's own token (a JWT): a worker with an identity
@@ -49,7 +50,7 @@ export interface PendingEscalation {
  * The failure type of a decision the run refuses: no call waits under its key, it answers another
  * question, or the worker did not accept who decides. Its details carry `{ reason }`.
  */
-export const DECISION_REJECTED = 'DecisionRejected';
+export const DECISION_REJECTED = RunFailureType.DecisionRejected;
 
 /** Why a decision was rejected; the call keeps waiting for a decision that stands. */
 export const DecisionRejectedReason = {

@@ -14,6 +14,7 @@ import { leaves } from '../common/json-leaves';
 import type { ProvenanceView } from './provenance';
 import type { Gate, GateVerdict } from './call/gate';
 import { checkDataFlow } from './taint-gate';
+import { RunFailureType } from '../catalog/failure-types';
 
 export interface GovernedCall {
   principal: string;
@@ -25,11 +26,32 @@ export interface GovernedCall {
   provenance: ProvenanceView;
   /** Receives whether the call's own arguments were all trusted, for the production it makes. */
   onAllowed(callTrusted: boolean): void;
+  /** The caller's own rule asks a person about the call too: like `approval: always`, nothing is held meanwhile. */
+  asks?: boolean;
+  /**
+   * The trust rules (protected fields, the taint rule for mutating tools) are waived for this call, at
+   * the workflow's request and as the tool's declaration allows; sensitivity, what the call carries,
+   * egress, spend and the run's limits still hold.
+   */
+  waiveTrustRules?: boolean;
+}
+
+/** The gates `governanceGate` made: the manifest's own rules, which a call needs no second time. */
+const MANIFEST_GATES = new WeakSet<Gate>();
+
+/** Whether a gate is the manifest's (`governanceGate`), as agentRun and the AI SDK tools pass it. */
+export function isManifestGate(gate: Gate | undefined): boolean {
+  return gate !== undefined && MANIFEST_GATES.has(gate);
+}
+
+/** The declaration as the data-flow check reads it when the trust rules are waived. */
+function withoutTrustRules(decl: ToolCall['decl']): ToolCall['decl'] {
+  return { ...decl, safety: 'read_only', protected_fields: [] };
 }
 
 const { resolveCarried } = proxyActivities<CarriedActivities>({
   startToCloseTimeout: '30s',
-  retry: { maximumAttempts: 3, initialInterval: '200ms', nonRetryableErrorTypes: ['CarriedUnresolved'] },
+  retry: { maximumAttempts: 3, initialInterval: '200ms', nonRetryableErrorTypes: [RunFailureType.CarriedUnresolved] },
 });
 
 type Refusal = Extract<GateVerdict, { allow: false }>;
@@ -45,7 +67,7 @@ const messageOf = (err: unknown): string => {
  * Nothing is charged here: the verdict's `charge` is called once the call goes ahead.
  */
 export function governanceGate(g: GovernedCall): Gate {
-  return (call: ToolCall): GateVerdict | Promise<GateVerdict> => {
+  const gate = (call: ToolCall): GateVerdict | Promise<GateVerdict> => {
     const decl = call.decl;
     if (!g.offer)
       return refusal('unreachable', `${call.toolId} is not offered to this run's model (the policy does not allow it)`);
@@ -58,7 +80,7 @@ export function governanceGate(g: GovernedCall): Gate {
       );
     }
     const askable = decl.approval === 'on_violation' || decl.approval === 'always';
-    const flow = checkDataFlow(decl, call.args, g.provenance);
+    const flow = checkDataFlow(g.waiveTrustRules ? withoutTrustRules(decl) : decl, call.args, g.provenance);
     if (!flow.allow && !askable) return flow;
     const judged: Judged = {
       // A violation a person may overrule: every hard limit below is still checked first.
@@ -73,6 +95,8 @@ export function governanceGate(g: GovernedCall): Gate {
     if (referencesCarried(decl, judged.args)) return withCarried(g, call, judged, askable);
     return conclude(g, call, judged);
   };
+  MANIFEST_GATES.add(gate);
+  return gate;
 }
 
 /** What the data-flow check decided, and what the checks after it read and refine. */
@@ -155,7 +179,7 @@ function conclude(g: GovernedCall, call: ToolCall, judged: Judged): GateVerdict 
   g.onAllowed(trustedArgs);
   // The tool's receipt may repeat these; that echo is not a foreign source of them.
   g.provenance.noteSent(call.toolId, protectedValues(decl, args));
-  const asks = decl.approval === 'always';
+  const asks = decl.approval === 'always' || g.asks === true;
   const held = asks ? undefined : g.budget.hold(decl, outbound, payment);
   return {
     allow: true,

@@ -1,6 +1,6 @@
 // Workflow-safe: a run's journal in a few numbers. A long run returns this for the whole chain of
 // runs it continued through; the entries themselves are in each run's history (`toolplane show`).
-import type { JournalEntry } from './journal';
+import type { JournalEntry } from '../common/journal';
 
 export interface JournalSummary {
   /** Runs in the chain, this one included. */

@@ -6,13 +6,11 @@ import type { Payment } from '../catalog/spend';
 import { outboundBytes, type Outbound } from './outbound';
 import { chargeSpend, checkSpend, type SpentMinor } from './spend-limit';
 import type { RemainingBudget } from '../common/wire';
+import type { RunLimits } from '../common/run-input';
 
-export interface Limits extends RunCaps {
-  /** Per currency, in minor units; only tightens the manifest's `spend.max_minor_per_payee`. */
-  maxSpendMinorPerPayee?: Record<string, number | string>;
-  /** Only tightens each tool's `egress.max_bytes_per_run`. */
-  maxEgressBytesPerDestination?: number;
-}
+/** A run's own limits, as its input states them (the shape is common/run-input.ts's); each cap the manifest sets is a RunCaps field. */
+export type Limits = RunLimits;
+const _capsAreLimits = (l: Limits): RunCaps => l;
 
 export type LimitVerdict = { ok: true } | { ok: false; rule: string; reason: string };
 

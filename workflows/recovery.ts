@@ -17,7 +17,7 @@ import type { PerformRequest, PerformResult, ReconcileRequest, Reconciliation, T
 import { performActivityId, reconcileActivityId } from '../common/effect-key';
 import { storedHandle } from '../common/stored-output';
 import type { EscalationDecision, PendingEscalation } from './escalation';
-import type { JournalEntry } from './journal';
+import type { JournalEntry } from '../common/journal';
 import { StepError, StepErrorCode } from './step-error';
 
 type Failure = {

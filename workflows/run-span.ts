@@ -4,7 +4,7 @@
 import { SpanStatusCode, trace } from '@opentelemetry/api';
 import { workflowInfo } from '@temporalio/workflow';
 import { nameOf } from '../catalog/tool-id';
-import type { JournalEntry } from './journal';
+import type { JournalEntry } from '../common/journal';
 
 export const AGENT_NAME = 'toolplane';
 

@@ -6,7 +6,7 @@ import { setCurrentDetails, upsertSearchAttributes, workflowInfo } from '@tempor
 import { shellWord } from '../common/shell-word';
 import { REFUSALS, TOOLS_CALLED, WAITING_FOR, WaitingFor } from '../common/search-attributes';
 import { DECISIONS, type EscalationDecision, type PendingEscalation } from './escalation';
-import type { JournalEntry } from './journal';
+import type { JournalEntry } from '../common/journal';
 
 export interface RunStatus {
   refusals: number;
@@ -73,6 +73,10 @@ export class CallTally {
   readonly byRule = new Map<string, number>();
   /** The latest refused calls (at most REFUSALS_NAMED), in the order they were refused. */
   readonly refused: RefusedCall[] = [];
+  /** Calls whose trust rules the workflow waived (`acceptUntrusted`), counted. */
+  acceptedUntrusted = 0;
+  /** The latest of them (at most REFUSALS_NAMED), with the workflow's reason. */
+  readonly accepted: { position: number; toolId: string; reason: string }[] = [];
 
   /** A call entered the journal. */
   opened(): void {
@@ -81,6 +85,11 @@ export class CallTally {
 
   /** A call returned, failed or was refused: its decision is final. */
   settled(e: JournalEntry): void {
+    if (e.acceptedUntrusted) {
+      this.acceptedUntrusted++;
+      this.accepted.push({ position: e.position, toolId: e.toolId, reason: e.acceptedUntrusted.reason });
+      if (this.accepted.length > REFUSALS_NAMED) this.accepted.shift();
+    }
     if (e.decision === 'approved') this.approved++;
     else if (refused(e)) {
       this.refusals++;
@@ -202,6 +211,14 @@ export function detailsOf(tally: CallTally, pending: readonly PendingEscalation[
     const earlier = tally.refusals - tally.refused.length;
     lines.push(
       `**Refused**: ${tally.refused.map((r) => `#${r.position} ${r.toolId} (${r.rule}${r.reason ? `: ${r.reason}` : ''})`).join(', ')}` +
+        (earlier > 0 ? `, and ${earlier} earlier` : ''),
+    );
+  }
+  if (tally.accepted.length > 0) {
+    const earlier = tally.acceptedUntrusted - tally.accepted.length;
+    lines.push(
+      `**Trust rules waived** at the workflow's request (the manifest allows it for these tools): ` +
+        tally.accepted.map((a) => `#${a.position} ${a.toolId} (${a.reason})`).join(', ') +
         (earlier > 0 ? `, and ${earlier} earlier` : ''),
     );
   }

@@ -13,9 +13,16 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { AuthorizeActivities, AuthorizeRequest, CarriedAuthority, DecisionActivities } from '../common/wire';
+import type {
+  AuthorizeActivities,
+  AuthorizeRequest,
+  CarriedAuthority,
+  CitedOrigin,
+  DecisionActivities,
+} from '../common/wire';
 import type { RunIdentity, RunTicket, TicketCarry } from '../common/ticket';
 import type { RunCaps } from '../catalog/caps';
+import type { Sensitivity } from '../catalog/manifest';
 import { CatalogErrorCode } from '../catalog/errors';
 import { MANIFEST_DIGEST, PRINCIPAL } from '../common/search-attributes';
 import { ALLOW_ALL, type Policy } from '../catalog/policy';
@@ -30,12 +37,15 @@ import {
   type PendingEscalation,
 } from './escalation';
 import { runCall, type CallHost, type CallOptions } from './call/pipeline';
+import { isManifestGate } from './governance';
+import { RunGovernance, type RunGovernanceState } from './run-governance';
 import { journalQuery } from './journal-query';
-import type { JournalEntry, LeaseState } from './journal';
+import type { JournalEntry, LeaseState } from '../common/journal';
 import type { Escalator } from './recovery';
 import { failureMessage, readableTime, RunStatusBoard } from './run-status';
 import { recordRefusal } from './run-span';
 import { RunStream, type RunStreamState } from './run-stream';
+import { RunFailureType } from '../catalog/failure-types';
 
 export type { Gate, GateVerdict } from './call/gate';
 export type { Delegate } from './call/perform';
@@ -78,6 +88,8 @@ export interface StepState {
   leases: LeaseRecord[];
   /** Calls refused or denied so far, over the whole chain (the run's ToolplaneRefusals). */
   refusals?: number;
+  /** The labels and usage of the workflow's own governed calls, once it made one. */
+  governance?: RunGovernanceState;
 }
 
 /** What a workflow asks for when it opens a StepCtx; the worker decides what it gets. */
@@ -91,6 +103,15 @@ export interface OpenRequest extends Omit<AuthorizeRequest, 'carried'> {
   carry?: TicketCarry;
   /** The stream state the run this one continues handed over (`RunStream.handOver`). */
   stream?: RunStreamState;
+  /**
+   * What the principal gave this run, typically the workflow's input: the principal's own words
+   * (`user://prompt`, trusted), as agentRun's prompt is. A value in it that a tool also returns stays
+   * the principal's (an address the user named that the inbox also holds), and satisfies a protected
+   * field that allows `user://prompt`. Never a tool's output: that would vouch for it.
+   */
+  given?: unknown;
+  /** How sensitive `given`, and the values the workflow writes itself, are (default internal, as a prompt). */
+  givenSensitivity?: Sensitivity;
 }
 
 /** Whose ticket a run carries: the run it continues, else its parent. */
@@ -102,7 +123,7 @@ function carriedFrom(carry: TicketCarry): CarriedAuthority {
 }
 
 /** The failure type of a run whose credential (or carried ticket) the worker refused. */
-export const IDENTITY_REFUSED = 'IdentityRefused';
+export const IDENTITY_REFUSED = RunFailureType.IdentityRefused;
 
 /** The worker answers on the worker running the workflow task: no round trip before the first call. */
 const { authorizeRun } = proxyLocalActivities<AuthorizeActivities>({
@@ -126,6 +147,7 @@ const REJECTED_FOR: Readonly<Record<string, DecisionRejectedReason>> = {
   own_run: DecisionRejectedReason.OwnRun,
   principal_mismatch: DecisionRejectedReason.ByMismatch,
   asserted: DecisionRejectedReason.Unavailable,
+  replayed: DecisionRejectedReason.Replayed,
 };
 
 function rejectDecision(reason: DecisionRejectedReason, message: string): never {
@@ -166,7 +188,7 @@ export class StepCtx {
    * the run with a non-retryable `RunRefused` or `ModelRefused`.
    */
   static async open(request: OpenRequest): Promise<StepCtx> {
-    const { policy, carry, stream: priorStream, ...asked } = request;
+    const { policy, carry, stream: priorStream, given, givenSensitivity, ...asked } = request;
     const ask: AuthorizeRequest = carry ? { ...asked, carried: carriedFrom(carry) } : asked;
     // Answerable while the worker decides: nothing has happened and nobody is asked yet. The stream
     // takes its subscribers' polls from the start.
@@ -193,7 +215,7 @@ export class StepCtx {
     labelRun(authority.principal, authority.manifestDigest);
     if (authority.withheld.grants.length || authority.withheld.capabilities.length)
       upsertMemo({ toolplaneWithheld: authority.withheld });
-    return new StepCtx(
+    const step = new StepCtx(
       {
         catalog: ToolCatalog.fromGranted(authority.tools, authority.declared),
         principal: authority.principal,
@@ -208,6 +230,35 @@ export class StepCtx {
       },
       stream,
     );
+    // Who decides the calls: toolRun, which the worker agreed to serve without a gate; a delegated
+    // child, whose call its parent's gate decided (the worker checked the parent's ticket and ids);
+    // else the manifest, on every call.
+    if (asked.ungoverned) step.decider = 'none';
+    else if (carry && carriedFrom(carry).from === 'parent') step.decider = 'parent';
+    step.given = { value: given, ...(givenSensitivity ? { sensitivity: givenSensitivity } : {}) };
+    return step;
+  }
+
+  /** Who decides this run's calls when the caller passes no manifest gate of its own. */
+  private decider: 'manifest' | 'parent' | 'none' = 'manifest';
+  /** What the principal gave the run (`open({ given })`), labelled once the workflow makes its first call. */
+  private given?: { value: unknown; sensitivity?: Sensitivity };
+  /** The manifest's rules on the workflow's own calls: the run's labels and usage. */
+  private governance?: RunGovernance;
+  private carriedGovernance?: RunGovernanceState;
+
+  private runGovernance(): RunGovernance {
+    if (this.governance) return this.governance;
+    const caps = this.scope.caps;
+    this.governance = this.carriedGovernance
+      ? RunGovernance.restore(this.carriedGovernance, caps)
+      : RunGovernance.start({
+          given: this.given?.value,
+          sensitivity: this.given?.sensitivity,
+          caps,
+          startedAt: Date.now(),
+        });
+    return this.governance;
   }
 
   /** The run's stream: what it publishes for clients (`streamRun`), the run's effects and its model's tokens. */
@@ -295,6 +346,7 @@ export class StepCtx {
           ...(by !== undefined ? { by } : {}),
           decision: decision.decision,
           toolId: info.toolId,
+          effectKey: decision.effectKey,
           ...(info.rule !== undefined ? { rule: info.rule } : {}),
           runPrincipal: this.scope.identity.principal,
         },
@@ -365,6 +417,11 @@ export class StepCtx {
         .filter((l) => l.states.at(-1) !== 'released')
         .map((l) => ({ id: l.id, states: [...l.states] })),
       refusals: this.status.refusals(),
+      ...(this.governance
+        ? { governance: this.governance.state() }
+        : this.carriedGovernance
+          ? { governance: this.carriedGovernance }
+          : {}),
     };
   }
 
@@ -373,6 +430,7 @@ export class StepCtx {
     this.position = state.position;
     this.carriedLeases = state.leases.map((l) => ({ id: l.id, states: [...l.states] }));
     this.status.carriedRefusals = state.refusals ?? 0;
+    if (state.governance) this.carriedGovernance = state.governance;
   }
 
   private readonly escalator: Escalator = {
@@ -460,7 +518,14 @@ export class StepCtx {
   /** What the call pipeline needs of this run. */
   private host?: CallHost;
 
-  /** Refuses an unreachable tool, bad arguments or a gate's verdict before any activity exists. */
+  /**
+   * Calls a tool: refuses an unreachable tool, bad arguments or a rule's verdict before any activity
+   * exists. Every rule the manifest declares for the tool holds, whatever workflow makes the call:
+   * field rules, the taint rule, sensitivity, egress, spend and the worker's caps, over the labels of
+   * what this run's calls returned (see workflows/run-governance.ts for how arguments are labelled).
+   * A `gate` of the workflow's own only adds (a refusal, a person's approval); `acceptUntrusted`
+   * waives the trust rules for one call where the tool's declaration allows it.
+   */
   callTool(toolId: string, args: unknown, options: CallOptions = {}): Promise<unknown> {
     const entry: JournalEntry = {
       position: options.position ?? this.position++,
@@ -488,6 +553,36 @@ export class StepCtx {
       },
       publish: (event) => this.stream.publish(event),
     };
-    return runCall(this.host, entry, args, options);
+    // agentRun and the AI SDK tools pass the manifest's gate with the labels of what their model read.
+    if (isManifestGate(options.gate) || this.decider !== 'manifest') return runCall(this.host, entry, args, options);
+    return this.governedCall(entry, args, options);
+  }
+
+  /** A workflow's own call, judged by the manifest's rules; its output enters the run's labels. */
+  private async governedCall(entry: JournalEntry, args: unknown, options: CallOptions): Promise<unknown> {
+    const governance = this.runGovernance();
+    let callTrusted = false;
+    let origins: CitedOrigin[] = [];
+    const gate = governance.gate(this.scope, {
+      ...(options.gate ? { gate: options.gate } : {}),
+      ...(options.acceptUntrusted !== undefined ? { acceptUntrusted: options.acceptUntrusted } : {}),
+      onAllowed: (trusted) => (callTrusted = trusted),
+    });
+    const output = await runCall(this.host!, entry, args, {
+      ...options,
+      gate,
+      onOrigins: (o) => {
+        origins = o;
+        options.onOrigins?.(o);
+      },
+    });
+    governance.produced({
+      toolId: entry.toolId,
+      output,
+      callTrusted,
+      origins,
+      sensitivity: this.scope.catalog.declared(entry.toolId)!.decl.sensitivity.output,
+    });
+    return output;
   }
 }

@@ -1,22 +1,11 @@
 // Workflow-safe: how a tool step ends when it does not produce output.
+import { errorBrand, hasBrand } from '../catalog/error-brand';
+import { StepErrorCode } from '../catalog/error-codes';
 import { ToolplaneError } from '../catalog/errors';
 
-export const StepErrorCode = {
-  Unreachable: 'Unreachable',
-  InvalidArguments: 'InvalidArguments',
-  Refused: 'Refused',
-  InDoubt: 'InDoubt',
-  Failed: 'Failed',
-  Aborted: 'Aborted',
-  LimitExceeded: 'LimitExceeded',
-  /** An extension tool called by a run without the extension-runtime lease capability. */
-  LeaseMissing: 'LeaseMissing',
-  /** The call landed, but the plane could not keep its output. */
-  OutputLost: 'OutputLost',
-} as const;
-export type StepErrorCode = (typeof StepErrorCode)[keyof typeof StepErrorCode];
+export { StepErrorCode };
 
-const BRAND = Symbol.for('toolplane.StepError');
+const BRAND = errorBrand('StepError');
 
 export class StepError extends ToolplaneError<StepErrorCode> {
   readonly [BRAND] = true;
@@ -31,6 +20,6 @@ export class StepError extends ToolplaneError<StepErrorCode> {
   }
 
   static override is(err: unknown): err is StepError {
-    return typeof err === 'object' && err !== null && (err as Record<symbol, unknown>)[BRAND] === true;
+    return hasBrand(err, BRAND);
   }
 }

@@ -2,25 +2,13 @@
 // its own, for tests and internals. A worker serves it only when its configuration says so
 // (`allowUngovernedToolRun`); otherwise the worker refuses the run before anything happens.
 import { refuseMalformedInput } from './input-check';
-import type { JournalEntry } from './journal';
+import type { JournalEntry } from '../common/journal';
 import { StepCtx } from './step-ctx';
 import { StepError } from './step-error';
+import type { ToolRunInputShape } from '../common/run-input';
 
-export interface ToolRunInput {
-  /** Who the run asks to act as; with a credential it may be left out. */
-  principal?: string;
-  /** The run's credential (a JWT bound to its workflow id), as for agentRun. */
-  credential?: string;
-  /** Tools the run asks for (default: every tool the worker lets this principal have). */
-  grants?: string[];
-  calls: { toolId: string; args: unknown }[];
-  /** Stop at the first failed call (default) or go on. */
-  continueOnError?: boolean;
-  capabilities?: string[];
-  manifestDigest?: string;
-  /** How many delegations deep this run is (a subagent's call runs one level below its parent). */
-  delegationDepth?: number;
-}
+/** A tool run's input, derived from the schema both the client and the run check it with (common/run-input.ts). */
+export type ToolRunInput = ToolRunInputShape;
 
 export interface ToolRunResult {
   status: 'completed' | 'failed';

@@ -3,7 +3,7 @@
 // when an authorised call carries the run's extension-runtime lease.
 import { ApplicationFailure } from '@temporalio/activity';
 import { EXTENSION_RUNTIME } from '../../catalog/capabilities';
-import { FailureType } from '../../catalog/failure-types';
+import { FailureType, RunFailureType } from '../../catalog/failure-types';
 import { serverOf, type Manifest, type ToolDecl } from '../../catalog/manifest';
 import { reconcileMcpTool, invokeMcpTool, SourceDrift } from '../mcp/mcp-tools';
 import type { Tool } from '../tool';
@@ -15,7 +15,7 @@ export const LEASE_CAPABILITY = EXTENSION_RUNTIME;
 export class LeaseMissing extends ToolError {
   constructor(toolId: string) {
     super(FailureType.Unavailable, `${toolId} needs the run's ${LEASE_CAPABILITY} lease; nothing was started`);
-    this.name = 'LeaseMissing';
+    this.name = RunFailureType.LeaseMissing;
   }
 }
 

@@ -2,6 +2,8 @@
 import { durationMs, serverOf, type Manifest, type ServerDecl, type ToolDecl } from '../../catalog/manifest';
 import { connectMcp, type McpConnection } from '../mcp/connection';
 import { compareListing, SourceDrift } from '../mcp/mcp-tools';
+import { ErrorCode } from '../../catalog/error-codes';
+import { ToolplaneError } from '../../catalog/errors';
 
 type ExtensionDecl = Extract<ServerDecl, { kind: 'extension' }>;
 
@@ -30,7 +32,8 @@ export class ExtensionManager {
 
   private decl(plugin: string): ExtensionDecl {
     const d = this.manifest.servers[plugin];
-    if (d?.kind !== 'extension') throw new Error(`no extension "${plugin}" is declared`);
+    if (d?.kind !== 'extension')
+      throw new ToolplaneError(ErrorCode.ExtensionUndeclared, `no extension "${plugin}" is declared`, { plugin });
     return d;
   }
 

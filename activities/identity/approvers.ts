@@ -8,6 +8,7 @@ import type { Manifest } from '../../catalog/manifest';
 import type { DecisionActivities, DecisionAuthority, DecisionRequest } from '../../common/wire';
 import { asFinalRefusalAsync } from '../catalog-failure';
 import { IdentityRefused, type CredentialVerifier } from '../../identity/credentials';
+import { firstRunIdOf, spendCredential } from './credential-spend';
 
 export interface DecisionDeps {
   manifest: Manifest;
@@ -55,6 +56,15 @@ export function createDecisionActivities(deps: DecisionDeps): DecisionActivities
             'principal_mismatch',
             `the decision says it is by ${JSON.stringify(req.by)}, but its credential is ${v.principal}'s; leave by out or give the verified subject`,
           );
+        // Spent last, on this one call: the same token decides nothing else, in this run or any other.
+        const client = Context.current().client;
+        const run = { workflowId, runId: info.workflowExecution?.runId ?? '' };
+        await spendCredential(
+          v,
+          { kind: 'decision', workflowId, firstRunId: await firstRunIdOf(client, run), effectKey: req.effectKey },
+          deps.credentials.tolerance,
+          client,
+        );
         return { by: v.principal, issuer: v.issuer };
       });
     },

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { ToolplaneError } from '../../catalog/errors';
 import type { IdentityConfig } from '../../identity/credentials';
+import { ErrorCode } from '../../catalog/error-codes';
 
 const IssuerShape = z.strictObject({
   issuer: z.string().min(1),
@@ -30,7 +31,7 @@ export function loadIdentityFile(file: string): IdentityConfig {
       err instanceof z.ZodError
         ? err.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')
         : (err as Error).message;
-    throw new ToolplaneError('IdentityConfigInvalid', `${file}: not an identity file (${detail})`);
+    throw new ToolplaneError(ErrorCode.IdentityConfigInvalid, `${file}: not an identity file (${detail})`);
   }
   const dir = path.dirname(path.resolve(file));
   return {

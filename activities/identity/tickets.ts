@@ -9,6 +9,7 @@ import { canonicalJson } from '../../catalog/digest';
 import { ToolplaneError } from '../../catalog/errors';
 import type { RunIdentity, RunTicket, TicketCarry } from '../../common/ticket';
 import { dataDir } from '../data-dir';
+import { ErrorCode } from '../../catalog/error-codes';
 
 /** The bytes a MAC keeps: 128 bits, 22 characters of base64url. */
 const MAC_BYTES = 16;
@@ -41,7 +42,7 @@ function keyOf(text: string, where: string): Buffer {
     /^[0-9a-f]+$/i.test(text) && text.length % 2 === 0 ? Buffer.from(text, 'hex') : Buffer.from(text, 'base64url');
   if (key.length < 32)
     throw new ToolplaneError(
-      'TicketKeyInvalid',
+      ErrorCode.TicketKeyInvalid,
       `${where}: a ticket key needs at least 32 bytes (${key.length} given)`,
     );
   return key;

@@ -12,7 +12,8 @@ import {
   type LanguageModelV4StreamPart,
 } from '@ai-sdk/provider';
 import type { OfferedTool } from '../../catalog/tool-catalog';
-import { classifyModelError, ModelFailure, ModelFailureType } from './model-failure';
+import { ModelFailureType } from '../../catalog/failure-types';
+import { classifyModelError, ModelFailure } from './model-failure';
 import type { ModelTurnRequest } from './types';
 import type { ChatMessage, FinishReason, ModelToolCall, ModelTurnResult } from '../../common/wire';
 
@@ -141,6 +142,69 @@ export async function aiSdkTurn(
   return fromResult(result, where);
 }
 
+/** A stream's parts, assembled as they arrive into what `doGenerate` would have answered. */
+class StreamAssembly {
+  readonly content: LanguageModelV4Content[] = [];
+  readonly texts = new Map<string, string>();
+  finish: Extract<LanguageModelV4StreamPart, { type: 'finish' }> | undefined;
+  written = false;
+
+  constructor(
+    private response: LanguageModelV4GenerateResult['response'],
+    private readonly onText: (delta: string) => void,
+  ) {}
+
+  /** Whether the stream held nothing a stream holds (an endpoint that ignored the stream request). */
+  get empty(): boolean {
+    return !this.finish && !this.written && this.content.length === 0 && this.texts.size === 0;
+  }
+
+  take(part: LanguageModelV4StreamPart): void {
+    switch (part.type) {
+      case 'text-start':
+        this.texts.set(part.id, '');
+        break;
+      case 'text-delta':
+        this.texts.set(part.id, (this.texts.get(part.id) ?? '') + part.delta);
+        this.written = true;
+        this.onText(part.delta);
+        break;
+      case 'text-end':
+        this.content.push({ type: 'text', text: this.texts.get(part.id) ?? '' });
+        this.texts.delete(part.id);
+        break;
+      case 'tool-call':
+        this.content.push(part);
+        break;
+      case 'response-metadata':
+        this.response = { ...this.response, id: part.id, modelId: part.modelId, timestamp: part.timestamp };
+        break;
+      case 'finish':
+        this.finish = part;
+        break;
+      case 'error':
+        throw part.error;
+      default:
+        break;
+    }
+  }
+
+  result(): LanguageModelV4GenerateResult {
+    // A text block the provider never closed still counts.
+    for (const text of this.texts.values()) this.content.push({ type: 'text', text });
+    return {
+      content: this.content,
+      finishReason: this.finish?.finishReason ?? { unified: 'other', raw: undefined },
+      usage: this.finish?.usage ?? {
+        inputTokens: { total: undefined, noCache: undefined, cacheRead: undefined, cacheWrite: undefined },
+        outputTokens: { total: undefined, text: undefined, reasoning: undefined },
+      },
+      warnings: [],
+      ...(this.response ? { response: this.response } : {}),
+    };
+  }
+}
+
 /**
  * A streamed call, assembled into what `doGenerate` would have answered. A provider that cannot stream
  * (it says so, or its endpoint answers a stream request with nothing a stream holds) is asked again
@@ -158,60 +222,19 @@ async function streamed(
     if (UnsupportedFunctionalityError.isInstance(err)) return model.doGenerate(options);
     throw err;
   }
-  const content: LanguageModelV4Content[] = [];
-  const texts = new Map<string, string>();
-  let finish: Extract<LanguageModelV4StreamPart, { type: 'finish' }> | undefined;
-  let response: LanguageModelV4GenerateResult['response'] = started.response;
-  let written = false;
+  const assembly = new StreamAssembly(started.response, onText);
   const reader = started.stream.getReader();
   try {
     for (;;) {
       const { done, value: part } = await reader.read();
       if (done) break;
-      switch (part.type) {
-        case 'text-start':
-          texts.set(part.id, '');
-          break;
-        case 'text-delta':
-          texts.set(part.id, (texts.get(part.id) ?? '') + part.delta);
-          written = true;
-          onText(part.delta);
-          break;
-        case 'text-end':
-          content.push({ type: 'text', text: texts.get(part.id) ?? '' });
-          texts.delete(part.id);
-          break;
-        case 'tool-call':
-          content.push(part);
-          break;
-        case 'response-metadata':
-          response = { ...response, id: part.id, modelId: part.modelId, timestamp: part.timestamp };
-          break;
-        case 'finish':
-          finish = part;
-          break;
-        case 'error':
-          throw part.error;
-        default:
-          break;
-      }
+      assembly.take(part);
     }
   } catch (err) {
-    if (written || content.length > 0 || APICallError.isInstance(err)) throw err;
+    if (assembly.written || assembly.content.length > 0 || APICallError.isInstance(err)) throw err;
     return model.doGenerate(options);
   }
   // An endpoint that ignored the stream request answered nothing a stream holds: ask it plainly.
-  if (!finish && !written && content.length === 0 && texts.size === 0) return model.doGenerate(options);
-  // A text block the provider never closed still counts.
-  for (const text of texts.values()) content.push({ type: 'text', text });
-  return {
-    content,
-    finishReason: finish?.finishReason ?? { unified: 'other', raw: undefined },
-    usage: finish?.usage ?? {
-      inputTokens: { total: undefined, noCache: undefined, cacheRead: undefined, cacheWrite: undefined },
-      outputTokens: { total: undefined, text: undefined, reasoning: undefined },
-    },
-    warnings: [],
-    ...(response ? { response } : {}),
-  };
+  if (assembly.empty) return model.doGenerate(options);
+  return assembly.result();
 }

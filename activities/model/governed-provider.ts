@@ -26,6 +26,7 @@ import type { TicketIssuer } from '../identity/tickets';
 import { ModelFailure, toApplicationFailure } from './model-failure';
 import { languageModelFor } from './providers';
 import { TokenPublisher } from './token-stream';
+import { ErrorCode } from '../../catalog/error-codes';
 
 export interface GovernedProviderDeps {
   /** The manifest's `models`. */
@@ -156,7 +157,7 @@ export function governedModelProvider(deps: GovernedProviderDeps): ProviderV4 {
   for (const name of Object.keys(deps.providers ?? {}))
     if (!Object.prototype.hasOwnProperty.call(deps.models ?? DEFAULT_MODELS, name))
       throw new ToolplaneError(
-        'UsageError',
+        ErrorCode.UsageError,
         `the worker supplies a provider for model endpoint "${name}", which its manifest does not declare`,
       );
 

@@ -1,6 +1,6 @@
 // The model turn activity: one call to the worker-declared endpoint the run names, through its AI SDK
 // provider (or the scripted model), traced as `chat {model}`.
-import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import { SpanKind, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { resolveModel, type ModelsDecl } from '../../catalog/authority';
 import { durationMs } from '../../catalog/duration';
@@ -18,7 +18,8 @@ import type { ModelTurnRequest } from './types';
 import { modelPermit } from '../../common/ticket';
 import { checkTicket } from '../identity/ticket-check';
 import type { TicketIssuer } from '../identity/tickets';
-import type { ChatMessage, ModelActivities, ModelTurnInput, ModelTurnResult, ScriptTurn } from '../../common/wire';
+import type { ChatMessage, ModelActivities, ModelTurnInput, ModelTurnResult } from '../../common/wire';
+import { ModelFailureType, RunFailureType } from '../../catalog/failure-types';
 
 /**
  * Outputs stored outside history are read back here, so the model sees them whole. Only the
@@ -68,7 +69,7 @@ function refuseOversized(result: ModelTurnResult, where: string): void {
   const bytes = Buffer.byteLength(JSON.stringify(result.message), 'utf8');
   if (bytes > MAX_MODEL_OUTPUT_BYTES)
     throw ApplicationFailure.create({
-      type: 'ModelOutputTooLarge',
+      type: ModelFailureType.OutputTooLarge,
       message: `${where} answered ${bytes} bytes, more than the ${MAX_MODEL_OUTPUT_BYTES} a turn may record; the turn is refused, not retried`,
       details: [{ bytes, limit: MAX_MODEL_OUTPUT_BYTES }],
       nonRetryable: true,
@@ -88,135 +89,170 @@ async function writeScripted(text: string, delay: string | number | undefined, t
 }
 
 const invalid = (message: string) =>
-  ApplicationFailure.create({ type: 'ModelRequestInvalid', message, nonRetryable: true });
+  ApplicationFailure.create({ type: ModelFailureType.RequestInvalid, message, nonRetryable: true });
+
+/** What the model activity shares across turns: the worker's endpoints, stores and ticket check. */
+interface ModelWorker {
+  deps: ModelActivityDeps;
+  blobs: BlobStore;
+  transcripts: TranscriptStore;
+}
+
+type ResolvedModel = ReturnType<typeof resolveModel>;
+type TurnByReference = Awaited<ReturnType<typeof byReference>>;
+
+/**
+ * A turn by reference: the conversation so far from the run's transcript, plus what is new.
+ * The scripted model needs only where the conversation stands, so nothing is expanded for it.
+ */
+async function byReference(w: ModelWorker, turn: ModelTurnInput, scope: string) {
+  const digest = turn.toolsDigest!;
+  let prev: TranscriptSegment | undefined;
+  let contextRef: string;
+  if (turn.transcript) {
+    prev = await w.transcripts.segment(turn.transcript, scope);
+    contextRef = prev.context;
+  } else {
+    if (!turn.tools || offeredDigest(turn.tools) !== digest)
+      throw invalid(`a run's first model turn sends the offered tools whose digest it names (${digest})`);
+    contextRef = await w.transcripts.startContext(
+      { tools: turn.tools, toolsDigest: digest, script: turn.model.script },
+      scope,
+    );
+  }
+  const context = await w.transcripts.context(contextRef, scope);
+  if (context.toolsDigest !== digest)
+    throw invalid(`the turn names tools ${digest}, but the run's conversation offers ${context.toolsDigest}`);
+  const newChars = JSON.stringify(turn.messages).length;
+  return {
+    context,
+    contextRef,
+    prev,
+    newChars,
+    turns: prev?.turns ?? 0,
+    inputTokens: Math.ceil(((prev?.chars ?? 0) + newChars) / 4) + Math.ceil(JSON.stringify(context.tools).length / 4),
+    messages: async () => [
+      ...(turn.transcript ? await w.transcripts.messages(turn.transcript, scope) : []),
+      ...turn.messages,
+    ],
+  };
+}
+
+/** One turn's answer: played from a script, or asked of the endpoint's model (its text streamed as written). */
+async function answer(
+  w: ModelWorker,
+  turn: ModelTurnInput,
+  resolved: ResolvedModel,
+  ref: TurnByReference | undefined,
+  tokens: TokenPublisher | undefined,
+): Promise<ModelTurnResult> {
+  const scope = Context.current().info.workflowExecution?.workflowId ?? '';
+  const whole = async (): Promise<ModelTurnRequest> => ({
+    model: turn.model,
+    messages: await expandMessages(ref ? await ref.messages() : turn.messages, w.blobs, scope),
+    tools: ref ? ref.context.tools : (turn.tools ?? []),
+  });
+  const decl = resolved.decl;
+  const where = `model endpoint "${resolved.endpoint}" (${resolved.model})`;
+  const declared = decl.provider === 'scripted' ? decl.script : undefined;
+  const script = declared ?? turn.model.script ?? ref?.context.script ?? [];
+  const result =
+    decl.provider === 'scripted'
+      ? ref
+        ? scriptedTurnAt(script, ref.turns, ref.inputTokens)
+        : scriptedTurn(script, await whole())
+      : await aiSdkTurn(
+          await languageModelFor(resolved.endpoint, decl, resolved.model),
+          await whole(),
+          where,
+          Context.current().cancellationSignal,
+          tokens && decl.stream === true ? (delta) => tokens.push(delta) : undefined,
+        );
+  // Without a pace the script's answer is there at once: `turn-completed` carries it, no tokens are sent.
+  if (decl.provider === 'scripted' && tokens && decl.token_delay !== undefined)
+    await writeScripted(result.message.content, decl.token_delay, tokens);
+  refuseOversized(result, where);
+  return result;
+}
+
+function recordUsage(span: Span, result: ModelTurnResult): void {
+  const finish = result.finishReason ?? (result.message.toolCalls?.length ? 'tool_calls' : 'stop');
+  span.setAttributes({
+    'gen_ai.usage.input_tokens': result.usage.inputTokens,
+    'gen_ai.usage.output_tokens': result.usage.outputTokens,
+    ...(result.responseModel ? { 'gen_ai.response.model': result.responseModel } : {}),
+    ...(result.responseId ? { 'gen_ai.response.id': result.responseId } : {}),
+    'gen_ai.response.finish_reasons': [finish],
+  });
+}
+
+/** The run's conversation, one turn longer: its new segment's reference goes back with the result. */
+async function appendTurn(
+  w: ModelWorker,
+  turn: ModelTurnInput,
+  ref: TurnByReference,
+  result: ModelTurnResult,
+): Promise<ModelTurnResult> {
+  const scope = Context.current().info.workflowExecution?.workflowId ?? '';
+  const transcript = await w.transcripts.append(
+    {
+      context: ref.contextRef,
+      prev: turn.transcript,
+      turns: ref.turns + 1,
+      chars: (ref.prev?.chars ?? 0) + ref.newChars + JSON.stringify(result.message).length,
+      messages: [...turn.messages, result.message],
+    },
+    scope,
+  );
+  return { ...result, transcript };
+}
+
+/** A failed turn: its tokens abandoned, its span marked, the failure typed. */
+function failedTurn(span: Span, err: unknown, tokens: TokenPublisher | undefined): unknown {
+  tokens?.abandon();
+  const failure = err instanceof ModelFailure ? toApplicationFailure(err) : err;
+  span.setAttribute('error.type', (failure as { type?: string }).type ?? (failure as Error).name ?? 'Error');
+  span.setStatus({ code: SpanStatusCode.ERROR, message: (failure as Error).message });
+  return failure;
+}
+
+async function modelTurn(w: ModelWorker, turn: ModelTurnInput): Promise<ModelTurnResult> {
+  await checkTicket(w.deps.tickets, turn, modelPermit(turn.model.endpoint), RunFailureType.ModelRefused);
+  const resolved = asFinalRefusal(() => resolveModel(w.deps.models, turn.model));
+  const scope = Context.current().info.workflowExecution?.workflowId ?? '';
+  const ref = turn.toolsDigest !== undefined ? await byReference(w, turn, scope) : undefined;
+  const decl = resolved.decl;
+  const attributes = {
+    'gen_ai.operation.name': 'chat',
+    'gen_ai.conversation.id': scope,
+    'gen_ai.provider.name': decl.provider === 'scripted' ? 'toolplane.scripted' : providerName(decl),
+    'gen_ai.request.model': resolved.model,
+    ...(turn.model.temperature !== undefined ? { 'gen_ai.request.temperature': turn.model.temperature } : {}),
+  };
+  return trace
+    .getTracer('toolplane')
+    .startActiveSpan(`chat ${resolved.model}`, { kind: SpanKind.CLIENT, attributes }, async (span) => {
+      // The run's stream takes the text as it is written: a view; the result below is the record.
+      const tokens = turn.stream ? TokenPublisher.forTurn(turn.stream.turn) : undefined;
+      // Alive while the model thinks, however long it takes: a lost worker is noticed by its silence.
+      const activity = Context.current();
+      const alive = setInterval(() => activity.heartbeat(), HEARTBEAT_MS);
+      try {
+        const result = await answer(w, turn, resolved, ref, tokens);
+        await tokens?.close();
+        recordUsage(span, result);
+        return ref ? await appendTurn(w, turn, ref, result) : result;
+      } catch (err) {
+        throw failedTurn(span, err, tokens);
+      } finally {
+        clearInterval(alive);
+        span.end();
+      }
+    });
+}
 
 export function createModelActivities(deps: ModelActivityDeps): ModelActivities {
   const blobs = deps.blobs ?? new FileBlobStore();
-  const transcripts = new TranscriptStore(deps.transcripts ?? blobs);
-
-  /**
-   * A turn by reference: the conversation so far from the run's transcript, plus what is new.
-   * The scripted model needs only where the conversation stands, so nothing is expanded for it.
-   */
-  async function byReference(turn: ModelTurnInput, scope: string) {
-    const digest = turn.toolsDigest!;
-    let prev: TranscriptSegment | undefined;
-    let contextRef: string;
-    if (turn.transcript) {
-      prev = await transcripts.segment(turn.transcript, scope);
-      contextRef = prev.context;
-    } else {
-      if (!turn.tools || offeredDigest(turn.tools) !== digest)
-        throw invalid(`a run's first model turn sends the offered tools whose digest it names (${digest})`);
-      contextRef = await transcripts.startContext(
-        { tools: turn.tools, toolsDigest: digest, script: turn.model.script as ScriptTurn[] | undefined },
-        scope,
-      );
-    }
-    const context = await transcripts.context(contextRef, scope);
-    if (context.toolsDigest !== digest)
-      throw invalid(`the turn names tools ${digest}, but the run's conversation offers ${context.toolsDigest}`);
-    const newChars = JSON.stringify(turn.messages).length;
-    return {
-      context,
-      contextRef,
-      prev,
-      newChars,
-      turns: prev?.turns ?? 0,
-      inputTokens: Math.ceil(((prev?.chars ?? 0) + newChars) / 4) + Math.ceil(JSON.stringify(context.tools).length / 4),
-      messages: async () => [
-        ...(turn.transcript ? await transcripts.messages(turn.transcript, scope) : []),
-        ...turn.messages,
-      ],
-    };
-  }
-
-  return {
-    async modelTurn(turn: ModelTurnInput): Promise<ModelTurnResult> {
-      await checkTicket(deps.tickets, turn, modelPermit(turn.model.endpoint), 'ModelRefused');
-      const resolved = asFinalRefusal(() => resolveModel(deps.models, turn.model));
-      const info = Context.current().info;
-      const scope = info.workflowExecution?.workflowId ?? '';
-      const ref = turn.toolsDigest !== undefined ? await byReference(turn, scope) : undefined;
-      const whole = async (): Promise<ModelTurnRequest> => ({
-        model: turn.model,
-        messages: await expandMessages(ref ? await ref.messages() : turn.messages, blobs, scope),
-        tools: ref ? ref.context.tools : (turn.tools ?? []),
-      });
-      const name = resolved.model;
-      const decl = resolved.decl;
-      const provider = decl.provider === 'scripted' ? 'toolplane.scripted' : providerName(decl);
-      const where = `model endpoint "${resolved.endpoint}" (${name})`;
-      return trace.getTracer('toolplane').startActiveSpan(
-        `chat ${name}`,
-        {
-          kind: SpanKind.CLIENT,
-          attributes: {
-            'gen_ai.operation.name': 'chat',
-            'gen_ai.conversation.id': scope,
-            'gen_ai.provider.name': provider,
-            'gen_ai.request.model': name,
-            ...(turn.model.temperature !== undefined ? { 'gen_ai.request.temperature': turn.model.temperature } : {}),
-          },
-        },
-        async (span) => {
-          // The run's stream takes the text as it is written: a view; the result below is the record.
-          const tokens = turn.stream ? TokenPublisher.forTurn(turn.stream.turn) : undefined;
-          // Alive while the model thinks, however long it takes: a lost worker is noticed by its silence.
-          const activity = Context.current();
-          const alive = setInterval(() => activity.heartbeat(), HEARTBEAT_MS);
-          try {
-            const declared = decl.provider === 'scripted' ? decl.script : undefined;
-            const script = (declared ?? turn.model.script ?? ref?.context.script ?? []) as ScriptTurn[];
-            const result =
-              decl.provider === 'scripted'
-                ? ref
-                  ? scriptedTurnAt(script, ref.turns, ref.inputTokens)
-                  : scriptedTurn(script, await whole())
-                : await aiSdkTurn(
-                    await languageModelFor(resolved.endpoint, decl, name),
-                    await whole(),
-                    where,
-                    Context.current().cancellationSignal,
-                    tokens && decl.stream === true ? (delta) => tokens.push(delta) : undefined,
-                  );
-            // Without a pace the script's answer is there at once: `turn-completed` carries it, no tokens are sent.
-            if (decl.provider === 'scripted' && tokens && decl.token_delay !== undefined)
-              await writeScripted(result.message.content, decl.token_delay, tokens);
-            refuseOversized(result, where);
-            await tokens?.close();
-            const finish = result.finishReason ?? (result.message.toolCalls?.length ? 'tool_calls' : 'stop');
-            span.setAttributes({
-              'gen_ai.usage.input_tokens': result.usage.inputTokens,
-              'gen_ai.usage.output_tokens': result.usage.outputTokens,
-              ...(result.responseModel ? { 'gen_ai.response.model': result.responseModel } : {}),
-              ...(result.responseId ? { 'gen_ai.response.id': result.responseId } : {}),
-              'gen_ai.response.finish_reasons': [finish],
-            });
-            if (!ref) return result;
-            const transcript = await transcripts.append(
-              {
-                context: ref.contextRef,
-                prev: turn.transcript,
-                turns: ref.turns + 1,
-                chars: (ref.prev?.chars ?? 0) + ref.newChars + JSON.stringify(result.message).length,
-                messages: [...turn.messages, result.message],
-              },
-              scope,
-            );
-            return { ...result, transcript };
-          } catch (err) {
-            tokens?.abandon();
-            const failure = err instanceof ModelFailure ? toApplicationFailure(err) : err;
-            span.setAttribute('error.type', (failure as { type?: string }).type ?? (failure as Error).name ?? 'Error');
-            span.setStatus({ code: SpanStatusCode.ERROR, message: (failure as Error).message });
-            throw failure;
-          } finally {
-            clearInterval(alive);
-            span.end();
-          }
-        },
-      );
-    },
-  };
+  const w: ModelWorker = { deps, blobs, transcripts: new TranscriptStore(deps.transcripts ?? blobs) };
+  return { modelTurn: (turn) => modelTurn(w, turn) };
 }

@@ -3,26 +3,7 @@
 import { APICallError, AISDKError } from '@ai-sdk/provider';
 import { ApplicationFailure } from '@temporalio/activity';
 import { ToolplaneError } from '../../catalog/errors';
-
-export const ModelFailureType = {
-  /** 401/403, or the key variable the worker names is unset. Final. */
-  Auth: 'ModelAuth',
-  /** 400, 404, 422 and other client errors: the same request would fail again. Final. */
-  RequestInvalid: 'ModelRequestInvalid',
-  /** 429: retried, after Retry-After when the provider sends it. */
-  RateLimited: 'ModelRateLimited',
-  /** 5xx, 408, 409, or the endpoint could not be reached: retried. */
-  Unavailable: 'ModelUnavailable',
-  /** The endpoint answered something that is not a model response (bad JSON, wrong shape): retried. */
-  ResponseMalformed: 'ModelResponseMalformed',
-} as const;
-export type ModelFailureType = (typeof ModelFailureType)[keyof typeof ModelFailureType];
-
-/** The failure types after which the same turn is not sent again. */
-export const FINAL_MODEL_FAILURES: readonly ModelFailureType[] = [
-  ModelFailureType.Auth,
-  ModelFailureType.RequestInvalid,
-];
+import { FINAL_MODEL_FAILURES, ModelFailureType } from '../../catalog/failure-types';
 
 export interface ModelFailureData {
   status?: number;

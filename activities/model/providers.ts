@@ -2,7 +2,8 @@
 // declares are loaded; URL and key come from the worker's configuration, never from a run.
 import type { LanguageModelV4 } from '@ai-sdk/provider';
 import type { ProviderEndpointDecl } from '../../catalog/authority';
-import { ModelFailure, ModelFailureType } from './model-failure';
+import { ModelFailureType } from '../../catalog/failure-types';
+import { ModelFailure } from './model-failure';
 
 /** The GenAI semantic-convention name of the provider an endpoint speaks to. */
 export function providerName(decl: ProviderEndpointDecl): string {

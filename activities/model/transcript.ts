@@ -2,6 +2,7 @@
 // segment (what was new, and the model's reply) in the run's blob store and hands the workflow
 // its reference. A turn's input then carries that reference plus only what is new, so history
 // grows with each turn's own content, not with the whole conversation.
+import { ErrorCode } from '../../catalog/error-codes';
 import { ToolplaneError } from '../../catalog/errors';
 import type { OfferedTool } from '../../catalog/tool-catalog';
 import type { BlobStore } from '../blob-store';
@@ -29,9 +30,9 @@ export interface TranscriptSegment {
   messages: ChatMessage[];
 }
 
-export class TranscriptUnavailable extends ToolplaneError<'TranscriptUnavailable', { ref: string }> {
+export class TranscriptUnavailable extends ToolplaneError<typeof ErrorCode.TranscriptUnavailable, { ref: string }> {
   constructor(ref: string, why: string) {
-    super('TranscriptUnavailable', `the run's conversation ${ref} cannot be read: ${why}`, { ref });
+    super(ErrorCode.TranscriptUnavailable, `the run's conversation ${ref} cannot be read: ${why}`, { ref });
   }
 }
 

@@ -132,7 +132,7 @@ describe('the Web UI shows what toolplane publishes', () => {
       await page.screenshot({ path: path.join(SCREENSHOTS, 'run-search-attributes.png'), fullPage: true });
 
       // The workflow list, filtered by toolplane's search attributes as an operator would (the
-      // README's saved view, narrowed to this test's principal).
+      // saved view of docs/operating-runs.md, narrowed to this test's principal).
       const query =
         `ExecutionStatus = "Running" AND ToolplaneWaitingFor != "none" AND ToolplaneRefusals > 0 ` +
         `AND ToolplanePrincipal = "${principal}"`;

@@ -7,7 +7,7 @@ import { answerHint } from '../../cli/escalations';
 import { connectionArgs, connectionSettings, webUiBase } from '../../inspect/connection';
 import { JournalPrinter } from '../../inspect/follow';
 import { effectsFromHistory, formatEffects } from '../../inspect/journal';
-import type { JournalEntry } from '../../workflows/journal';
+import type { JournalEntry } from '../../common/journal';
 import { listQuery } from '../../cli/list';
 import { replayOptions, workflowsModule } from '../../cli/replay';
 

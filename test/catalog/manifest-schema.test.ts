@@ -12,6 +12,7 @@ import { loadManifest, parseManifest, parsePath } from '../../runtime/manifest-f
 import { manifestJsonSchema, propertyPaths, type SchemaNode } from '../../runtime/manifest-json-schema';
 import { flowYaml } from '../../runtime/manifest-shape';
 import { generated, REFERENCE_FILE, SCHEMA_FILE } from '../../scripts/manifest-schema';
+import { docPages, fencedSamples } from '../support/doc-pages';
 
 const root = path.resolve(__dirname, '..', '..');
 const committed = JSON.parse(fs.readFileSync(SCHEMA_FILE, 'utf8')) as SchemaNode;
@@ -173,14 +174,27 @@ describe('the manifest reference (docs/manifest.md)', () => {
       });
     }
   });
+});
 
-  it.each(['docs/manifest.md', 'README.md'])('the complete manifests in %s pass the parser and the schema', (doc) => {
-    const text = fs.readFileSync(path.join(root, doc), 'utf8');
-    const blocks = [...text.matchAll(/```yaml\n([\s\S]*?)```/g)].map((m) => m[1]!);
-    const complete = blocks.filter((b) => /^version: 1\b/m.test(b) && /^tools:/m.test(b));
-    expect(complete.length).toBeGreaterThanOrEqual(1);
-    for (const b of complete) {
-      expect(() => parseManifest(b, doc)).not.toThrow();
+describe('the complete manifests in the README and the docs pages', () => {
+  /** A YAML sample that is a whole manifest (the format and its tools), not a section of one. */
+  const complete = (page: string) =>
+    fencedSamples(page, 'yaml').filter((b) => /^version: 1\b/m.test(b) && /^tools:/m.test(b));
+  /** How many each page holds: a sample moved, or a fence that no longer reads as YAML, shows here. */
+  const expected: Record<string, number> = { 'README.md': 1, 'docs/manifest.md': 1 };
+
+  it('are found where they are expected', () => {
+    const found = Object.fromEntries(
+      docPages()
+        .map((p) => [p, complete(p).length] as const)
+        .filter(([, n]) => n > 0),
+    );
+    expect(found).toEqual(expected);
+  });
+
+  it.each(Object.keys(expected))('the complete manifests in %s pass the parser and the schema', (page) => {
+    for (const b of complete(page)) {
+      expect(() => parseManifest(b, page)).not.toThrow();
       expect(validator()(parse(b))).toEqual([]);
     }
   });

@@ -7,7 +7,7 @@ import {
   REFUSALS_NAMED,
   updatePayload,
 } from '../../workflows/run-status';
-import type { JournalEntry } from '../../workflows/journal';
+import type { JournalEntry } from '../../common/journal';
 import type { PendingEscalation } from '../../workflows/escalation';
 
 const entry = (position: number, decision: JournalEntry['decision'], rule?: string): JournalEntry => ({

@@ -1,4 +1,4 @@
-// `npm start -- --once` against the multi-service cluster on PostgreSQL, as the README tells users.
+// `npm start -- --once` against the multi-service cluster on PostgreSQL, as docs/cluster.md tells users.
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';

@@ -129,6 +129,26 @@ describe('declared approvers (attack 2: self-approval)', () => {
     return { reason, message: failure.message };
   }
 
+  it("an approver's credential decides one call: presented to another run, it decides nothing there", async () => {
+    const cfo = await issuer.approverCredential('cfo@corp.example');
+    const first = await start();
+    const asked = await waiting(first);
+    await first.executeUpdate(resolveEscalation, {
+      args: [{ effectKey: asked.effectKey, decision: 'deny', credential: cfo }],
+    });
+    // Read from the first run's history, the same token answers a call of another run: refused, and the call waits.
+    const second = await start();
+    const askedAgain = await waiting(second);
+    const { reason, message } = await rejected(second, {
+      effectKey: askedAgain.effectKey,
+      decision: 'approve',
+      credential: cfo,
+    });
+    expect(reason).toBe('replayed');
+    expect(message).toContain('already used');
+    for (const handle of [first, second]) await handle.terminate('test done');
+  });
+
   it("the example declares the support desk's tools, its refund asking a person, and who may answer", () => {
     const desk = exampleManifest();
     expect(manifest.tools).toEqual(desk.tools.map((t) => (t.id === REFUND ? { ...t, approval: 'on_violation' } : t)));

@@ -4,6 +4,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
+import { defaultPayloadConverter } from '@temporalio/common';
 import { Worker } from '@temporalio/worker';
 import { decodeJwt } from 'jose';
 import type { Manifest } from '../../catalog/manifest';
@@ -29,6 +30,12 @@ import { generateLedgerKey } from '../../ledger/keys';
 
 const REFUND = 'tool://payments/refund';
 const ATTACKER_REFUND = { account_id: 'acct_attacker_991', amount_cents: 95000, currency: 'EUR' };
+
+/** The attacker's own script: a refund to its account, run as whoever the stolen credential names. */
+const attackerScript: Script = {
+  prompt: 'Refund the customer.',
+  turns: [{ tool_calls: [{ name: 'payments__refund', arguments: ATTACKER_REFUND }] }, { final: 'done' }],
+};
 
 /** Starts an agent run as the test's client does: a workflow id, and a credential bound to it when given. */
 async function run(
@@ -172,6 +179,30 @@ describe('identity: the worker knows who asks', () => {
       });
     });
 
+    it("a credential read from a closed run's history cannot start a new run under the same workflow id", async () => {
+      const first = await run(h, manifest, refundScript, {
+        credential: (wf) => issuer.runCredential('agent:desk', wf),
+      });
+      await first.handle.result();
+      const before = desk.payments.all().length;
+      // Temporal frees a closed run's workflow id; the attacker starts its own run there with the stolen token.
+      const stolen = agentInput(manifest, attackerScript, {
+        principal: 'agent:desk',
+        credential: first.input.credential!,
+      });
+      const replayed = await h.client.workflow.start('agentRun', {
+        taskQueue: h.taskQueue,
+        workflowId: first.workflowId,
+        args: [stolen],
+      });
+      await expect(replayed.result()).rejects.toMatchObject({
+        cause: { type: 'IdentityRefused', message: expect.stringContaining('already used') },
+      });
+      expect(scheduledActivities(await historyOf(h.client, first.workflowId))).toEqual([]);
+      expect(desk.payments.all().length).toBe(before);
+      expect(attackerRefunds()).toEqual([]);
+    });
+
     it('a token from an issuer the worker does not trust, or for another audience, is refused', async () => {
       const stranger = await generateIssuerKey('https://stranger.example', 's-1');
       const foreign = await run(h, manifest, refundScript, {
@@ -287,6 +318,26 @@ describe('identity: the worker knows who asks', () => {
       expect(desk.payments.all().length).toBe(before);
     });
 
+    it('a run reset to its first workflow task verifies its credential again: the same run, so the spent token is its own', async () => {
+      const r = await run(h, manifest, refundScript, { credential: (wf) => issuer.runCredential('agent:desk', wf) });
+      await r.handle.result();
+      const firstRunId = (await r.handle.describe()).runId;
+      const events = await historyOf(h.client, r.workflowId);
+      // The first completed workflow task holds the worker's answer: a reset there asks the worker again.
+      const resetTo = events.find((e) => e.workflowTaskCompletedEventAttributes)!.eventId!;
+      const before = desk.payments.all().length;
+      const { runId } = await h.client.workflowService.resetWorkflowExecution({
+        namespace: 'default',
+        workflowExecution: { workflowId: r.workflowId, runId: firstRunId },
+        reason: 'operator reset to the start in a test',
+        workflowTaskFinishEventId: resetTo,
+        requestId: randomUUID(),
+      });
+      const reset = await h.client.workflow.getHandle(r.workflowId, runId).result();
+      expect(reset.journal.map((e: { outcome?: string }) => e.outcome)).toEqual(['ok', 'ok']);
+      expect(desk.payments.all().length).toBe(before);
+    });
+
     it('a run that continues as new carries its ticket, after its credential would have been checked', async () => {
       const r = await run(h, manifest, refundScript, {
         credential: (wf) => issuer.runCredential('agent:desk', wf),
@@ -298,6 +349,22 @@ describe('identity: the worker knows who asks', () => {
       const runs = [];
       for await (const w of h.client.workflow.list({ query: `WorkflowId = '${r.workflowId}'` })) runs.push(w);
       expect(runs.length).toBeGreaterThan(1);
+      // The last run's input, carry and all, read from its history and started again as a fresh run of the closed id.
+      const started = (await historyOf(h.client, r.workflowId))[0]!.workflowExecutionStartedEventAttributes!;
+      const carried = defaultPayloadConverter.fromPayload<AgentRunInput>(started.input!.payloads![0]!);
+      expect(carried.carry).toBeDefined();
+      const replayed = await h.client.workflow.start('agentRun', {
+        taskQueue: h.taskQueue,
+        workflowId: r.workflowId,
+        args: [
+          { ...carried, prompt: attackerScript.prompt, model: { endpoint: 'scripted', script: attackerScript.turns } },
+        ],
+      });
+      await expect(replayed.result()).rejects.toMatchObject({
+        cause: { type: 'RunRefused', message: expect.stringContaining('may not start from carried state') },
+      });
+      expect(scheduledActivities(await historyOf(h.client, r.workflowId))).toEqual([]);
+      expect(attackerRefunds()).toEqual([]);
     });
   });
 });

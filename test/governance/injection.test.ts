@@ -8,7 +8,7 @@ import { createTools as bankingTools } from '../../examples/banking/tools';
 import { effectsStore } from '../../examples/worlds/fixture-tools';
 import { createTools as workspaceTools } from '../../examples/workspace/tools';
 import type { AgentRunResult } from '../../workflows/agent/run';
-import type { JournalEntry } from '../../workflows/journal';
+import type { JournalEntry } from '../../common/journal';
 import { runAiSdkAgentWorker } from '../support/ai-sdk-agent';
 import { harness, testDir, type Harness } from '../support/env';
 import { runDeciding, type AgentPath } from './decide';

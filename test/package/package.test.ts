@@ -7,6 +7,7 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { docPages, fencedSamples } from '../support/doc-pages';
 import { testAddress, testDir } from '../support/env';
 import { waitFor } from '../support/wait';
 
@@ -32,7 +33,16 @@ function runFailing(
   return { status: r.status ?? -1, stderr: r.stderr };
 }
 
-/** The versions a consumer installs beside toolplane, as the README names them. */
+/** How many TypeScript samples each page holds: a sample moved to another page, or lost, shows here. */
+const TS_SAMPLES: Record<string, number> = {
+  'README.md': 3, // the worked example: tools.ts, worker.ts, workflows.ts
+  'docs/blob-store.md': 1,
+  'docs/durable-call.md': 1,
+  'docs/ledger.md': 1,
+  'docs/worker-versioning.md': 1,
+};
+
+/** The versions a consumer installs beside toolplane, as docs/ai-sdk.md names them. */
 const TEMPORAL = '1.23.0';
 const BESIDE = [
   `@temporalio/worker@${TEMPORAL}`,
@@ -60,11 +70,14 @@ function packOnce(): () => string {
     }[];
     const files = packed[0]!.files.map((f) => f.path);
     console.log(`packed ${packed[0]!.filename}: ${files.length} files, ${Math.round(packed[0]!.size / 1024)} KiB`);
-    // Nothing but the build, the bin's launcher, the manifest's JSON Schema and reference, the README and package.json ships.
-    const beside = ['bin/toolplane.js', 'manifest.schema.json', 'docs/manifest.md', 'README.md', 'package.json'];
+    // Nothing but the build, the bin's launcher, the manifest's JSON Schema, the README and the docs pages it links
+    // (the manifest's reference among them), and package.json ships.
+    const beside = ['bin/toolplane.js', 'manifest.schema.json', ...docPages(), 'package.json'];
     expect(files.filter((f) => !f.startsWith('lib/') && !beside.includes(f))).toEqual([]);
-    expect(files).toEqual(expect.arrayContaining(['manifest.schema.json', 'docs/manifest.md']));
-    expect(files.some((f) => /test|bench|\.ts$/.test(f) && !f.endsWith('.d.ts'))).toBe(false);
+    expect(files).toEqual(expect.arrayContaining(beside));
+    // No tests, benchmarks or TypeScript sources (docs/testing.md is a page, not a test).
+    const code = files.filter((f) => !beside.includes(f));
+    expect(code.some((f) => /test|bench|\.ts$/.test(f) && !f.endsWith('.d.ts'))).toBe(false);
     tarball = path.join(dir, packed[0]!.filename);
     return tarball;
   };
@@ -167,11 +180,18 @@ describe('the packed package, installed with the @temporalio/ai-sdk peer', () =>
     npmInstall(dir, [tarball(), ...BUILD_TOOLS, ...BESIDE, AI_SDK_PEER]);
   }, 300_000);
 
-  it("type-checks a consumer importing all four entry points, and the README's code samples", () => {
-    const readme = fs.readFileSync(path.join(root, 'README.md'), 'utf8');
-    const samples = [...readme.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1]!);
-    expect(samples.length).toBeGreaterThanOrEqual(3);
-    samples.forEach((code, i) => fs.writeFileSync(path.join(dir, `readme-${i}.ts`), code));
+  it('type-checks a consumer importing all four entry points, and the code samples of the README and the docs pages', () => {
+    // Every ```ts fence is a sample that must compile against the installed package (```typescript marks a fragment).
+    const found = Object.fromEntries(
+      docPages()
+        .map((page) => [page, fencedSamples(page, 'ts')] as const)
+        .filter(([, samples]) => samples.length > 0),
+    );
+    expect(Object.fromEntries(Object.entries(found).map(([page, s]) => [page, s.length]))).toEqual(TS_SAMPLES);
+    for (const [page, samples] of Object.entries(found))
+      samples.forEach((code, i) =>
+        fs.writeFileSync(path.join(dir, `sample-${path.basename(page, '.md').toLowerCase()}-${i}.ts`), code),
+      );
     run(path.join(dir, 'node_modules', '.bin', 'tsc'), ['-p', '.'], dir);
     expect(fs.existsSync(path.join(dir, 'dist', 'main.js'))).toBe(true);
   }, 120_000);

@@ -102,7 +102,7 @@ export async function runAiSdkAgent(
     taskQueue,
     workflowId,
     args: [input],
-    // What startAgentRun gives an agentRun, and the README tells a starter of its own workflow to give.
+    // What startAgentRun gives an agentRun, and docs/operating-runs.md tells a starter of its own workflow to give.
     staticSummary: input.prompt.slice(0, 200),
   });
   return { result, workflowId };

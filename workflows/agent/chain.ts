@@ -4,13 +4,14 @@
 import { ApplicationFailure, continueAsNew, workflowInfo } from '@temporalio/workflow';
 import type { TicketCarry } from '../../common/ticket';
 import type { ChatMessage } from '../../common/wire';
-import type { JournalEntry } from '../journal';
+import type { JournalEntry } from '../../common/journal';
 import { summarize, type JournalSummary } from '../journal-summary';
 import type { Budget, Usage } from '../limits';
 import type { Provenance, ProvenanceState } from '../provenance';
 import type { RunStreamState } from '../run-stream';
 import type { StepCtx, StepState } from '../step-ctx';
 import type { Conversation } from './turn';
+import { RunFailureType } from '../../catalog/failure-types';
 
 /** What a run hands the run that continues it: everything its decisions depend on. */
 export interface AgentRunCarry {
@@ -38,7 +39,7 @@ export function refuseForeignCarry(carry: AgentRunCarry | undefined): void {
   if (carry && !workflowInfo().continuedFromExecutionRunId)
     throw ApplicationFailure.nonRetryable(
       'a run may not start from carried state; only a run continuing as new passes it on',
-      'RunRefused',
+      RunFailureType.RunRefused,
     );
 }
 

@@ -1,14 +1,13 @@
 // Workflow-safe: an agent run. Model turns and tool calls alternate; every call is governed.
-import type { ModelRequest } from '../../catalog/authority';
-import type { Sensitivity } from '../../catalog/manifest';
-import { ALLOW_ALL, type Policy } from '../../catalog/policy';
+import { ALLOW_ALL } from '../../catalog/policy';
 import { isStoredHandle, storedOf } from '../../common/stored-output';
 import type { ChatMessage, ModelToolCall } from '../../common/wire';
+import type { AgentRunInputShape } from '../../common/run-input';
 import { refuseMalformedInput } from '../input-check';
-import type { JournalEntry } from '../journal';
+import type { JournalEntry } from '../../common/journal';
 import { summarize, type JournalSummary } from '../journal-summary';
 import { laneOf, runInLanes } from '../lanes';
-import { Budget, type Limits, type Usage } from '../limits';
+import { Budget, type Usage } from '../limits';
 import { Provenance, USER_PROMPT } from '../provenance';
 import { nameRunSpan } from '../run-span';
 import { StepCtx } from '../step-ctx';
@@ -19,42 +18,14 @@ import { byReference, Conversation, readCall, turnKey } from './turn';
 
 export type { AgentRunCarry } from './chain';
 
-export interface AgentRunInput {
-  prompt: string;
-  /** Who the run asks to act as. With a credential it may be left out: the worker takes the token's subject. */
-  principal?: string;
-  /**
-   * The run's credential: a JWT from an issuer the worker trusts, for its audience, bound to this run's
-   * workflow id (`toolplane_workflow_id`). A worker that verifies identities refuses a run without one.
-   */
-  credential?: string;
-  /** Tools the run asks for (default: every tool the worker lets this principal have). */
-  grants?: string[];
-  /** The manifest digest the caller pinned; a worker with another manifest refuses the run. */
-  manifestDigest?: string;
-  /** A worker-declared model endpoint by name. */
-  model: ModelRequest;
-  policy?: Policy;
-  limits?: Limits;
-  systemPrompt?: string;
-  /** How sensitive the prompt itself is (default internal). */
-  promptSensitivity?: Sensitivity;
-  delegationDepth?: number;
-  /** Capabilities the run asks for, such as `extension-runtime`; the worker decides. */
-  capabilities?: string[];
-  /**
-   * Continue as new once this run's history holds this many events (default: when Temporal
-   * suggests it). The chain is one run: positions, budgets, labels and the conversation go on.
-   */
-  continueAsNewAfterEvents?: number;
-  /**
-   * Whether the model's text streams to clients as it is written (`streamRun`; default true). Each
-   * turn's tokens cost a few signals in the run's history; the run's effects stream either way.
-   */
-  streamTokens?: boolean;
+/**
+ * An agent run's input: the shape a client sends, derived from the schema both the client and the run
+ * check it with (common/run-input.ts), and the state the run itself carries when it continues as new.
+ */
+export type AgentRunInput = Omit<AgentRunInputShape, 'carry'> & {
   /** Set by the run itself when it continues as new; a run a client starts with it is refused. */
   carry?: AgentRunCarry;
-}
+};
 
 export interface AgentRunResult {
   status: 'completed' | 'limit';

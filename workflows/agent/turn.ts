@@ -6,6 +6,7 @@ import type { ModelRequest } from '../../catalog/authority';
 import { offeredDigest, type OfferedTool } from '../../catalog/tool-catalog';
 import { modelPermit, permitMac, type RunTicket } from '../../common/ticket';
 import type { ChatMessage, ModelActivities, ModelToolCall, ModelTurnResult } from '../../common/wire';
+import { ModelFailureType, RunFailureType } from '../../catalog/failure-types';
 
 const { modelTurn } = proxyActivities<ModelActivities>({
   startToCloseTimeout: '2m',
@@ -16,11 +17,11 @@ const { modelTurn } = proxyActivities<ModelActivities>({
     maximumAttempts: 3,
     initialInterval: '1s',
     nonRetryableErrorTypes: [
-      'ModelAuth',
-      'ModelRequestInvalid',
-      'ModelRefused',
-      'ModelOutputTooLarge',
-      'TranscriptUnavailable',
+      ModelFailureType.Auth,
+      ModelFailureType.RequestInvalid,
+      RunFailureType.ModelRefused,
+      ModelFailureType.OutputTooLarge,
+      RunFailureType.TranscriptUnavailable,
     ],
   },
 });
@@ -82,7 +83,10 @@ export class Conversation {
       },
     ]);
     if (!turn.transcript)
-      throw ApplicationFailure.nonRetryable('the model turn kept no transcript for the run', 'TranscriptUnavailable');
+      throw ApplicationFailure.nonRetryable(
+        'the model turn kept no transcript for the run',
+        RunFailureType.TranscriptUnavailable,
+      );
     this.transcript = turn.transcript;
     this.unread = [];
     return turn;

@@ -15,15 +15,15 @@ import {
 } from '@temporalio/workflow';
 import { windowName } from '../../catalog/budget';
 import { principalOfBudgetWorkflow } from '../../common/budget-id';
-import { emptyBudgetState, isEmpty, prune, reserve, settle, type BudgetState } from './ledger';
-import { budgetWindowsQuery, reserveBudgetUpdate, settleBudgetUpdate } from './updates';
-
-export interface BudgetCounterInput {
-  /** The state a run before this one continued with. */
-  state?: BudgetState;
-  /** Continue as new after this many history events (default 10,000, or sooner when Temporal suggests it). */
-  maxHistoryEvents?: number;
-}
+import {
+  budgetWindowsQuery,
+  reserveBudgetUpdate,
+  settleBudgetUpdate,
+  type BudgetCounterInput,
+  type BudgetCounterWorkflow,
+  type BudgetState,
+} from '../../common/budget-protocol';
+import { emptyBudgetState, isEmpty, prune, reserve, settle } from './ledger';
 
 /** How often an idle counter looks whether it may forget and end. */
 const TIDY_MS = 3_600_000;
@@ -90,3 +90,6 @@ export async function budgetCounter(input: BudgetCounterInput = {}): Promise<voi
     }
   }
 }
+
+// The signature clients start it by (common/budget-protocol.ts) is this workflow's.
+const _startedAs: BudgetCounterWorkflow = budgetCounter;

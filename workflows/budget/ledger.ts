@@ -2,59 +2,16 @@
 // Each step checks and changes in one synchronous call: the budget workflow runs one update handler
 // at a time, so no two reservations can both pass a check that only one of them fits.
 import { windowName, windowOf, type BudgetClaim } from '../../catalog/budget';
+import type {
+  BudgetState,
+  CounterTotals,
+  ReservationRecord,
+  ReservationStatus,
+  ReserveUpdate,
+  SettleUpdate,
+  WindowState,
+} from '../../common/budget-protocol';
 import type { BudgetAnswer } from '../../common/wire';
-
-/** Minor units or bytes, as decimal strings. */
-export interface CounterTotals {
-  spent: string;
-  reserved: string;
-}
-
-export interface WindowState {
-  period: string;
-  /** Epoch ms, UTC-aligned; `end` exclusive. */
-  start: number;
-  end: number;
-  counters: Record<string, CounterTotals>;
-}
-
-export type ReservationStatus = 'held' | 'committed' | 'released' | 'refused';
-
-export interface ReservationRecord {
-  status: ReservationStatus;
-  toolId?: string;
-  /** The run that asked (`workflowId`), for the operator. */
-  run?: string;
-  /** What the reservation added, per window and counter. */
-  parts: { window: string; counter: string; amount: string }[];
-  /** What a repeated reserve under this id answers. */
-  answer: BudgetAnswer;
-  /** Epoch ms when it was made. */
-  at: number;
-  /** When a settled or refused record may be forgotten; a held one never is until it is settled. */
-  forgetAt?: number;
-}
-
-/** Everything the budget workflow carries across continue-as-new: the windows and the dedupe records. */
-export interface BudgetState {
-  windows: Record<string, WindowState>;
-  reservations: Record<string, ReservationRecord>;
-}
-
-/** What the reserve update carries: the claims the worker derived from its manifest. */
-export interface ReserveUpdate {
-  reservation: string;
-  toolId: string;
-  run?: string;
-  claims: BudgetClaim[];
-}
-
-export interface SettleUpdate {
-  reservation: string;
-  outcome: 'commit' | 'release';
-  /** The run settling (its workflow id, as the worker's activity saw it); an operator's settle names none. */
-  run?: string;
-}
 
 /**
  * How long a settled or refused reservation's id is remembered, so that a reserve repeated under it

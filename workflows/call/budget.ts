@@ -13,6 +13,7 @@ import { outboundBytes, outboundOf, type Outbound } from '../outbound';
 import { StepError, StepErrorCode } from '../step-error';
 import type { GateVerdict } from './gate';
 import { refusal, type Refusal } from './refuse';
+import { RunFailureType } from '../../catalog/failure-types';
 
 /** A reservation the call holds until it is settled. */
 export interface Reservation {
@@ -30,7 +31,7 @@ const { reserveBudget } = proxyActivities<BudgetActivities>({
     initialInterval: '200ms',
     maximumInterval: '5s',
     maximumAttempts: 5,
-    nonRetryableErrorTypes: ['BudgetUncountable'],
+    nonRetryableErrorTypes: [RunFailureType.BudgetUncountable],
   },
 });
 // Settle: a few minutes of attempts, then the run goes on. A reservation left unsettled stays held,

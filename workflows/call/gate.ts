@@ -30,6 +30,8 @@ interface VerdictCommon {
   trustedArgs?: boolean;
   /** What the run may still spend once this call is charged; the tool sees it as `ctx.budget`. */
   remaining?: () => RemainingBudget;
+  /** The trust rules were waived for this call at the workflow's request (`acceptUntrusted`), as the tool allows. */
+  acceptedUntrusted?: { reason: string };
 }
 
 export type GateVerdict =

@@ -1,7 +1,7 @@
 // Workflow-safe, step 4 of a call: an extension tool needs the run's extension-runtime lease. The
 // extension starts only for a call that passed every gate, in a run the worker granted the lease.
 import { EXTENSION_RUNTIME } from '../../catalog/capabilities';
-import { serverOf } from '../../catalog/tool-id';
+import { leaseId } from '../../catalog/lease-id';
 import { StepErrorCode } from '../step-error';
 import { refusal, type Refusal } from './refuse';
 
@@ -18,5 +18,5 @@ export function takeLease(
       'lease',
       `${toolId} is an extension tool and this run does not hold the ${EXTENSION_RUNTIME} capability; nothing was started`,
     );
-  return `lease:${serverOf(toolId)}:${position}`;
+  return leaseId(toolId, position);
 }

@@ -5,8 +5,8 @@ import type { Policy } from '../../catalog/policy';
 import type { ToolCall } from '../../catalog/tool-call';
 import { permitMac, toolPermit, type RunTicket } from '../../common/ticket';
 import type { CitedOrigin, PerformRequest, RemainingBudget } from '../../common/wire';
-import type { LedgerDecision } from '../../ledger/ref';
-import type { JournalEntry } from '../journal';
+import type { LedgerDecision } from '../../common/ledger-ref';
+import type { JournalEntry } from '../../common/journal';
 import { performWithRecovery, type Escalator } from '../recovery';
 import { StepError, StepErrorCode } from '../step-error';
 

@@ -8,7 +8,7 @@ import type { EffectEvent } from '../../common/run-events';
 import { effectKey } from '../../common/effect-key';
 import { permitMac, toolPermit, type RunTicket } from '../../common/ticket';
 import type { CitedOrigin } from '../../common/wire';
-import type { JournalEntry } from '../journal';
+import type { JournalEntry } from '../../common/journal';
 import type { Escalator } from '../recovery';
 import { StepError } from '../step-error';
 import { askApproval, type Approval, type Denial } from './approval';
@@ -24,7 +24,20 @@ export interface CallOptions {
   modelCallId?: string;
   /** The offer the model named; a call to any other tool is refused. */
   answering?: OfferedTool;
+  /**
+   * A check of the workflow's own. On a workflow's own call it only adds to the manifest's rules,
+   * which run after it: it may refuse the call or ask a person, never change the arguments or let
+   * through what the manifest refuses.
+   */
   gate?: Gate;
+  /**
+   * Waives the manifest's trust rules (protected fields, the taint rule for mutating tools) for this
+   * call, saying why: allowed only for a tool whose declaration says `accepts_untrusted_on_request`,
+   * else the call is refused (rule `accept_untrusted`) before any activity exists. Sensitivity, what
+   * the call carries, egress, spend and the run's limits still hold. Recorded in the call's journal
+   * entry (`acceptedUntrusted`) and the run's Current Details.
+   */
+  acceptUntrusted?: { reason: string };
   /** A position reserved with `reserve()`, so concurrent calls keep the order the model gave. */
   position?: number;
   /** Performs the prepared, governed call elsewhere (a child workflow for independent tools). */
@@ -66,6 +79,7 @@ function recordVerdict(entry: JournalEntry, verdict: GateVerdict): void {
   if (verdict.rule) entry.rule = verdict.rule;
   if (verdict.reason) entry.reason = verdict.reason;
   if (verdict.substitutions?.length) entry.substitutions = verdict.substitutions;
+  if (verdict.acceptedUntrusted) entry.acceptedUntrusted = verdict.acceptedUntrusted;
   if (!verdict.allow && !verdict.askPerson)
     refuse(entry, { refused: { code: 'Refused', rule: verdict.rule, reason: verdict.reason } });
 }

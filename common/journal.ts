@@ -1,4 +1,5 @@
 // Workflow-safe: what the run says about each effect, queryable and returned with the result.
+// The run writes it; the stream, the CLI and clients read it.
 
 export type Decision = 'allowed' | 'refused' | 'approved' | 'denied';
 
@@ -33,6 +34,8 @@ export interface JournalEntry {
   modelCallId?: string;
   /** Values the gate replaced with the exact trusted value they matched (protected fields). */
   substitutions?: { pointer: string; written: string; sent: string }[];
+  /** The workflow waived the trust rules for this call (`acceptUntrusted`), as the tool's declaration allows, and why. */
+  acceptedUntrusted?: { reason: string };
   /** Facts the tool's output repeated (`ctx.cite`), as the worker verified them: trusted origin or why not. */
   cited?: { trusted: boolean; origin?: string; reason?: string }[];
   /** For extension tools: the lease's lifecycle in this run. */

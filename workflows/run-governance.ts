@@ -1,0 +1,267 @@
+// Workflow-safe: the manifest's rules on a workflow's own calls. `StepCtx.callTool` judges every call
+// no agent gate decides with the gate agentRun uses (`governanceGate`), over the run's own labels:
+// each call's output enters them as the tool's untrusted data with its output sensitivity, as in agentRun.
+//
+// Who wrote an argument. Workflow code is no model that has read everything: what it writes is not
+// tainted by what it read. So a value is labelled by equality after normalisation (case, whitespace,
+// NFKC, as a model's copies are): a value a tool returned in this run carries that tool's labels
+// (untrusted, its output sensitivity); a value no tool returned is the workflow's own, labelled as the
+// principal's words (`user://prompt`, trusted), as agentRun labels its prompt. What the principal gave
+// the run (`StepCtx.open({ given })`) and a single-token value the workflow sent before any tool
+// returned it are productions of `user://prompt` too, so a tool repeating them taints nothing. A protected
+// field is satisfied as in agentRun: every source of the value must be allowed, and an allowed tool's
+// call must itself have been trusted. A value the workflow derived from a tool result beyond what
+// normalisation undoes is the workflow vouching for it: the code is the deployer's.
+import type { RunCaps } from '../catalog/caps';
+import type { Sensitivity } from '../catalog/manifest';
+import { sensitivityRank } from '../catalog/sensitivity';
+import { canUseTool, type Policy } from '../catalog/policy';
+import type { ToolCall } from '../catalog/tool-call';
+import type { OfferedTool, ToolCatalog } from '../catalog/tool-catalog';
+import { offerName } from '../catalog/tool-id';
+import { leaves } from '../common/json-leaves';
+import type { RunTicket } from '../common/ticket';
+import type { CitedOrigin } from '../common/wire';
+import type { Gate, GateVerdict } from './call/gate';
+import { governanceGate } from './governance';
+import { Budget, type Usage } from './limits';
+import {
+  Provenance,
+  tokens,
+  USER_PROMPT,
+  type Label,
+  type ProvenanceState,
+  type ProvenanceView,
+  type Sighting,
+} from './provenance';
+import { produceToolOutput } from './tool-output-labels';
+
+/** What a run that continues as new picks up of its workflow's governed calls. */
+export interface RunGovernanceState {
+  provenance: ProvenanceState;
+  usage: Usage;
+  startedAt: number;
+  sensitivity: Sensitivity;
+}
+
+/** Who the calls are for, as the worker established it. */
+export interface GovernedScope {
+  catalog: ToolCatalog;
+  principal: string;
+  ticket: RunTicket;
+  policy: Policy;
+}
+
+/** How one workflow call asks to be judged. */
+export interface OwnCall {
+  /** The workflow's own gate: it may refuse or ask a person, on top of the manifest's rules. */
+  gate?: Gate;
+  acceptUntrusted?: { reason: string };
+  /** Receives whether the call's own arguments were all trusted. */
+  onAllowed(callTrusted: boolean): void;
+}
+
+type Refusal = Extract<GateVerdict, { allow: false }>;
+const refusal = (rule: string, reason: string): Refusal => ({ allow: false, rule, reason });
+const isPromise = <T>(v: T | Promise<T>): v is Promise<T> => typeof (v as { then?: unknown })?.then === 'function';
+
+/** The labels as a workflow's own call reads them: a value no tool returned is the workflow's own words. */
+function workflowView(base: ProvenanceView, own: Label): ProvenanceView {
+  const ownSighting = (value: string | number): Sighting => ({
+    source: USER_PROMPT,
+    trusted: true,
+    callTrusted: true,
+    sensitivity: own.sensitivity,
+    exact: String(value),
+    seq: -1,
+    echo: false,
+  });
+  // A value a tool returned has its labels; a phrase the workflow wrote has those of every word in it a
+  // tool returned (a summary of the transactions is as sensitive, and as untrusted, as they are).
+  const labelOf: ProvenanceView['labelOf'] = (value) => {
+    if (value === null || typeof value === 'boolean') return own;
+    if (base.productionsOf(value).length > 0) return base.labelOf(value);
+    if (typeof value === 'number') return own;
+    let label = own;
+    for (const word of tokens(value))
+      if (word !== value && base.productionsOf(word).length > 0) label = joined(label, base.labelOf(word));
+    return label;
+  };
+  return {
+    productionsOf: (value) => {
+      const seen = base.productionsOf(value);
+      return seen.length > 0 ? seen : [ownSighting(value)];
+    },
+    contextLabel: () => own,
+    labelOf,
+    callTrusted: (args) => leaves(args).every((l) => labelOf(l.value).trusted),
+    noteSent: (source, values) => base.noteSent(source, values),
+  };
+}
+
+/** The label of a phrase made of words with these labels: every source, trusted only if all are, the highest sensitivity. */
+function joined(a: Label, b: Label): Label {
+  return {
+    sources: [...new Set([...a.sources, ...b.sources])].sort(),
+    trusted: a.trusted && b.trusted,
+    sensitivity: sensitivityRank(b.sensitivity) > sensitivityRank(a.sensitivity) ? b.sensitivity : a.sensitivity,
+    synthesized: false,
+  };
+}
+
+export class RunGovernance {
+  private readonly own: Label;
+  private readonly offers = new Map<string, OfferedTool | undefined>();
+
+  private constructor(
+    private readonly provenance: Provenance,
+    readonly budget: Budget,
+    readonly startedAt: number,
+    private readonly sensitivity: Sensitivity,
+  ) {
+    this.own = Object.freeze({ sources: [USER_PROMPT], trusted: true, sensitivity, synthesized: false });
+  }
+
+  /** The run's governance from its start: `given` is what the principal gave it, their own words. */
+  static start(o: { given?: unknown; sensitivity?: Sensitivity; caps?: RunCaps; startedAt: number }): RunGovernance {
+    const sensitivity = o.sensitivity ?? 'internal';
+    const provenance = new Provenance();
+    if (o.given !== undefined)
+      provenance.produce(o.given, { source: USER_PROMPT, trusted: true, callTrusted: true, sensitivity });
+    return new RunGovernance(provenance, new Budget({}, o.startedAt, 0, undefined, o.caps), o.startedAt, sensitivity);
+  }
+
+  /** The governance of the run this one continues: its labels, what it spent, when it started. */
+  static restore(state: RunGovernanceState, caps?: RunCaps): RunGovernance {
+    return new RunGovernance(
+      Provenance.restore(state.provenance),
+      new Budget({}, state.startedAt, 0, state.usage, caps),
+      state.startedAt,
+      state.sensitivity,
+    );
+  }
+
+  state(): RunGovernanceState {
+    return {
+      provenance: this.provenance.state(),
+      usage: this.budget.usage,
+      startedAt: this.startedAt,
+      sensitivity: this.sensitivity,
+    };
+  }
+
+  /** The tool as the run's policy offers it, or undefined: the manifest gate refuses a tool the policy hides. */
+  private offerOf(scope: GovernedScope, toolId: string): OfferedTool | undefined {
+    if (this.offers.has(toolId)) return this.offers.get(toolId);
+    const entry = scope.catalog.granted(toolId);
+    const offer =
+      entry && canUseTool(scope.policy, toolId)
+        ? {
+            toolId,
+            name: offerName(toolId),
+            description: entry.decl.description,
+            inputSchema: entry.decl.input_schema,
+          }
+        : undefined;
+    this.offers.set(toolId, offer);
+    return offer;
+  }
+
+  /**
+   * The gate of one workflow call: its own gate first (a refusal or a question for a person, nothing
+   * more), then every rule the manifest declares for the tool, judged on the arguments as written.
+   */
+  gate(scope: GovernedScope, c: OwnCall): Gate {
+    return (call: ToolCall) => {
+      const accepting = c.acceptUntrusted;
+      if (accepting !== undefined) {
+        if (typeof accepting?.reason !== 'string' || accepting.reason.trim() === '')
+          return refusal('accept_untrusted', `a call that accepts untrusted data says why (acceptUntrusted.reason)`);
+        if (call.decl.accepts_untrusted_on_request !== true)
+          return refusal(
+            'accept_untrusted',
+            `${call.toolId} takes no untrusted data on a workflow's request: the worker's manifest does not declare accepts_untrusted_on_request for it`,
+          );
+      }
+      const first = c.gate?.(call);
+      if (first !== undefined && isPromise(first)) return first.then((v) => this.judge(scope, c, call, v));
+      return this.judge(scope, c, call, first);
+    };
+  }
+
+  private judge(
+    scope: GovernedScope,
+    c: OwnCall,
+    call: ToolCall,
+    mine: GateVerdict | undefined,
+  ): GateVerdict | Promise<GateVerdict> {
+    if (mine && !mine.allow) return mine;
+    if (mine?.args)
+      return refusal(
+        'gate',
+        `the workflow's own gate replaced the arguments of ${call.toolId}; on a governed call it may refuse or ask a person, not change what is sent (pass the changed arguments instead)`,
+      );
+    const base = this.provenance.snapshot();
+    const view = workflowView(base, this.own);
+    const verdict = governanceGate({
+      principal: scope.principal,
+      ticket: scope.ticket,
+      offer: this.offerOf(scope, call.toolId),
+      budget: this.budget,
+      provenance: view,
+      onAllowed: (trusted) => {
+        this.ownWords(base, call.args);
+        c.onAllowed(trusted);
+      },
+      asks: mine?.askPerson === true,
+      waiveTrustRules: c.acceptUntrusted !== undefined,
+    })(call);
+    const merge = (m: GateVerdict): GateVerdict => {
+      if (!m.allow && !m.askPerson) return m;
+      const accepted = c.acceptUntrusted ? { acceptedUntrusted: { reason: c.acceptUntrusted.reason } } : {};
+      // The workflow's question, where the manifest raised none of its own.
+      if (m.allow && mine?.askPerson)
+        return {
+          ...m,
+          ...accepted,
+          askPerson: true,
+          ...(mine.rule !== undefined ? { rule: mine.rule } : {}),
+          ...(mine.reason !== undefined ? { reason: mine.reason } : {}),
+          ...(mine.deadline !== undefined ? { deadline: mine.deadline } : {}),
+        };
+      return { ...m, ...accepted };
+    };
+    return isPromise(verdict) ? verdict.then(merge) : merge(verdict);
+  }
+
+  /**
+   * The workflow's own single-token values no tool had returned: productions of the principal's words,
+   * so a tool echoing them (a record looked up by the id the workflow sent) taints nothing. Phrases are
+   * left out: their words would vouch for values a tool returned.
+   */
+  private ownWords(seen: ProvenanceView, args: Record<string, unknown>): void {
+    const own: (string | number)[] = [];
+    for (const l of leaves(args)) {
+      const word = typeof l.value === 'number' || (typeof l.value === 'string' && tokens(l.value).length === 1);
+      if (word && seen.productionsOf(l.value as string | number).length === 0) own.push(l.value as string | number);
+    }
+    if (own.length > 0)
+      this.provenance.produce(own, {
+        source: USER_PROMPT,
+        trusted: true,
+        callTrusted: true,
+        sensitivity: this.sensitivity,
+      });
+  }
+
+  /** A call's output enters the run's labels as the tool's untrusted data, as in agentRun. */
+  produced(call: {
+    toolId: string;
+    output: unknown;
+    callTrusted: boolean;
+    origins: readonly CitedOrigin[];
+    sensitivity: Sensitivity;
+  }): void {
+    produceToolOutput(this.provenance, call);
+  }
+}
