@@ -99,7 +99,7 @@ async function loadModule(m: string): Promise<Record<string, unknown>> {
     tsx = require.resolve('tsx/cjs/api', { paths: [path.dirname(file), process.cwd(), __dirname] });
   } catch {
     throw new ToolplaneError(
-      'UsageError',
+      ErrorCode.UsageError,
       `${m} is TypeScript, which toolplane loads through tsx, and tsx is not installed here: ` +
         '`npm install --save-dev tsx`, or give the compiled JavaScript',
     );
@@ -111,16 +111,27 @@ async function loadModule(m: string): Promise<Record<string, unknown>> {
 
 /**
  * Where a module keeps its tools: `createTools()`, a default export or `tools`, the first that is a
- * function or a list; in a CommonJS module (compiled TypeScript) imported as ES, `module.exports` is
- * the default export and the names are looked up in it too.
+ * function or a list, else the tools it exports by name; in a CommonJS module (compiled TypeScript)
+ * imported as ES, `module.exports` is the default export and the names are looked up in it too.
  */
 function toolsExport(mod: Record<string, unknown>): unknown {
   const names = (m: Record<string, unknown>) => [m.createTools, m.default, m.tools];
   const inner = mod.default;
   const commonJs = inner !== null && typeof inner === 'object' && !Array.isArray(inner);
-  return [...names(mod), ...(commonJs ? names(inner as Record<string, unknown>) : [])].find(
+  const named = [...names(mod), ...(commonJs ? names(inner as Record<string, unknown>) : [])].find(
     (c) => typeof c === 'function' || Array.isArray(c),
   );
+  if (named !== undefined) return named;
+  // Else every tool it exports by name (`export const saveNote = defineTool(...)`).
+  const exported = Object.values(commonJs ? { ...(inner as Record<string, unknown>), ...mod } : mod);
+  const found = [...new Set(exported.filter(isTool))];
+  return found.length > 0 ? found : undefined;
+}
+
+/** A tool as `defineTool` makes it: its declaration and its handler. */
+function isTool(value: unknown): value is Tool {
+  const t = value as Partial<Record<'def' | 'call', unknown>> | null;
+  return typeof t === 'object' && t !== null && typeof t.def === 'function' && typeof t.call === 'function';
 }
 
 /** A tools module exports `createTools()`, a default export (array or factory), or `tools`. */
@@ -132,7 +143,7 @@ export async function loadToolModules(modules: string[]): Promise<Tool[]> {
     if (!Array.isArray(loaded))
       throw new ToolplaneError(
         ErrorCode.UsageError,
-        `${m} exports no tools (expected createTools(), a default export or \`tools\`)`,
+        `${m} exports no tools (expected createTools(), a default export, \`tools\` or tools exported by name)`,
       );
     tools.push(...(loaded as Tool[]));
   }

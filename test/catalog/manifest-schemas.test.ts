@@ -116,6 +116,11 @@ describe('toolplane manifest schemas --tools, as a project gives its tools', () 
       `exports.saveNote = (0, toolplane_1.defineTool)(${declaration});\nexports.tools = [exports.saveNote];\n`,
   );
 
+  // A module exporting its tool by name only, as the README's tools.ts does.
+  fs.writeFileSync(
+    path.join(dir, 'named.ts'),
+    `import { z } from ${zod};\nimport { defineTool } from ${toolplane};\n\nexport const saveNote = defineTool(${declaration});\n`,
+  );
   // And plain CommonJS, as a JavaScript project writes it.
   fs.writeFileSync(
     path.join(dir, 'dist', 'plain.js'),
@@ -136,6 +141,7 @@ describe('toolplane manifest schemas --tools, as a project gives its tools', () 
     ['a TypeScript module named without its extension', './tools'],
     ['compiled JavaScript exporting `tools`', './dist/tools.js'],
     ['CommonJS whose module.exports holds `tools`', './dist/plain.js'],
+    ['a module exporting its tools by name only', './named.ts'],
   ])('loads %s', (_what, module) => {
     const r = npxToolplane('--tools', module);
     expect([r.status, r.stderr]).toEqual([0, '']);
