@@ -4,11 +4,12 @@ import { randomUUID } from 'node:crypto';
 import type { Manifest } from '../../catalog/manifest';
 import { budgetWorkflowId } from '../../common/budget-id';
 import { paymentsStore } from '../../examples/support-desk/payments-store';
-import { spawnWorker as spawn, writeManifest, type WorkerProcess } from '../../scripts/worker-process';
+import { writeManifest, type WorkerProcess } from '../../scripts/worker-process';
+import { spawnTestWorker } from '../support/worker-process';
 import type { BudgetState } from '../../common/budget-protocol';
 import { budgetWindowsQuery } from '../../common/budget-protocol';
 import type { ToolRunResult } from '../../workflows/tool-run';
-import { exampleManifest, harness, testAddress, testDir, type Harness } from '../support/env';
+import { exampleManifest, harness, testDir, type Harness } from '../support/env';
 import { historyOf, scheduledActivities } from '../support/history';
 import { waitFor } from '../support/wait';
 
@@ -62,9 +63,7 @@ describe('budgets across runs when the worker is killed between reserve and comm
     const taskQueue = `budget-kill-${randomUUID()}`;
     const principal = `agent:budget-kill-${randomUUID()}`;
     const spawnWorker = (at?: string) => {
-      const w = spawn({
-        address: testAddress(),
-        workflowBundle: process.env.TOOLPLANE_TEST_BUNDLE,
+      const w = spawnTestWorker({
         manifestFile,
         taskQueue,
         storeDir: dir,

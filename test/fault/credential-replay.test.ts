@@ -5,10 +5,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { paymentsStore } from '../../examples/support-desk/payments-store';
-import { spawnWorker as spawn, writeManifest, type WorkerProcess } from '../../scripts/worker-process';
+import { writeManifest, type WorkerProcess } from '../../scripts/worker-process';
+import { spawnTestWorker } from '../support/worker-process';
 import { agentInput, type Script } from '../support/agent';
 import { refundScript } from '../support/desk';
-import { exampleManifest, harness, testAddress, testDir, type Harness } from '../support/env';
+import { exampleManifest, harness, testDir, type Harness } from '../support/env';
 import { historyOf, scheduledActivities } from '../support/history';
 import { testIssuer, type TestIssuer } from '../support/identity';
 
@@ -39,9 +40,7 @@ describe('a run credential acts once across worker processes', () => {
   let manifestFile: string;
 
   const serve = () => {
-    const w = spawn({
-      address: testAddress(),
-      workflowBundle: process.env.TOOLPLANE_TEST_BUNDLE,
+    const w = spawnTestWorker({
       manifestFile,
       taskQueue,
       storeDir: dir,

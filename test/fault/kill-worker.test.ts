@@ -7,17 +7,12 @@ import { resolveEscalation } from '../../workflows/escalation';
 import { waitForPending } from '../support/escalations';
 import type { ToolRunInput, ToolRunResult } from '../../workflows/tool-run';
 import { idempotencyKey } from '../../common/effect-key';
-import { exampleManifest, harness, testAddress, testDir, type Harness } from '../support/env';
+import { exampleManifest, harness, testDir, type Harness } from '../support/env';
+import { spawnTestWorker } from '../support/worker-process';
 import { historyOf, scheduledActivities } from '../support/history';
-import {
-  spawnWorker as spawn,
-  writeManifest,
-  type SpawnOptions,
-  type WorkerProcess,
-} from '../../scripts/worker-process';
+import { writeManifest, type WorkerProcess } from '../../scripts/worker-process';
 
-const spawnWorker = (o: Omit<SpawnOptions, 'address'>) =>
-  spawn({ ...o, address: testAddress(), workflowBundle: process.env.TOOLPLANE_TEST_BUNDLE });
+const spawnWorker = spawnTestWorker;
 
 /** The example manifest with timeouts short enough that a lost worker is noticed in seconds. */
 function fastManifest(change: (t: ToolDecl) => ToolDecl = (t) => t): Manifest {

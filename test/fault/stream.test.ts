@@ -9,8 +9,9 @@ import { STREAM_TAIL_QUERY, type StreamTail } from '../../common/stream-protocol
 import type { ScriptTurn } from '../../common/wire';
 import { streamRun, type StreamedEvent } from '../../inspect/stream-run';
 import type { AgentRunInput, AgentRunResult } from '../../workflows/agent/run';
-import { spawnWorker as spawn, writeManifest, type WorkerProcess } from '../../scripts/worker-process';
-import { exampleManifest, harness, testAddress, testDir, type Harness } from '../support/env';
+import { writeManifest, type WorkerProcess } from '../../scripts/worker-process';
+import { spawnTestWorker } from '../support/worker-process';
+import { exampleManifest, harness, testDir, type Harness } from '../support/env';
 
 const WORDS = Array.from({ length: 40 }, (_, i) => `word${i}`);
 const ANSWER = `Bob's account is acct_bob_002. ${WORDS.join(' ')} done.`;
@@ -48,9 +49,7 @@ describe('streaming a run across a worker killed mid-answer', () => {
     const taskQueue = `stream-${randomUUID()}`;
     const workflowId = `stream-${randomUUID()}`;
     const start = () => {
-      const w = spawn({
-        address: testAddress(),
-        workflowBundle: process.env.TOOLPLANE_TEST_BUNDLE,
+      const w = spawnTestWorker({
         manifestFile,
         taskQueue,
         storeDir: dir,

@@ -297,22 +297,27 @@ describe('identity: the worker knows who asks', () => {
   });
 
   describe('a chain, a child and a reset run need no credential of their own', () => {
-    it('a run an operator resets past its first answer keeps its ticket: the calls after the reset point go through', async () => {
-      const r = await run(h, manifest, refundScript, { credential: (wf) => issuer.runCredential('agent:desk', wf) });
-      await r.handle.result();
-      const firstRunId = (await r.handle.describe()).runId;
-      const events = await historyOf(h.client, r.workflowId);
-      // The second completed workflow task: after the worker's answer (the marker) and the first model turn's scheduling.
-      const resetTo = events.filter((e) => e.workflowTaskCompletedEventAttributes)[1]!.eventId!;
-      const before = desk.payments.all().length;
+    /** Resets the closed run as an operator does, to the end of its `task`-th completed workflow task (from 0); its result. */
+    async function resetAt(workflowId: string, task: number): Promise<{ journal: { outcome?: string }[] }> {
+      const firstRunId = (await h.client.workflow.getHandle(workflowId).describe()).runId;
+      const events = await historyOf(h.client, workflowId);
+      const resetTo = events.filter((e) => e.workflowTaskCompletedEventAttributes)[task]!.eventId!;
       const { runId } = await h.client.workflowService.resetWorkflowExecution({
         namespace: 'default',
-        workflowExecution: { workflowId: r.workflowId, runId: firstRunId },
+        workflowExecution: { workflowId, runId: firstRunId },
         reason: 'operator reset in a test',
         workflowTaskFinishEventId: resetTo,
         requestId: randomUUID(),
       });
-      const reset = await h.client.workflow.getHandle(r.workflowId, runId).result();
+      return h.client.workflow.getHandle(workflowId, runId).result();
+    }
+
+    it('a run an operator resets past its first answer keeps its ticket: the calls after the reset point go through', async () => {
+      const r = await run(h, manifest, refundScript, { credential: (wf) => issuer.runCredential('agent:desk', wf) });
+      await r.handle.result();
+      const before = desk.payments.all().length;
+      // The second completed workflow task: after the worker's answer (the marker) and the first model turn's scheduling.
+      const reset = await resetAt(r.workflowId, 1);
       expect(reset.journal.map((e: { outcome?: string }) => e.outcome)).toEqual(['ok', 'ok']);
       // The refund ran again under the same effect key: the payments service kept one.
       expect(desk.payments.all().length).toBe(before);
@@ -321,19 +326,9 @@ describe('identity: the worker knows who asks', () => {
     it('a run reset to its first workflow task verifies its credential again: the same run, so the spent token is its own', async () => {
       const r = await run(h, manifest, refundScript, { credential: (wf) => issuer.runCredential('agent:desk', wf) });
       await r.handle.result();
-      const firstRunId = (await r.handle.describe()).runId;
-      const events = await historyOf(h.client, r.workflowId);
-      // The first completed workflow task holds the worker's answer: a reset there asks the worker again.
-      const resetTo = events.find((e) => e.workflowTaskCompletedEventAttributes)!.eventId!;
       const before = desk.payments.all().length;
-      const { runId } = await h.client.workflowService.resetWorkflowExecution({
-        namespace: 'default',
-        workflowExecution: { workflowId: r.workflowId, runId: firstRunId },
-        reason: 'operator reset to the start in a test',
-        workflowTaskFinishEventId: resetTo,
-        requestId: randomUUID(),
-      });
-      const reset = await h.client.workflow.getHandle(r.workflowId, runId).result();
+      // The first completed workflow task holds the worker's answer: a reset there asks the worker again.
+      const reset = await resetAt(r.workflowId, 0);
       expect(reset.journal.map((e: { outcome?: string }) => e.outcome)).toEqual(['ok', 'ok']);
       expect(desk.payments.all().length).toBe(before);
     });
