@@ -37,8 +37,8 @@ import {
   type PendingEscalation,
 } from './escalation';
 import { runCall, type CallHost, type CallOptions } from './call/pipeline';
-import { isManifestGate } from './governance';
-import { RunGovernance, type RunGovernanceState } from './run-governance';
+import { isManifestGate } from './gate/governance';
+import { RunGovernance, type RunGovernanceState } from './gate/run-governance';
 import { journalQuery } from './journal-query';
 import type { JournalEntry, LeaseState } from '../common/journal';
 import type { Escalator } from './recovery';
@@ -517,7 +517,7 @@ export class StepCtx {
    * Calls a tool: refuses an unreachable tool, bad arguments or a rule's verdict before any activity
    * exists. Every rule the manifest declares for the tool holds, whatever workflow makes the call:
    * field rules, the taint rule, sensitivity, egress, spend and the worker's caps, over the labels of
-   * what this run's calls returned (see workflows/run-governance.ts for how arguments are labelled).
+   * what this run's calls returned (see workflows/gate/run-governance.ts for how arguments are labelled).
    * A `gate` of the workflow's own only adds (a refusal, a person's approval); `acceptUntrusted`
    * waives the trust rules for one call where the tool's declaration allows it.
    */

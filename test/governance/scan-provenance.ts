@@ -9,7 +9,7 @@ import {
   type Production,
   type ProvenanceView,
   type Sighting,
-} from '../../workflows/provenance';
+} from '../../workflows/gate/provenance';
 import { leaves, type Leaf } from '../../common/json-leaves';
 
 export { USER_PROMPT };

@@ -1,8 +1,8 @@
 // Workflow-safe: where every value in a run came from. Values are matched by equality after
 // normalisation, so a model that retypes a value does not shed its origin.
-import { foldText } from '../catalog/fold';
-import { SENSITIVITY_LEVELS, type Sensitivity } from '../catalog/sensitivity';
-import { leaves, type Leaf } from '../common/json-leaves';
+import { foldText } from '../../catalog/fold';
+import { SENSITIVITY_LEVELS, type Sensitivity } from '../../catalog/sensitivity';
+import { leaves, type Leaf } from '../../common/json-leaves';
 
 export const USER_PROMPT = 'user://prompt';
 
