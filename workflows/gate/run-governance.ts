@@ -27,13 +27,13 @@ import { governanceGate } from './governance';
 import { Budget, type Usage } from './limits';
 import {
   Provenance,
-  tokens,
   USER_PROMPT,
   type Label,
   type ProvenanceState,
   type ProvenanceView,
   type Sighting,
 } from './provenance';
+import { tokens } from './tokens';
 import { produceToolOutput } from './tool-output-labels';
 
 /** What a run that continues as new picks up of its workflow's governed calls. */
