@@ -25,14 +25,17 @@ function relative(ms: number): string {
 
 /**
  * The exact commands that answer a waiting call, with the connection flags that reach the server
- * the run is on (the settings this command used), so that pasted anywhere they answer this run.
+ * the run is on (the settings this command used), so that pasted anywhere they answer this run, and
+ * `--credential` where the run's worker verifies who decides.
  */
 export function answerHint(
   workflowId: string,
-  p: Pick<PendingEscalation, 'effectKey' | 'kind'>,
+  p: Pick<PendingEscalation, 'effectKey' | 'kind' | 'needsCredential'>,
   settings?: ConnectionSettings,
 ): string[] {
-  const cmd = (...args: string[]) => commandLine(settings, ...args);
+  // Where the worker verifies who decides, the answer carries the approver's own credential.
+  const credential = p.needsCredential ? ['--credential', '"$TOOLPLANE_CREDENTIAL"'] : [];
+  const cmd = (...args: string[]) => commandLine(settings, ...args, ...credential);
   const [wf, key] = [shellWord(workflowId), shellWord(p.effectKey)];
   return p.kind === 'approval'
     ? [`approve: ${cmd('approve', wf, key)}`, `deny:    ${cmd('deny', wf, key, '--reason "<why>"')}`]

@@ -9,6 +9,7 @@ import { Client, Connection, type ConnectionOptions } from '@temporalio/client';
 import { loadClientConnectConfig } from '@temporalio/envconfig';
 import { ToolplaneError } from '../catalog/errors';
 import { ErrorCode } from '../catalog/error-codes';
+import { shellWord } from '../common/shell-word';
 
 export const DEFAULT_ADDRESS = '127.0.0.1:7233';
 export const DEFAULT_NAMESPACE = 'default';
@@ -147,10 +148,7 @@ export function connectionArgs(s: Pick<ConnectionSettings, 'address' | 'namespac
   ].map(shellWord);
 }
 
-/** A word a POSIX shell reads back as itself. */
-export function shellWord(w: string): string {
-  return /^[\w@%+=:,./-]+$/.test(w) ? w : `'${w.replace(/'/g, `'\\''`)}'`;
-}
+export { shellWord };
 
 /** The options both `Connection.connect` and `NativeConnection.connect` take. */
 export function connectOptions(s: ConnectionSettings) {

@@ -39,6 +39,11 @@ export interface PendingEscalation {
   args?: unknown;
   /** The model's id of the tool call an approval is asked for (`toolCallId` in the AI SDK), when a model made it. */
   modelCallId?: string;
+  /**
+   * The run's worker verifies who decides: an answer carries the approver's own credential (`credential`,
+   * `toolplane approve --credential`), and a name alone is refused.
+   */
+  needsCredential?: true;
 }
 
 /**

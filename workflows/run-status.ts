@@ -3,6 +3,7 @@
 // and the run's current details in the Web UI (effects allowed, refused by rule, waiting for whom,
 // until when, and how to answer from the Web UI).
 import { setCurrentDetails, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { shellWord } from '../common/shell-word';
 import { REFUSALS, TOOLS_CALLED, WAITING_FOR, WaitingFor } from '../common/search-attributes';
 import { DECISIONS, type EscalationDecision, type PendingEscalation } from './escalation';
 import type { JournalEntry } from '../common/journal';
@@ -36,6 +37,31 @@ export interface RefusedCall {
   toolId: string;
   /** `refused by protected_field:/to`, `denied by approval`. */
   rule: string;
+  /** Why, as the journal says it (the amount and the limit of a spend refusal, ...), bounded. */
+  reason?: string;
+}
+
+/** How long a refusal's reason, or a waiting call's arguments, may run in Current Details. */
+export const REASON_CHARS = 300;
+export const ARGS_CHARS = 600;
+
+/** `text`, cut to `max` characters with a note of how much was left out. */
+function bounded(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max)}… (${text.length - max} more characters)` : text;
+}
+
+/** JSON on one line, spaced after its commas and colons so that the Web UI can wrap it. */
+function spacedJson(value: unknown): string {
+  // Newlines inside strings are escaped by JSON.stringify: every newline left is indentation.
+  return JSON.stringify(value, null, 1).replace(/\n\s*/g, ' ');
+}
+
+/** Markdown inline code that holds any text: fenced by more backticks than it contains. */
+function inlineCode(text: string): string {
+  const longest = Math.max(0, ...(text.match(/`+/g) ?? []).map((run) => run.length));
+  const fence = '`'.repeat(longest + 1);
+  const pad = text.startsWith('`') || text.endsWith('`') ? ' ' : '';
+  return `${fence}${pad}${text}${pad}${fence}`;
 }
 
 /** How the run's calls were decided so far, counted as each call settles (never by rescanning the journal). */
@@ -69,7 +95,12 @@ export class CallTally {
       this.refusals++;
       const rule = `${e.decision} by ${e.rule ?? '?'}`;
       this.byRule.set(rule, (this.byRule.get(rule) ?? 0) + 1);
-      this.refused.push({ position: e.position, toolId: e.toolId, rule });
+      this.refused.push({
+        position: e.position,
+        toolId: e.toolId,
+        rule,
+        ...(e.reason ? { reason: bounded(e.reason, REASON_CHARS) } : {}),
+      });
       if (this.refused.length > REFUSALS_NAMED) this.refused.shift();
     }
   }
@@ -80,7 +111,10 @@ export const WEB_UI_DECIDER = 'web-ui';
 
 /**
  * The exact input of the `resolveEscalation` update that answers a waiting call: what an operator
- * pastes into the Web UI's "Send an Update" form (approve, or abort an in-doubt call).
+ * pastes into the Web UI's "Send an Update" form (approve, or abort an in-doubt call). Indented as
+ * the form's editor indents JSON when it loses focus: pasted on one line, the editor re-indents it as
+ * the pointer goes down on Submit, the dialog grows, Submit moves from under the pointer and the
+ * click is lost (no request, no message); pasted as the editor would write it, nothing moves.
  */
 export function updatePayload(
   p: PendingEscalation,
@@ -89,10 +123,9 @@ export function updatePayload(
 ): string {
   const d = decision ?? (p.kind === 'approval' ? 'approve' : 'abort');
   if (!DECISIONS[p.kind].includes(d)) throw new Error(`"${d}" does not answer a ${p.kind} question`);
-  // Spaced, so the Web UI can wrap it; JSON all the same. A worker that verifies who decides takes
-  // the approver's own token, and records its subject, instead of a name.
-  const who = credentialed ? `"credential": "${APPROVER_TOKEN}"` : `"by": "${WEB_UI_DECIDER}"`;
-  return `{"effectKey": ${JSON.stringify(p.effectKey)}, "decision": "${d}", ${who}}`;
+  // A worker that verifies who decides takes the approver's own token, and records its subject, instead of a name.
+  const who = credentialed ? { credential: APPROVER_TOKEN } : { by: WEB_UI_DECIDER };
+  return JSON.stringify({ effectKey: p.effectKey, decision: d, ...who }, null, 2);
 }
 
 /** Where the Web UI's payload asks for the approver's own credential. */
@@ -121,11 +154,21 @@ export interface DetailsExtras {
   end?: RunEnd;
   /** The worker verifies who decides: an answer carries the approver's credential, not a name. */
   credentialed?: boolean;
+  /** The run's workflow id, for the CLI command that answers a waiting call. */
+  workflowId?: string;
 }
 
-function waitingLines(p: PendingEscalation, credentialed = false): string[] {
+/** The CLI command that answers a waiting call, with the approver's credential where the worker verifies it. */
+export function answerCommand(workflowId: string, p: PendingEscalation, credentialed = false): string {
+  const [wf, key] = [shellWord(workflowId), shellWord(p.effectKey)];
+  const command =
+    p.kind === 'approval' ? `npx toolplane approve ${wf} ${key}` : `npx toolplane resolve ${wf} ${key} abort`;
+  return credentialed ? `${command} --credential "$TOOLPLANE_CREDENTIAL"` : command;
+}
+
+function waitingLines(p: PendingEscalation, credentialed = false, workflowId?: string): string[] {
   const who = credentialed
-    ? '`"credential"` is your own token, from an issuer the worker trusts, as a declared approver'
+    ? `replace \`${APPROVER_TOKEN}\` with your own token, from an issuer the worker trusts, as a declared approver`
     : '`"by"` names who decided';
   const how =
     p.kind === 'approval'
@@ -136,11 +179,18 @@ function waitingLines(p: PendingEscalation, credentialed = false): string[] {
   return [
     `**Waiting for ${p.kind === 'approval' ? 'approval' : 'a person (in doubt)'}** until ${readableTime(p.deadline)}: ` +
       `#${p.position} ${p.toolId}: ${p.reason}`,
+    // What an approval lets out: the arguments as the call sends them (after any declared redaction).
+    ...(p.args !== undefined ? [`Sends: ${inlineCode(bounded(spacedJson(p.args), ARGS_CHARS))}`] : []),
     `Effect key: \`${p.effectKey}\``,
     how,
-    // A paragraph of its own, so that selecting it selects exactly the payload; inline code wraps
-    // where a code block would be cut at the panel's edge.
-    `\`${updatePayload(p, undefined, credentialed)}\``,
+    // A block of its own, so that selecting it selects exactly the payload, with the lines the Web UI's editor gives it.
+    '```json\n' + updatePayload(p, undefined, credentialed) + '\n```',
+    ...(workflowId !== undefined
+      ? [
+          `Or from a shell${credentialed ? ' (your token in `$TOOLPLANE_CREDENTIAL`)' : ''}: ` +
+            inlineCode(answerCommand(workflowId, p, credentialed)),
+        ]
+      : []),
   ];
 }
 
@@ -151,7 +201,7 @@ export function detailsOf(tally: CallTally, pending: readonly PendingEscalation[
   if (extras.headline) lines.push(extras.headline);
   if (extras.end?.how === 'cancelled') lines.push('**Cancelled**: the run waits for nobody.');
   else if (extras.end?.how === 'failed') lines.push(`**Failed**: ${extras.end.message}`);
-  for (const p of pending) lines.push(...waitingLines(p, extras.credentialed));
+  for (const p of pending) lines.push(...waitingLines(p, extras.credentialed, extras.workflowId));
   for (const p of cutShort)
     lines.push(
       `**Wait cancelled**: #${p.position} ${p.toolId} (effect \`${p.effectKey}\`) waited for ` +
@@ -160,7 +210,7 @@ export function detailsOf(tally: CallTally, pending: readonly PendingEscalation[
   if (tally.refused.length > 0) {
     const earlier = tally.refusals - tally.refused.length;
     lines.push(
-      `**Refused**: ${tally.refused.map((r) => `#${r.position} ${r.toolId} (${r.rule})`).join(', ')}` +
+      `**Refused**: ${tally.refused.map((r) => `#${r.position} ${r.toolId} (${r.rule}${r.reason ? `: ${r.reason}` : ''})`).join(', ')}` +
         (earlier > 0 ? `, and ${earlier} earlier` : ''),
     );
   }
@@ -239,6 +289,7 @@ export class RunStatusBoard {
         cutShort: this.cutShort,
         end: this.end,
         credentialed: this.credentialed,
+        workflowId: workflowInfo().workflowId,
       }),
     );
     const last = (this.last ??= { refusals: this.carriedRefusals, waitingFor: WaitingFor.None });

@@ -108,8 +108,9 @@ describe('the Web UI shows what toolplane publishes', () => {
     expect(metadata.currentDetails).toMatch(
       /\*\*Effects\*\*: 3 calls: 1 allowed, 1 refused by protected_field:\/account_id, 1 waiting/,
     );
+    // The refusal with its reason.
     expect(metadata.currentDetails).toContain(
-      '**Refused**: #1 tool://payments/refund (refused by protected_field:/account_id)',
+      '**Refused**: #1 tool://payments/refund (refused by protected_field:/account_id: /account_id',
     );
     const page = await browser.newPage({ viewport: { width: 1400, height: 1800 } });
     try {
@@ -197,7 +198,9 @@ describe('the Web UI shows what toolplane publishes', () => {
       const data = await payload.innerText();
       expect(JSON.parse(data)).toEqual({ effectKey: pending.effectKey, decision: 'approve', by: 'web-ui' });
       await page.screenshot({ path: path.join(SCREENSHOTS, 'approve-current-details.png'), fullPage: true });
-      await payload.click({ clickCount: 3 });
+      // Selected as a whole (a block of its own, on the lines the Web UI's editor gives it) and copied.
+      await payload.click();
+      await payload.selectText();
       await page.keyboard.press('Control+C');
 
       // More Actions → Send an Update, name resolveEscalation, the data pasted, Submit.
@@ -211,7 +214,7 @@ describe('the Web UI shows what toolplane publishes', () => {
       const editor = page.locator('[role="textbox"][data-language="json"]:visible').first();
       await editor.click();
       await page.keyboard.press('Control+V');
-      expect((await editor.innerText()).trim()).toBe(data);
+      expect(JSON.parse(await editor.innerText())).toEqual(JSON.parse(data));
       await page.screenshot({ path: path.join(SCREENSHOTS, 'approve-send-an-update.png'), fullPage: true });
       await page.locator('button:visible', { hasText: 'Submit' }).click();
       await shows(page, 'Update successful');

@@ -9,6 +9,7 @@ import { Manifest } from '../../catalog/manifest';
 import { CREDENTIAL_ENV, decider } from '../../cli/decide';
 import { ToolplanePlugin } from '../../plugin';
 import type { PendingEscalation } from '../../workflows/escalation';
+import { answerHint } from '../../cli/escalations';
 import { APPROVER_TOKEN, CallTally, detailsOf, updatePayload } from '../../workflows/run-status';
 import { supportDesk } from '../support/desk';
 import { exampleManifest, testDir } from '../support/env';
@@ -143,10 +144,27 @@ describe('the Web UI answer on a worker that verifies who decides', () => {
       decision: 'approve',
       credential: APPROVER_TOKEN,
     });
-    const details = detailsOf(new CallTally(), [waiting], { credentialed: true });
-    expect(details).toContain('`"credential"` is your own token');
+    const details = detailsOf(new CallTally(), [waiting], { credentialed: true, workflowId: 'wf-1' });
+    expect(details).toContain(`replace \`${APPROVER_TOKEN}\` with your own token`);
     expect(details).not.toContain('"by"');
+    // The CLI command that answers it carries the credential too.
+    expect(details).toContain(
+      'Or from a shell (your token in `$TOOLPLANE_CREDENTIAL`): `npx toolplane approve wf-1 ek-1 --credential "$TOOLPLANE_CREDENTIAL"`',
+    );
     // Without identity, as before.
-    expect(detailsOf(new CallTally(), [waiting])).toContain('`"by"` names who decided');
+    const plain = detailsOf(new CallTally(), [waiting], { workflowId: 'wf-1' });
+    expect(plain).toContain('`"by"` names who decided');
+    expect(plain).toContain('Or from a shell: `npx toolplane approve wf-1 ek-1`');
+  });
+
+  it("prints the CLI's answer with --credential where the run says its worker verifies who decides", () => {
+    expect(answerHint('wf-1', { ...waiting, needsCredential: true })).toEqual([
+      'approve: npx toolplane approve wf-1 ek-1 --credential "$TOOLPLANE_CREDENTIAL"',
+      'deny:    npx toolplane deny wf-1 ek-1 --reason "<why>" --credential "$TOOLPLANE_CREDENTIAL"',
+    ]);
+    expect(answerHint('wf-1', { ...waiting, kind: 'in_doubt', needsCredential: true })[0]).toBe(
+      'retry:   npx toolplane resolve wf-1 ek-1 retry --credential "$TOOLPLANE_CREDENTIAL"',
+    );
+    expect(answerHint('wf-1', waiting)[0]).toBe('approve: npx toolplane approve wf-1 ek-1');
   });
 });

@@ -1,5 +1,6 @@
 // `toolplane manifest schemas`: the declarations the tools imply, printed to paste, compared with a
 // manifest, and written into it without disturbing the rest of the file.
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
@@ -81,5 +82,88 @@ describe('toolplane manifest schemas', () => {
     // Comments, layout and every untouched declaration are as they were: here, the file is the original again.
     expect(fs.readFileSync(file, 'utf8')).toBe(original);
     expect((await cli('--manifest', file)).code).toBe(0);
+  });
+});
+
+describe('toolplane manifest schemas --tools, as a project gives its tools', () => {
+  const root = path.resolve(__dirname, '..', '..');
+  const dir = testDir('manifest-schemas-modules');
+  // The project's own tools, written as it writes them: zod and toolplane by absolute path (the module sits outside the clone).
+  const zod = JSON.stringify(path.join(root, 'node_modules', 'zod'));
+  const toolplane = JSON.stringify(path.join(root, 'index'));
+  const declaration = `{
+    id: 'tool://notes/save',
+    description: 'Save a note.',
+    input: z.strictObject({ text: z.string() }),
+    safety: 'idempotent',
+    origin: 'builtin',
+    async call() {
+      return { saved: true };
+    },
+  }`;
+  fs.writeFileSync(
+    path.join(dir, 'tools.ts'),
+    `import { z } from ${zod};\nimport { defineTool } from ${toolplane};\n\n` +
+      `interface Saved { saved: boolean }\nexport const saveNote = defineTool(${declaration});\n` +
+      `export const tools = [saveNote];\nexport type { Saved };\n`,
+  );
+  // What tsc emits for such a module (CommonJS): `exports.tools`, marked __esModule.
+  fs.mkdirSync(path.join(dir, 'dist'));
+  fs.writeFileSync(
+    path.join(dir, 'dist', 'tools.js'),
+    `"use strict";\nObject.defineProperty(exports, "__esModule", { value: true });\nexports.tools = exports.saveNote = void 0;\n` +
+      `const z = require(${zod}).z;\nconst toolplane_1 = require(${toolplane});\n` +
+      `exports.saveNote = (0, toolplane_1.defineTool)(${declaration});\nexports.tools = [exports.saveNote];\n`,
+  );
+
+  // A module exporting its tool by name only, as the README's tools.ts does.
+  fs.writeFileSync(
+    path.join(dir, 'named.ts'),
+    `import { z } from ${zod};\nimport { defineTool } from ${toolplane};\n\nexport const saveNote = defineTool(${declaration});\n`,
+  );
+  // And plain CommonJS, as a JavaScript project writes it.
+  fs.writeFileSync(
+    path.join(dir, 'dist', 'plain.js'),
+    `const { z } = require(${zod});\nconst { defineTool } = require(${toolplane});\n` +
+      `module.exports = { tools: [defineTool(${declaration})] };\n`,
+  );
+
+  /** The CLI in a process of its own, as a person runs it: `npx toolplane` (in the clone, the source through tsx). */
+  function npxToolplane(...args: string[]): { status: number | null; stdout: string; stderr: string } {
+    return spawnSync(process.execPath, [path.join(root, 'bin', 'toolplane.js'), 'manifest', 'schemas', ...args], {
+      cwd: dir,
+      encoding: 'utf8',
+    });
+  }
+
+  it.each([
+    ['a TypeScript module', './tools.ts'],
+    ['a TypeScript module named without its extension', './tools'],
+    ['compiled JavaScript exporting `tools`', './dist/tools.js'],
+    ['CommonJS whose module.exports holds `tools`', './dist/plain.js'],
+    ['a module exporting its tools by name only', './named.ts'],
+  ])('loads %s', (_what, module) => {
+    const r = npxToolplane('--tools', module);
+    expect([r.status, r.stderr]).toEqual([0, '']);
+    expect(parse(r.stdout)).toEqual([
+      {
+        id: 'tool://notes/save',
+        description: 'Save a note.',
+        input_schema: {
+          type: 'object',
+          properties: { text: { type: 'string' } },
+          required: ['text'],
+          additionalProperties: false,
+        },
+        safety: 'idempotent',
+      },
+    ]);
+  });
+
+  it('says so when a module exports no tools', () => {
+    fs.writeFileSync(path.join(dir, 'none.js'), 'exports.other = 1;\n');
+    const r = npxToolplane('--tools', './none.js');
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain('./none.js exports no tools');
   });
 });

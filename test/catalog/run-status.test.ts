@@ -1,4 +1,12 @@
-import { CallTally, detailsOf, failureMessage, REFUSALS_NAMED, updatePayload } from '../../workflows/run-status';
+import {
+  ARGS_CHARS,
+  CallTally,
+  detailsOf,
+  failureMessage,
+  REASON_CHARS,
+  REFUSALS_NAMED,
+  updatePayload,
+} from '../../workflows/run-status';
 import type { JournalEntry } from '../../common/journal';
 import type { PendingEscalation } from '../../workflows/escalation';
 
@@ -20,7 +28,16 @@ const waiting: PendingEscalation = {
   deadline: Date.UTC(2026, 11, 1, 14, 3),
   kind: 'approval',
 };
-const approveIt = `\`{"effectKey": "${KEY}", "decision": "approve", "by": "web-ui"}\``;
+/** The update's data as a block of its own, indented as the Web UI's editor indents it. */
+const approveIt = [
+  '```json',
+  '{',
+  `  "effectKey": "${KEY}",`,
+  '  "decision": "approve",',
+  '  "by": "web-ui"',
+  '}',
+  '```',
+].join('\n');
 
 describe('Current Details, counted as calls settle', () => {
   it('counts settled decisions by rule, names refused calls, and shows how to answer a waiting call', () => {
@@ -51,6 +68,32 @@ describe('Current Details, counted as calls settle', () => {
         '\n\n**Effects**: 5 calls: 1 allowed, 1 approved, 2 refused by taint:/to, 1 denied by approval',
     );
     expect(tally.refusals).toBe(3);
+  });
+
+  it("a refusal shows its reason (a spend refusal's amount and limit); a waiting approval shows what it will send", () => {
+    const tally = new CallTally();
+    tally.opened();
+    const spend =
+      "paying 60000 EUR minor units to acct_x would bring this run's total for that payee to 60000, over its limit of 50000";
+    tally.settled({ ...entry(0, 'refused', 'spend'), toolId: 'tool://bank/transfer', reason: spend });
+    tally.opened();
+    tally.settled({ ...entry(1, 'refused', 'taint:/body'), reason: `x${'y'.repeat(1000)}` });
+    const asked: PendingEscalation = {
+      ...waiting,
+      args: { account_id: 'acct_1', amount_cents: 1000, memo: 'a `quoted` memo', note: 'z'.repeat(2000) },
+    };
+    const details = detailsOf(tally, [asked], { workflowId: 'wf-1' });
+    expect(details).toContain(`**Refused**: #0 tool://bank/transfer (refused by spend: ${spend}), #1 `);
+    // Bounded: a long reason is cut, saying how much was left out.
+    expect(details).toContain(`(refused by taint:/body: x${'y'.repeat(REASON_CHARS - 1)}… (701 more characters))`);
+    // What the call sends once approved, as inline code that holds its backticks, bounded too.
+    const sends = details.split('\n\n').find((l) => l.startsWith('Sends: '))!;
+    expect(
+      sends.startsWith('Sends: ``{ "account_id": "acct_1", "amount_cents": 1000, "memo": "a `quoted` memo", '),
+    ).toBe(true);
+    const spaced = JSON.stringify(asked.args, null, 1).replace(/\n\s*/g, ' ');
+    expect(sends).toMatch(new RegExp(`… \\(${spaced.length - ARGS_CHARS} more characters\\)\`\`$`));
+    expect(details).toContain('Or from a shell: `npx toolplane approve wf-1 ' + KEY + '`');
   });
 
   it('the payload is the exact input of the update: JSON, with the full effect key', () => {

@@ -97,10 +97,10 @@ describe("the operator's view of a run that did not complete", () => {
     expect(running.details).toContain(`**Waiting for approval** until `);
     expect(running.details).toContain(`#2 tool://ops/apply`);
     expect(running.details).toContain(`Effect key: \`${pending.effectKey}\``);
-    const payload = /\n`(\{"effectKey".*\})`(\n|$)/.exec(running.details)?.[1];
+    const payload = /\n```json\n(\{\n[\s\S]*?\n\})\n```(\n|$)/.exec(running.details)?.[1];
     expect(JSON.parse(payload!)).toEqual({ effectKey: pending.effectKey, decision: 'approve', by: 'web-ui' });
     // Which call was refused, by which rule.
-    expect(running.details).toContain('**Refused**: #1 ops__nope (refused by unreachable)');
+    expect(running.details).toContain('**Refused**: #1 ops__nope (refused by unreachable: ');
 
     await handle.cancel();
     const err = await handle.result().catch((e: unknown) => e);

@@ -42,8 +42,16 @@ const TS_SAMPLES: Record<string, number> = {
   'docs/worker-versioning.md': 1,
 };
 
-/** The versions a consumer installs beside toolplane, as docs/ai-sdk.md names them. */
-const TEMPORAL = '1.23.0';
+/**
+ * The versions a consumer installs beside toolplane: the @temporalio/ai-sdk version docs/ai-sdk.md says
+ * toolplane is tested with, read from the page, which toolplane's own @temporalio packages pin too.
+ */
+const TEMPORAL = ((): string => {
+  const page = fs.readFileSync(path.join(root, 'docs', 'ai-sdk.md'), 'utf8');
+  const named = /`@temporalio\/ai-sdk` is an optional peer \(tested with (\d+\.\d+\.\d+)/.exec(page)?.[1];
+  if (!named) throw new Error('docs/ai-sdk.md no longer names the @temporalio/ai-sdk version toolplane is tested with');
+  return named;
+})();
 const BESIDE = [
   `@temporalio/worker@${TEMPORAL}`,
   `@temporalio/client@${TEMPORAL}`,
@@ -52,6 +60,8 @@ const BESIDE = [
   'zod@4.6.7',
 ];
 const BUILD_TOOLS = ['typescript@5.9.3', '@types/node@20.19.43'];
+/** What loads a TypeScript tool module for `toolplane manifest schemas --tools ./tools.ts` (a project's own dev dependency). */
+const TSX = 'tsx@4.23.15';
 /** toolplane/ai-sdk is for workflows that call the AI SDK through @temporalio/ai-sdk, its optional peer. */
 const AI_SDK_PEER = `@temporalio/ai-sdk@${TEMPORAL}`;
 const npmInstall = (dir: string, extra: string[]) =>
@@ -132,6 +142,18 @@ interface ConsumerRun {
   effects: number;
 }
 
+describe("the README's install line", () => {
+  it('installs the tarball npm pack writes, beside the Temporal packages at the version the docs name, until it is published', () => {
+    const readme = fs.readFileSync(path.join(root, 'README.md'), 'utf8');
+    const install = /^npm install (\S+\.tgz) (.+)$/m.exec(readme);
+    expect(install).not.toBeNull();
+    expect(path.basename(install![1]!)).toBe(path.basename(tarball()));
+    expect(install![2]!.split(' ')).toEqual(expect.arrayContaining(BESIDE.slice(0, 3)));
+    expect(readme).toMatch(/\(cd toolplane && npm ci && npm pack\)/);
+    expect(readme).toContain('Once it is published, the first two lines are `npm install toolplane`');
+  });
+});
+
 describe('the packed package, installed without the optional @temporalio/ai-sdk peer', () => {
   let dir = '';
   beforeAll(() => {
@@ -142,6 +164,18 @@ describe('the packed package, installed without the optional @temporalio/ai-sdk 
   }, 300_000);
 
   loadsAndGoverns(() => dir);
+
+  it('manifest schemas reads the compiled tools, and names tsx for a TypeScript module where it is not installed', () => {
+    const cli = path.join(dir, 'node_modules', '.bin', 'toolplane');
+    expect(run(cli, ['manifest', 'schemas', '--tools', 'dist/tools.js', '--manifest', 'manifest.yaml'], dir)).toMatch(
+      /every implementation matches its declaration \(\d+ tools\)/,
+    );
+    expect(fs.existsSync(path.join(dir, 'node_modules', 'tsx'))).toBe(false);
+    const ts = runFailing(cli, ['manifest', 'schemas', '--tools', './tools.ts'], dir, {});
+    expect(ts.status).toBe(2);
+    expect(ts.stderr).toContain('./tools.ts is TypeScript, which toolplane loads through tsx');
+    expect(ts.stderr).toContain('npm install --save-dev tsx');
+  });
 
   it('compiled, ships to the --omit=dev project below', () => {
     expect(fs.existsSync(path.join(dir, 'dist', 'main.js'))).toBe(true);
@@ -177,8 +211,24 @@ describe('the packed package, installed with the @temporalio/ai-sdk peer', () =>
 
   beforeAll(() => {
     dir = consumerProject('consumer', true);
-    npmInstall(dir, [tarball(), ...BUILD_TOOLS, ...BESIDE, AI_SDK_PEER]);
+    npmInstall(dir, [tarball(), ...BUILD_TOOLS, ...BESIDE, AI_SDK_PEER, TSX]);
   }, 300_000);
+
+  it('installs @temporalio/ai-sdk at the version docs/ai-sdk.md names, the version toolplane pins its Temporal packages to', () => {
+    const version = (pkg: string, from: string) =>
+      (JSON.parse(fs.readFileSync(path.join(from, 'node_modules', pkg, 'package.json'), 'utf8')) as { version: string })
+        .version;
+    expect(version('@temporalio/ai-sdk', dir)).toBe(TEMPORAL);
+    const own = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')) as {
+      dependencies: Record<string, string>;
+      devDependencies: Record<string, string>;
+    };
+    for (const [name, range] of Object.entries(own.dependencies))
+      if (name.startsWith('@temporalio/')) expect([name, range]).toEqual([name, TEMPORAL]);
+    expect(own.devDependencies['@temporalio/ai-sdk']).toBe(TEMPORAL);
+    // jose, which the identity code imports, is a dependency of toolplane's own (not only of the MCP SDK).
+    expect(own.dependencies.jose).toMatch(/^\d+\.\d+\.\d+$/);
+  });
 
   it('type-checks a consumer importing all four entry points, and the code samples of the README and the docs pages', () => {
     // Every ```ts fence is a sample that must compile against the installed package (```typescript marks a fragment).
@@ -197,6 +247,15 @@ describe('the packed package, installed with the @temporalio/ai-sdk peer', () =>
   }, 120_000);
 
   loadsAndGoverns(() => dir);
+
+  it("manifest schemas reads the TypeScript tools (through the project's tsx) and their compiled JavaScript", () => {
+    const cli = path.join(dir, 'node_modules', '.bin', 'toolplane');
+    for (const tools of ['./tools.ts', './tools', 'dist/tools.js'])
+      expect([tools, run(cli, ['manifest', 'schemas', '--tools', tools, '--manifest', 'manifest.yaml'], dir)]).toEqual([
+        tools,
+        expect.stringMatching(/every implementation matches its declaration \(\d+ tools\)/),
+      ]);
+  });
 
   it("the CLI lists, describes, shows and replays the run of the consumer's own workflow", async () => {
     const out = JSON.parse(

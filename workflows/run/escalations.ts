@@ -69,7 +69,10 @@ export class Escalations {
   private readonly spentCredentials = new Set<string>();
 
   constructor(private readonly host: EscalationsHost) {
-    setHandler(pendingEscalations, () => this.waiting());
+    // Where the worker verifies who decides, each question says an answer needs the approver's credential.
+    const asked = (info: PendingEscalation): PendingEscalation =>
+      host.verifiesDecisions ? { ...info, needsCredential: true } : info;
+    setHandler(pendingEscalations, () => this.waiting().map(asked));
     // Rejected in the handler, never in a validator: a validator's rejection leaves a speculative
     // workflow task the server drops, and an SDK flag the OpenTelemetry interceptors first set there
     // is then missing from history, so the run fails every task after a restart (the family of
