@@ -58,6 +58,15 @@ const layerZones = [
     'identity/ and ledger/ stand beside the activities, not on them',
   ),
   layer(hosts, entryPoints, 'an entry point is a door: what it exports lives below it'),
+  // The gate is its own room: pure judgement over a call, the run's labels and its budget. It knows
+  // the Gate type it implements (workflows/call/gate.ts) and nothing of the run that hosts it.
+  {
+    target: './workflows/gate',
+    from: './workflows',
+    except: ['./gate', './call/gate.ts'],
+    message:
+      'layers point down: workflows/gate/ judges calls and knows nothing of the run, its StepCtx or the pipeline (only call/gate.ts)',
+  },
 ];
 
 export default tseslint.config(

@@ -28,7 +28,7 @@ export { StepError, StepErrorCode } from './workflows/step-error';
 // The run's stream (what `streamRun` in toolplane/client reads): a workflow may publish topics of its own on it.
 export { RunStream } from './workflows/run-stream';
 export type { JournalEntry, Decision, Outcome, RecoveryPath, LeaseState } from './common/journal';
-export type { Limits, Usage } from './workflows/limits';
+export type { Limits, Usage } from './workflows/gate/limits';
 export type { Policy } from './catalog/policy';
 export type { RunIdentity, TicketCarry } from './common/ticket';
 export { isStoredHandle, type StoredHandle, type StoredOutput } from './common/stored-output';

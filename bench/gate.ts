@@ -10,9 +10,9 @@ import { ALLOW_ALL } from '../catalog/policy';
 import { ToolCall } from '../catalog/tool-call';
 import { ToolCatalog } from '../catalog/tool-catalog';
 import { effectKey } from '../common/effect-key';
-import { governanceGate } from '../workflows/governance';
-import { Budget } from '../workflows/limits';
-import { Provenance, USER_PROMPT } from '../workflows/provenance';
+import { governanceGate } from '../workflows/gate/governance';
+import { Budget } from '../workflows/gate/limits';
+import { Provenance, USER_PROMPT } from '../workflows/gate/provenance';
 
 export interface GateFigures {
   priorResults: number;

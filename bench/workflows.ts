@@ -2,9 +2,9 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { ToolDecl } from '../catalog/manifest';
 import { ALLOW_ALL } from '../catalog/policy';
-import { governanceGate } from '../workflows/governance';
-import { Budget } from '../workflows/limits';
-import { Provenance, USER_PROMPT } from '../workflows/provenance';
+import { governanceGate } from '../workflows/gate/governance';
+import { Budget } from '../workflows/gate/limits';
+import { Provenance, USER_PROMPT } from '../workflows/gate/provenance';
 import { StepCtx } from '../workflows/step-ctx';
 import type { BenchActivities } from './activities';
 

@@ -9,7 +9,7 @@ import { ApplicationFailure, type ActivityOptions } from '@temporalio/workflow';
 import { CatalogErrorCode } from '../catalog/errors';
 import { RunTopic } from '../common/run-events';
 import { MODEL_TICKET_OPTIONS, modelPermit, permitMac } from '../common/ticket';
-import type { Budget } from './limits';
+import type { Budget } from './gate/limits';
 import type { StepCtx } from './step-ctx';
 
 /**

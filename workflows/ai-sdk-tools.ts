@@ -11,8 +11,8 @@ import { governedAgentCall } from './agent/governed-call';
 import { budgetedModel } from './ai-sdk-model';
 import type { JournalEntry } from '../common/journal';
 import { laneOf } from './lanes';
-import { Budget, type Limits } from './limits';
-import { Provenance, USER_PROMPT, type ProvenanceView } from './provenance';
+import { Budget, type Limits } from './gate/limits';
+import { Provenance, USER_PROMPT, type ProvenanceView } from './gate/provenance';
 import type { StepCtx } from './step-ctx';
 
 /** The governed tools take no context of the caller's: the run's StepCtx is theirs. */

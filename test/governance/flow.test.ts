@@ -1,8 +1,8 @@
 // Protected fields forward the trusted bytes; a turn's decisions use what the model had read.
 import { randomUUID } from 'node:crypto';
 import type { Manifest, ToolDecl } from '../../catalog/manifest';
-import { Provenance, USER_PROMPT } from '../../workflows/provenance';
-import { checkDataFlow } from '../../workflows/taint-gate';
+import { Provenance, USER_PROMPT } from '../../workflows/gate/provenance';
+import { checkDataFlow } from '../../workflows/gate/taint-gate';
 import { runAgent } from '../support/agent';
 import { exampleManifest, harness, testDir, type Harness } from '../support/env';
 import { historyOf, scheduledActivities } from '../support/history';

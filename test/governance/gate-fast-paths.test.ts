@@ -8,8 +8,8 @@ import canonicalize from 'canonicalize';
 import fc from 'fast-check';
 import { canonicalJson, sha256Hex } from '../../catalog/digest';
 import { effectKey, type EffectDescriptor } from '../../common/effect-key';
-import { argumentBytes, utf8Length } from '../../workflows/outbound';
-import { normalize, tokens } from '../../workflows/provenance';
+import { argumentBytes, utf8Length } from '../../workflows/gate/outbound';
+import { normalize, tokens } from '../../workflows/gate/tokens';
 import { leaves, type Leaf } from '../../common/json-leaves';
 
 // The definitions as they read before the fast paths.

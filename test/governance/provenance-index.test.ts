@@ -10,9 +10,9 @@ import {
   type Production,
   type ProvenanceView,
   type Sighting,
-} from '../../workflows/provenance';
+} from '../../workflows/gate/provenance';
 import { leaves } from '../../common/json-leaves';
-import { checkDataFlow } from '../../workflows/taint-gate';
+import { checkDataFlow } from '../../workflows/gate/taint-gate';
 import { ATTACKS, CONTROLS } from './scenarios';
 import { ScanProvenance } from './scan-provenance';
 

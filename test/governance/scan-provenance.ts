@@ -1,15 +1,14 @@
 // The provenance as it was before the index: every label rescans every production. Kept as the
 // reference the indexed Provenance must agree with (test/governance/provenance-index.test.ts).
 import { sensitivityRank, type Sensitivity } from '../../catalog/manifest';
+import { normalize, tokens } from '../../workflows/gate/tokens';
 import {
-  normalize,
-  tokens,
   USER_PROMPT,
   type Label,
   type Production,
   type ProvenanceView,
   type Sighting,
-} from '../../workflows/provenance';
+} from '../../workflows/gate/provenance';
 import { leaves, type Leaf } from '../../common/json-leaves';
 
 export { USER_PROMPT };

@@ -14,7 +14,7 @@ import { loadManifest } from '../../runtime/manifest-file';
 import type { BudgetState } from '../../common/budget-protocol';
 import { budgetWindowsQuery, reserveBudgetUpdate, settleBudgetUpdate } from '../../common/budget-protocol';
 import type { BudgetClaim } from '../../catalog/budget';
-import { argumentBytes } from '../../workflows/outbound';
+import { argumentBytes } from '../../workflows/gate/outbound';
 import { runAgent } from '../support/agent';
 import { harness, testDir, type Harness } from '../support/env';
 import { historyOf, scheduledActivities } from '../support/history';

@@ -3,13 +3,13 @@
 // run's provenance as the tool's untrusted data. A refusal is an answer the model is told, not an error.
 import type { OfferedTool } from '../../catalog/tool-catalog';
 import type { CitedOrigin } from '../../common/wire';
-import { governanceGate } from '../governance';
-import type { Budget } from '../limits';
-import type { Provenance, ProvenanceView } from '../provenance';
+import { governanceGate } from '../gate/governance';
+import type { Budget } from '../gate/limits';
+import type { Provenance, ProvenanceView } from '../gate/provenance';
 import type { Delegate } from '../call/perform';
 import type { StepCtx } from '../step-ctx';
 import { StepError } from '../step-error';
-import { produceToolOutput } from '../tool-output-labels';
+import { produceToolOutput } from '../gate/tool-output-labels';
 
 /** What the model is told when a call is refused: the rule and the reason. */
 export interface RefusedToolResult {

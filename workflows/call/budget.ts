@@ -9,7 +9,7 @@ import { paymentOf, type Payment } from '../../catalog/spend';
 import type { ToolCall } from '../../catalog/tool-call';
 import { idempotencyKey } from '../../common/effect-key';
 import type { BudgetActivities, BudgetReserveRequest } from '../../common/wire';
-import { outboundBytes, outboundOf, type Outbound } from '../outbound';
+import { outboundBytes, outboundOf, type Outbound } from '../gate/outbound';
 import { StepError, StepErrorCode } from '../step-error';
 import type { GateVerdict } from './gate';
 import { refusal, type Refusal } from './refuse';

@@ -3,7 +3,7 @@
 import type { ToolCall } from '../../catalog/tool-call';
 import type { Payment } from '../../catalog/spend';
 import type { RemainingBudget } from '../../common/wire';
-import type { Outbound } from '../outbound';
+import type { Outbound } from '../gate/outbound';
 
 /**
  * A check made after preparation and before the effect key exists. Returning a refusal stops

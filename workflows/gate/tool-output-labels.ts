@@ -1,6 +1,6 @@
 // Workflow-safe: how a tool's output enters the run's provenance, shared by agentRun and the AI SDK tools.
-import type { Sensitivity } from '../catalog/manifest';
-import type { CitedOrigin } from '../common/wire';
+import type { Sensitivity } from '../../catalog/manifest';
+import type { CitedOrigin } from '../../common/wire';
 import { USER_PROMPT, type Provenance } from './provenance';
 
 export interface ToolOutputLabels {

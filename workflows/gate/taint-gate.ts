@@ -1,9 +1,9 @@
 // Workflow-safe: what data may flow into which tool. Decided before the call is scheduled,
 // identically on replay. Anything unexpected refuses (fail closed).
-import { pointerCovers, setAt } from '../catalog/json-pointer';
-import type { ProtectedFieldDecl, ToolDecl } from '../catalog/manifest';
-import { sensitivityRank } from '../catalog/sensitivity';
-import { leaves, type Leaf } from '../common/json-leaves';
+import { pointerCovers, setAt } from '../../catalog/json-pointer';
+import type { ProtectedFieldDecl, ToolDecl } from '../../catalog/manifest';
+import { sensitivityRank } from '../../catalog/sensitivity';
+import { leaves, type Leaf } from '../../common/json-leaves';
 import type { Label, ProvenanceView, Sighting } from './provenance';
 
 /** A look-alike the model wrote, replaced by the exact value the trusted source produced. */

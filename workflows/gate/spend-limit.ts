@@ -1,6 +1,6 @@
 // Workflow-safe: money per payee per run. The worker's manifest sets the limit; a run may only tighten it.
-import type { ToolDecl } from '../catalog/manifest';
-import type { Payment } from '../catalog/spend';
+import type { ToolDecl } from '../../catalog/manifest';
+import type { Payment } from '../../catalog/spend';
 
 /** Paid so far, per currency, per normalised payee, in minor units as decimal strings (bigint-safe). */
 export type SpentMinor = Record<string, Record<string, string>>;

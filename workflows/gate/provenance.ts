@@ -1,8 +1,21 @@
 // Workflow-safe: where every value in a run came from. Values are matched by equality after
 // normalisation, so a model that retypes a value does not shed its origin.
-import { foldText } from '../catalog/fold';
-import { SENSITIVITY_LEVELS, type Sensitivity } from '../catalog/sensitivity';
-import { leaves, type Leaf } from '../common/json-leaves';
+import { SENSITIVITY_LEVELS, type Sensitivity } from '../../catalog/sensitivity';
+import { leaves, type Leaf } from '../../common/json-leaves';
+import {
+  EMPTY_CONTEXT,
+  fold,
+  higher,
+  Once,
+  RANK,
+  sameSighting,
+  SCAN_LIMIT,
+  signatureOf,
+  withSource,
+  type Folded,
+  type Posting,
+} from './postings';
+import { normalize, tokens } from './tokens';
 
 export const USER_PROMPT = 'user://prompt';
 
@@ -24,52 +37,6 @@ export interface Label {
   synthesized: boolean;
 }
 
-export function normalize(value: string | number): string {
-  return foldText(value);
-}
-
-const TOKEN_SPLIT = /[\s,;!?()[\]{}<>"'`|*]+/;
-
-const SPLITS = /[\s,;!?()[\]{}<>"'`|*“]/;
-const QUOTED = /"([^"]{1,200})"|“([^”]{1,200})”/g;
-const EDGE_PUNCTUATION = /^[.:]+|[.:]+$/g;
-const AMOUNT = /^(\d+)(?:[.,](\d{1,2}))?$/;
-const isEdgePunctuation = (c: number) => c === 0x2e || c === 0x3a; // . :
-const isDigit = (c: number) => c >= 0x30 && c <= 0x39;
-
-/** The values a piece of text offers: the whole text, its words, and amounts also in minor units. */
-export function tokens(text: string): string[] {
-  // One word, nothing to trim, no amount, no quote (an id, an address, a status): itself only.
-  const first = text.charCodeAt(0);
-  if (
-    !isEdgePunctuation(first) &&
-    !isDigit(first) &&
-    !isEdgePunctuation(text.charCodeAt(text.length - 1)) &&
-    !SPLITS.test(text)
-  )
-    return [text];
-  const out = new Set<string>([text]);
-  // A quoted phrase is a value the writer meant as one.
-  if (text.includes('"') || text.includes('“')) for (const m of text.matchAll(QUOTED)) out.add((m[1] ?? m[2])!);
-  for (let t of text.split(TOKEN_SPLIT)) {
-    if (t && (isEdgePunctuation(t.charCodeAt(0)) || isEdgePunctuation(t.charCodeAt(t.length - 1))))
-      t = t.replace(EDGE_PUNCTUATION, '');
-    if (!t) continue;
-    out.add(t);
-    const amount = isDigit(t.charCodeAt(0)) ? AMOUNT.exec(t) : null;
-    if (amount) {
-      const minor = Number(amount[1]) * 100 + Number((amount[2] ?? '0').padEnd(2, '0'));
-      out.add(String(minor));
-      out.add(String(Number(amount[1])));
-    }
-  }
-  return [...out];
-}
-
-const RANK: Record<Sensitivity, number> = { public: 0, internal: 1, confidential: 2, secret: 3 };
-const higher = (a: Sensitivity, b: Sensitivity): Sensitivity => (RANK[b] > RANK[a] ? b : a);
-const lower = (a: Sensitivity, b: Sensitivity): Sensitivity => (RANK[b] < RANK[a] ? b : a);
-
 /** One production of one value: the production, the exact token it wrote, and when. */
 export interface Sighting extends Production {
   /** The token as the source wrote it, byte for byte: what a protected field forwards. */
@@ -90,105 +57,6 @@ export interface ProvenanceView {
   /** Records values sent to `source` under a satisfied field rule, so its echo of them is not a foreign source. */
   noteSent(source: string, values: string[]): void;
 }
-
-/** The label of a value's sightings up to one of them: kept beside each, so a lookup never rescans. */
-interface Folded {
-  label: Label;
-  /** Lowest sensitivity among trusted sightings (a value the user wrote is the user's intent). */
-  trustedMin?: Sensitivity;
-  /** Highest among all. */
-  max: Sensitivity;
-}
-
-/**
- * Every distinct sighting of one normalised value, in run order, each with the label of it and
- * those before it. A repeat of a sighting (same source, trust, sensitivity and exact token) adds
- * nothing any view could tell apart, so only the first is kept: a value every result repeats costs
- * no more than one seen once.
- */
-interface Posting {
-  sightings: Sighting[];
-  folded: Folded[];
-  /** Signatures of the sightings, once there are enough that scanning them costs more than a set. */
-  distinct?: Set<string>;
-}
-
-/** Sightings a posting scans before it keeps a set of their signatures. */
-const SCAN_LIMIT = 16;
-const signatureOf = (s: Sighting): string =>
-  `${s.source}\u0000${s.trusted}${s.callTrusted}${s.echo}\u0000${s.sensitivity}\u0000${s.exact}`;
-const sameSighting = (a: Sighting, b: Sighting): boolean =>
-  a.source === b.source &&
-  a.trusted === b.trusted &&
-  a.callTrusted === b.callTrusted &&
-  a.echo === b.echo &&
-  a.sensitivity === b.sensitivity &&
-  a.exact === b.exact;
-
-/** Whether a string comes for the first time: a short list scanned, a set once it grows. */
-class Once {
-  private list: string[] = [];
-  private set?: Set<string>;
-
-  first(x: string): boolean {
-    if (this.set) {
-      if (this.set.has(x)) return false;
-      this.set.add(x);
-      return true;
-    }
-    if (this.list.includes(x)) return false;
-    this.list.push(x);
-    if (this.list.length >= SCAN_LIMIT) this.set = new Set(this.list);
-    return true;
-  }
-}
-
-function withSource(sources: readonly string[], source: string): readonly string[] {
-  if (sources.includes(source)) return sources;
-  return Object.freeze([...sources, source].sort());
-}
-
-/**
- * The fold of a value's first sighting depends only on its source, trust and sensitivity: kept in
- * `firstFolds` and shared (it is frozen), so results each offering new values do not build the
- * same label anew.
- */
-function fold(prev: Folded | undefined, s: Sighting, firstFolds: Map<string, Folded>): Folded {
-  if (!prev) {
-    const key = `${s.trusted ? 1 : 0}${s.sensitivity}\u0000${s.source}`;
-    let first = firstFolds.get(key);
-    if (!first) firstFolds.set(key, (first = Object.freeze(foldFrom(undefined, s))));
-    return first;
-  }
-  return foldFrom(prev, s);
-}
-
-function foldFrom(prev: Folded | undefined, s: Sighting): Folded {
-  const trustedMin = s.trusted
-    ? prev?.trustedMin
-      ? lower(prev.trustedMin, s.sensitivity)
-      : s.sensitivity
-    : prev?.trustedMin;
-  const max = prev ? higher(prev.max, s.sensitivity) : higher('public', s.sensitivity);
-  const sources = withSource(prev?.label.sources ?? [], s.source);
-  return {
-    trustedMin,
-    max,
-    label: Object.freeze({
-      sources: sources as string[],
-      trusted: trustedMin !== undefined,
-      sensitivity: trustedMin ?? max,
-      synthesized: false,
-    }),
-  };
-}
-
-const EMPTY_CONTEXT: Label = Object.freeze({
-  sources: Object.freeze([]) as unknown as string[],
-  trusted: true,
-  sensitivity: 'public',
-  synthesized: true,
-});
 
 /** The provenance a continued run starts from: compact, plain JSON. */
 export interface ProvenanceState {

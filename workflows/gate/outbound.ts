@@ -1,8 +1,8 @@
 // Workflow-safe: what a call sends out of the plane, and to whom: its arguments as the provider
 // receives them plus what it carries beside them, once to every destination it names.
-import { canonicalJson } from '../catalog/digest';
-import { destinationsOf } from '../catalog/egress';
-import type { ToolDecl } from '../catalog/manifest';
+import { canonicalJson } from '../../catalog/digest';
+import { destinationsOf } from '../../catalog/egress';
+import type { ToolDecl } from '../../catalog/manifest';
 
 export interface Outbound {
   /** Normalised destinations; each receives every byte. */

@@ -12,28 +12,28 @@
 // field is satisfied as in agentRun: every source of the value must be allowed, and an allowed tool's
 // call must itself have been trusted. A value the workflow derived from a tool result beyond what
 // normalisation undoes is the workflow vouching for it: the code is the deployer's.
-import type { RunCaps } from '../catalog/caps';
-import type { Sensitivity } from '../catalog/manifest';
-import { sensitivityRank } from '../catalog/sensitivity';
-import { canUseTool, type Policy } from '../catalog/policy';
-import type { ToolCall } from '../catalog/tool-call';
-import type { OfferedTool, ToolCatalog } from '../catalog/tool-catalog';
-import { offerName } from '../catalog/tool-id';
-import { leaves } from '../common/json-leaves';
-import type { RunTicket } from '../common/ticket';
-import type { CitedOrigin } from '../common/wire';
-import type { Gate, GateVerdict } from './call/gate';
+import type { RunCaps } from '../../catalog/caps';
+import type { Sensitivity } from '../../catalog/manifest';
+import { sensitivityRank } from '../../catalog/sensitivity';
+import { canUseTool, type Policy } from '../../catalog/policy';
+import type { ToolCall } from '../../catalog/tool-call';
+import type { OfferedTool, ToolCatalog } from '../../catalog/tool-catalog';
+import { offerName } from '../../catalog/tool-id';
+import { leaves } from '../../common/json-leaves';
+import type { RunTicket } from '../../common/ticket';
+import type { CitedOrigin } from '../../common/wire';
+import type { Gate, GateVerdict } from '../call/gate';
 import { governanceGate } from './governance';
 import { Budget, type Usage } from './limits';
 import {
   Provenance,
-  tokens,
   USER_PROMPT,
   type Label,
   type ProvenanceState,
   type ProvenanceView,
   type Sighting,
 } from './provenance';
+import { tokens } from './tokens';
 import { produceToolOutput } from './tool-output-labels';
 
 /** What a run that continues as new picks up of its workflow's governed calls. */

@@ -1,20 +1,20 @@
 // Workflow-safe: the gates a governed call passes, in order, before it may be scheduled.
 import { proxyActivities } from '@temporalio/workflow';
-import { permitMac, toolPermit, type RunTicket } from '../common/ticket';
-import { shortDigest } from '../catalog/digest';
-import { pointerCovers } from '../catalog/json-pointer';
-import { paymentOf, type Payment } from '../catalog/spend';
-import type { OfferedTool } from '../catalog/tool-catalog';
-import type { ToolCall } from '../catalog/tool-call';
-import type { CarriedActivities } from '../common/wire';
+import { permitMac, toolPermit, type RunTicket } from '../../common/ticket';
+import { shortDigest } from '../../catalog/digest';
+import { pointerCovers } from '../../catalog/json-pointer';
+import { paymentOf, type Payment } from '../../catalog/spend';
+import type { OfferedTool } from '../../catalog/tool-catalog';
+import type { ToolCall } from '../../catalog/tool-call';
+import type { CarriedActivities } from '../../common/wire';
 import { checkCarried, referencesCarried } from './carried-gate';
 import type { Budget } from './limits';
 import { outboundOf, type Outbound } from './outbound';
-import { leaves } from '../common/json-leaves';
+import { leaves } from '../../common/json-leaves';
 import type { ProvenanceView } from './provenance';
-import type { Gate, GateVerdict } from './call/gate';
+import type { Gate, GateVerdict } from '../call/gate';
 import { checkDataFlow } from './taint-gate';
-import { RunFailureType } from '../catalog/failure-types';
+import { RunFailureType } from '../../catalog/failure-types';
 
 export interface GovernedCall {
   principal: string;

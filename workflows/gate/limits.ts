@@ -1,12 +1,12 @@
 // Workflow-safe: a run's budgets. Exceeding one refuses the next effect with a typed reason.
-import { CAPPED, withinCaps, type CappedLimit, type RunCaps } from '../catalog/caps';
-import { durationMs } from '../catalog/duration';
-import type { ToolDecl } from '../catalog/manifest';
-import type { Payment } from '../catalog/spend';
+import { CAPPED, withinCaps, type CappedLimit, type RunCaps } from '../../catalog/caps';
+import { durationMs } from '../../catalog/duration';
+import type { ToolDecl } from '../../catalog/manifest';
+import type { Payment } from '../../catalog/spend';
 import { outboundBytes, type Outbound } from './outbound';
 import { chargeSpend, checkSpend, type SpentMinor } from './spend-limit';
-import type { RemainingBudget } from '../common/wire';
-import type { RunLimits } from '../common/run-input';
+import type { RemainingBudget } from '../../common/wire';
+import type { RunLimits } from '../../common/run-input';
 
 /** A run's own limits, as its input states them (the shape is common/run-input.ts's); each cap the manifest sets is a RunCaps field. */
 export type Limits = RunLimits;

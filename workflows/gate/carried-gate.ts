@@ -1,10 +1,10 @@
 // Workflow-safe: content a call carries beside its arguments is gated like an argument. It is
 // outside-world data (untrusted), admitted into a mutating tool only by a field rule covering the
 // argument that references it, and no more sensitive than the tool accepts unless redacted.
-import { getAt, pointerCovers, setAt } from '../catalog/json-pointer';
-import type { ToolDecl } from '../catalog/manifest';
-import { sensitivityRank } from '../catalog/sensitivity';
-import type { CarriedContent } from '../common/wire';
+import { getAt, pointerCovers, setAt } from '../../catalog/json-pointer';
+import type { ToolDecl } from '../../catalog/manifest';
+import { sensitivityRank } from '../../catalog/sensitivity';
+import type { CarriedContent } from '../../common/wire';
 
 export type CarriedVerdict =
   | { allow: true; args: Record<string, unknown>; carriedBytes: number; redacted?: string }
