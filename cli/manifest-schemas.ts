@@ -25,7 +25,7 @@ interface SchemasOptions {
 async function loadTools(modules: string[]): Promise<Tool[]> {
   // The worker's own loader (createTools(), a default export or `tools`), loaded only for this command.
   // eslint-disable-next-line @typescript-eslint/no-require-imports, @typescript-eslint/consistent-type-imports
-  const { loadToolModules } = require('../worker') as typeof import('../worker');
+  const { loadToolModules } = require('./tool-modules') as typeof import('./tool-modules');
   return loadToolModules(modules);
 }
 

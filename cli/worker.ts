@@ -1,4 +1,4 @@
-// `toolplane worker`: run a worker; its own options are parsed by worker.ts.
+// `toolplane worker`: run a worker; its own options are parsed by worker-run.ts.
 import type { Command } from 'commander';
 
 export function registerWorker(program: Command): void {
@@ -13,7 +13,7 @@ export function registerWorker(program: Command): void {
     .action(async (args: string[]) => {
       // Loaded only here: the rest of the CLI never pulls in the worker SDK, MCP or the activities.
       // eslint-disable-next-line @typescript-eslint/no-require-imports, @typescript-eslint/consistent-type-imports
-      const { runWorkerCli } = require('../worker') as typeof import('../worker');
+      const { runWorkerCli } = require('./worker-run') as typeof import('./worker-run');
       await runWorkerCli(['node', 'toolplane-worker', ...args]);
     });
 }

@@ -1,4 +1,4 @@
-// Real worker processes for the fault tests and the chaos campaign: `node --import tsx worker.ts`,
+// Real worker processes for the fault tests and the chaos campaign: `node --import tsx cli/worker-run.ts`,
 // one process, so a SIGKILL kills the worker and nothing survives it.
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -40,7 +40,7 @@ export function spawnWorker(opts: SpawnOptions): WorkerProcess {
   const args = [
     '--import',
     'tsx',
-    path.join(root, 'worker.ts'),
+    path.join(root, 'cli', 'worker-run.ts'),
     '--allow-ungoverned-tool-run',
     '--manifest',
     opts.manifestFile,

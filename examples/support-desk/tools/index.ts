@@ -1,4 +1,4 @@
-// The support desk's in-process tools; `worker.ts --tools examples/support-desk/tools` loads this.
+// The support desk's in-process tools; `toolplane worker --tools examples/support-desk/tools` loads this.
 import type { Tool } from 'toolplane';
 import { createCloseTicket } from './close-ticket';
 import { lookupCustomer } from './crm';
