@@ -1,188 +1,31 @@
 // The worker-side door: `new ToolplanePlugin({ manifest, tools })` in `Worker.create({ plugins })`
-// contributes toolplane's activities and interceptors to a worker the user owns.
+// contributes toolplane's activities and interceptors to a worker the user owns. Its options and the
+// activities it builds from them are runtime/plugin-options.ts; Worker Versioning is runtime/deployment.ts.
 import type { ProviderV4 } from '@ai-sdk/provider';
-import type { VersioningBehavior } from '@temporalio/common';
 import { SimplePlugin } from '@temporalio/plugin';
-import type { WorkerDeploymentOptions, WorkerOptions } from '@temporalio/worker';
-import type { Manifest } from './catalog/manifest';
-import { createAuthorizeActivities } from './activities/authorize';
-import { createDecisionActivities } from './activities/identity/approvers';
-import { createBudgetActivities } from './activities/budget';
-import { createCarriedActivities } from './activities/carried';
+import type { WorkerOptions } from '@temporalio/worker';
 import { FileBlobStore, type BlobStore } from './activities/blob-store';
 import { createExtensionTools } from './activities/extensions/deferred-extension-tool';
 import { ExtensionManager } from './activities/extensions/extension-manager';
 import { createMcpTools, verifyMcpServers } from './activities/mcp/mcp-tools';
-import { createModelActivities } from './activities/model';
 import { aiSdkModelGuard, governedModelProvider } from './activities/model/governed-provider';
-import { activityTracing, workflowSpanSinks, type WorkflowTracing } from './activities/telemetry';
-import type { Tool } from './activities/tool';
-import { createToolActivities } from './activities/tool-activities';
+import { activityTracing, workflowSpanSinks } from './activities/telemetry';
 import { ToolRegistry } from './activities/tool-registry';
 import { ToolplaneError } from './catalog/errors';
 import { checkSearchAttributes } from './inspect/search-attributes';
-import type { LedgerConfig } from './ledger/keys';
-import { CredentialVerifier, type IdentityConfig } from './identity/credentials';
+import { CredentialVerifier } from './identity/credentials';
 import { loadTicketKey, TicketIssuer } from './activities/identity/tickets';
 import { WORKFLOW_INTERCEPTOR_MODULES } from './runtime/workflow-modules';
 import { ErrorCode } from './catalog/error-codes';
+import { workerDeploymentOptions } from './runtime/deployment';
+import {
+  refuseApproversWithoutIdentity,
+  toolplaneActivities,
+  type ToolplanePluginOptions,
+} from './runtime/plugin-options';
 
-/**
- * Temporal Worker Versioning: the version of a worker deployment this worker is. Each deploy whose
- * workflow code differs gets a new `buildId`; making it current (`temporal worker deployment
- * set-current-version`) sends new runs to it, while a running run stays on the version it started on.
- */
-export interface ToolplaneDeployment {
-  /** The worker deployment, shared by every version of one fleet (such as `support-desk`); no `.` or `:`. */
-  deploymentName: string;
-  /** This worker's version within the deployment (such as a commit or image tag). */
-  buildId: string;
-  /**
-   * The versioning behavior of every workflow on this worker that declares none of its own, toolplane's
-   * included (they declare none, so that unversioned workers can run them). Default PINNED: a run
-   * finishes on the version that started it. AUTO_UPGRADE moves running runs to each new current
-   * version, so every change to their commands needs a patch (docs/versioning.md).
-   */
-  defaultVersioningBehavior?: VersioningBehavior;
-}
-
-export interface ToolplanePluginOptions {
-  /** The worker's manifest: every tool, principal and model endpoint this worker may serve. */
-  manifest: Manifest;
-  /** In-process tool implementations; MCP and extension tools come from the manifest. */
-  tools?: Tool[];
-  /** Where outputs above `largeOutputBytes` go (default: `TOOLPLANE_BLOB_DIR`, or `.data/blobs` under `TOOLPLANE_DATA_DIR` or the working directory); `S3BlobStore` for replicas on different machines. */
-  blobs?: BlobStore;
-  /** Where model-turn transcripts go (default: `blobs`). Every worker of a task queue must read the same store. */
-  transcripts?: BlobStore;
-  /** Outputs above this many bytes are stored outside history (default 256 KiB). */
-  largeOutputBytes?: number;
-  /**
-   * The ledger: the Ed25519 key (by id) this worker signs `produced_by` references with, and the
-   * public keys it accepts when a tool cites an earlier reference (rotated-out keys stay here so
-   * old facts keep verifying). Without it, `requires_ledger` tools fail closed and cited facts stay
-   * untrusted. `loadLedgerKeyFile` reads one from a file.
-   */
-  ledger?: LedgerConfig;
-  /** List every MCP server's tools before the worker runs and refuse definitions that changed (default true). */
-  verifySources?: boolean;
-  /** Serve `toolRun`, the workflow without a data-flow gate (tests, internals). Default false: such runs are refused. */
-  allowUngovernedToolRun?: boolean;
-  /**
-   * Who may act through this worker: the issuers whose JWTs it verifies. With it, a run must carry a
-   * credential (bound to its workflow id) and its principal is the token's subject; an approval must
-   * carry the approver's. A worker whose manifest declares principals refuses runs without it, unless
-   * `insecureAssertedPrincipals`.
-   */
-  identity?: IdentityConfig;
-  /** Take a run's principal on its word, although the manifest declares principals (tests, local work only). */
-  insecureAssertedPrincipals?: boolean;
-  /**
-   * The key this worker makes run tickets with (base64url or hex, at least 32 bytes). Every worker of a
-   * task queue needs the same one. Default: `TOOLPLANE_TICKET_KEY`, else `ticket.key` in the data
-   * directory (`TOOLPLANE_DATA_DIR` or `.data`), made on first use.
-   */
-  ticketKey?: string;
-  /** Starts and stops `ext:` tools' extension processes; one is made if not given. */
-  extensions?: ExtensionManager;
-  log?: (line: string) => void;
-  /**
-   * Where the runs' own spans go (`invoke_agent`, its model turns and tool calls as the workflow
-   * sees them): the SDK's workflow interceptors hand them to this span processor through a sink.
-   * Without it the activities' spans still share one trace per run; the workflow's are dropped.
-   */
-  tracing?: WorkflowTracing;
-  /**
-   * `Worker.create` (and `createWorker`) refuses when the namespace lacks toolplane's search
-   * attributes, naming the command that registers them (default true): every run that opens a
-   * StepCtx, of any workflow, labels itself with them, and a run that upserts an unregistered one is
-   * stuck.
-   */
-  checkSearchAttributes?: boolean;
-  /**
-   * Run as a version of a Temporal worker deployment (Worker Versioning): the plugin sets the worker's
-   * `workerDeploymentOptions`. Without it the worker is unversioned, as Temporal's default.
-   */
-  deployment?: ToolplaneDeployment;
-}
-
-/** Declared approvers are verified subjects: a worker that verifies nobody could only take a name's word. */
-function refuseApproversWithoutIdentity(opts: ToolplanePluginOptions): void {
-  if (opts.manifest.approvers && !opts.identity)
-    throw new ToolplaneError(
-      ErrorCode.IdentityConfigInvalid,
-      "the manifest declares approvers, but this worker has no identity (issuers) to verify an approver's credential with; " +
-        'configure identity, or remove the approvers section',
-    );
-}
-
-/** Every activity toolplane contributes to the worker, built from its options and what the plugin made of them. */
-function toolplaneActivities(
-  opts: ToolplanePluginOptions,
-  made: {
-    registry: ToolRegistry;
-    tickets: TicketIssuer;
-    credentials: CredentialVerifier | undefined;
-    blobs: BlobStore;
-  },
-) {
-  const { registry, tickets, credentials, blobs } = made;
-  return {
-    ...createAuthorizeActivities({
-      manifest: opts.manifest,
-      tickets,
-      credentials,
-      insecureAssertedPrincipals: opts.insecureAssertedPrincipals,
-      allowUngovernedToolRun: opts.allowUngovernedToolRun,
-    }),
-    ...createToolActivities({
-      registry,
-      manifest: opts.manifest,
-      tickets,
-      ledger: opts.ledger,
-      blobs,
-      largeOutputBytes: opts.largeOutputBytes,
-    }),
-    ...createCarriedActivities({ registry, manifest: opts.manifest, tickets }),
-    ...createDecisionActivities({ manifest: opts.manifest, credentials }),
-    ...createBudgetActivities({ manifest: opts.manifest, tickets }),
-    ...createModelActivities({ models: opts.manifest.models, blobs, transcripts: opts.transcripts, tickets }),
-  };
-}
-
-/**
- * The worker's `workerDeploymentOptions` for a deployment version; refuses names Temporal would
- * reject only once the worker polls (server 1.29: no `.` or `:` in a deployment name, neither
- * field empty or starting with `__`).
- */
-export function workerDeploymentOptions(d: ToolplaneDeployment): WorkerDeploymentOptions {
-  const bad = (what: string, value: string): string | undefined =>
-    typeof value !== 'string' || value.trim() === ''
-      ? `${what} is empty`
-      : value.startsWith('__')
-        ? `${what} ${JSON.stringify(value)} starts with "__", which Temporal reserves`
-        : value !== value.trim()
-          ? `${what} ${JSON.stringify(value)} has leading or trailing spaces`
-          : undefined;
-  const problem =
-    bad('the deployment name', d.deploymentName) ??
-    (/[.:]/.test(d.deploymentName)
-      ? `the deployment name ${JSON.stringify(d.deploymentName)} contains "." or ":", which Temporal refuses`
-      : undefined) ??
-    bad('the build id', d.buildId);
-  if (problem) throw new ToolplaneError(ErrorCode.UsageError, `worker deployment: ${problem}`);
-  const behavior = d.defaultVersioningBehavior ?? 'PINNED';
-  if (behavior !== 'PINNED' && behavior !== 'AUTO_UPGRADE')
-    throw new ToolplaneError(
-      ErrorCode.UsageError,
-      `worker deployment: defaultVersioningBehavior ${JSON.stringify(behavior)} is neither PINNED nor AUTO_UPGRADE`,
-    );
-  return {
-    version: { deploymentName: d.deploymentName, buildId: d.buildId },
-    useWorkerVersioning: true,
-    defaultVersioningBehavior: behavior,
-  };
-}
+export { workerDeploymentOptions, type ToolplaneDeployment } from './runtime/deployment';
+export type { ToolplanePluginOptions } from './runtime/plugin-options';
 
 export class ToolplanePlugin extends SimplePlugin {
   readonly extensions: ExtensionManager;

@@ -14,7 +14,7 @@ import { ToolplaneError } from '../catalog/errors';
 import type { Manifest } from '../catalog/manifest';
 import type { Tool } from '../activities/tool';
 import { DEFAULT_TASK_QUEUE } from '../common/names';
-import { workerDeploymentOptions, type ToolplaneDeployment } from '../plugin';
+import { workerDeploymentOptions, type ToolplaneDeployment } from '../runtime/deployment';
 import { LedgerKeyInvalid, loadLedgerKeyFile, type LedgerConfig } from '../ledger/keys';
 import { connectionSettings, connectOptions } from '../inspect/connection';
 import { S3BlobStore } from '../activities/s3-blob-store';
