@@ -1,0 +1,67 @@
+// Workflow-safe: a tool declaration's per-call rules: retries, protected fields, redactions, its scheduling lane.
+import { z } from 'zod';
+import { duration, jsonPointer, sensitivity, sourceId } from './manifest-fields';
+
+export const RetryDecl = z
+  .strictObject({
+    initial_interval: duration.default('1s').describe('The wait before the first retry.'),
+    backoff_coefficient: z.number().min(1).default(2).describe('Each wait is the previous one times this.'),
+    maximum_interval: duration.default('30s').describe('The longest wait between attempts.'),
+    maximum_attempts: z
+      .number()
+      .int()
+      .nonnegative()
+      .default(5)
+      .describe('Attempts in all, the first included; 0 means unlimited, as in Temporal.'),
+  })
+  .describe("How often and how far apart a failed call is tried again (Temporal's retry policy).");
+export type RetryDecl = z.infer<typeof RetryDecl>;
+
+export const ProtectedFieldDecl = z
+  .union([
+    z.strictObject({
+      pointer: jsonPointer.describe('The argument the rule protects.'),
+      from_sources: z
+        .array(sourceId)
+        .min(1)
+        .describe(
+          'Satisfied only by a value equal to one an allowed source produced in this run, from a trusted call; every source of the value must be listed.',
+        ),
+    }),
+    z.strictObject({
+      pointer: jsonPointer.describe('The argument the rule protects.'),
+      accepts_untrusted: z
+        .literal(true)
+        .describe('The argument is free text (such as an email body) that may carry untrusted data.'),
+    }),
+  ])
+  .describe('A field rule: where an argument of a mutating tool may come from.');
+export type ProtectedFieldDecl = z.infer<typeof ProtectedFieldDecl>;
+
+export const RedactionDecl = z
+  .strictObject({
+    pointer: jsonPointer.describe('The argument to redact.'),
+    replace_with: z.string().default('[redacted]').describe("What replaces the argument's value."),
+    lowers_to: sensitivity
+      .default('public')
+      .describe('The sensitivity the field carries after redaction. Redaction never raises trust.'),
+  })
+  .describe('Replaces an argument too sensitive for the tool instead of refusing the call; recorded in history.');
+export type RedactionDecl = z.infer<typeof RedactionDecl>;
+
+export const ConcurrencyDecl = z
+  .discriminatedUnion('class', [
+    z.strictObject({ class: z.literal('shared').describe('Runs beside any other call, as read-only calls do.') }),
+    z.strictObject({
+      class: z.literal('keyed').describe('Serialized with calls whose `key` argument has the same value.'),
+      key: jsonPointer.describe('The argument whose value names the lane.'),
+    }),
+    z.strictObject({ class: z.literal('serialize').describe("One at a time, in the run's serial lane.") }),
+    z.strictObject({
+      class: z.literal('independent').describe('Runs as its own child workflow (a subagent), with its own lane.'),
+    }),
+  ])
+  .describe(
+    "Which scheduling lane the tool's calls take. Absent: read-only calls run concurrently, the others one at a time in the serial lane.",
+  );
+export type ConcurrencyDecl = z.infer<typeof ConcurrencyDecl>;
