@@ -5,11 +5,12 @@ import { CatalogError, CatalogErrorCode } from './errors';
 import { KNOWN_CAPABILITIES } from './capabilities';
 import { capsOf, looserCaps, tighterCaps, type RunCaps } from './caps';
 import { LimitsDecl } from './caps-decl';
-import { ScriptTurnShape } from './script';
-import { durationText } from './duration';
 import type { ModelRequest } from './model-request';
 
 export type { ModelRequest };
+// The model endpoints and how a run's request resolves to one are their own modules; importers find them here too.
+export { ModelEndpointDecl, ModelsDecl, DEFAULT_MODELS, type ProviderEndpointDecl } from './models-decl';
+export { ModelRefused, resolveModel, type ResolvedModel } from './resolve-model';
 
 const toolGrant = z.union([z.literal('*'), z.array(z.string().min(1))]);
 const names = z.array(z.string().min(1));
@@ -47,95 +48,6 @@ export const PrincipalsDecl = z
     'Which principals may be granted which tools, capabilities and models: by verified subject, `group:<name>`, or "*" for every other. Absent: any principal may be granted any declared tool.',
   );
 export type PrincipalsDecl = z.infer<typeof PrincipalsDecl>;
-
-const envVarName = z.string().regex(/^[A-Z_][A-Z0-9_]*$/, 'an environment variable name');
-const servedModels = z
-  .array(z.string().min(1))
-  .min(1)
-  .meta({
-    description: 'The models a run may ask this endpoint for; the first is the default.',
-    examples: [['gpt-5-mini']],
-  });
-const apiKeyEnv = envVarName.describe(
-  "The worker's environment variable holding the key. Never taken from a run, never written to history.",
-);
-const baseUrl = (fallback: string) => z.string().url().optional().describe(`The API's base URL. Default ${fallback}.`);
-const streams = z
-  .boolean()
-  .optional()
-  .describe(
-    "Whether an agent run's turns stream from this endpoint (`doStream`), so clients see the text as it is written (`streamRun`). Default false: the endpoint is asked plainly (`doGenerate`).",
-  );
-
-/**
- * A model endpoint the worker owns: which AI SDK provider speaks to it, where it is, which key it
- * presents, which models it serves. Only the providers a worker declares are loaded.
- */
-export const ModelEndpointDecl = z
-  .discriminatedUnion('provider', [
-    z.strictObject({
-      provider: z
-        .literal('openai-compatible')
-        .describe('Chat Completions through `@ai-sdk/openai-compatible`: vLLM, Ollama, llama.cpp servers, gateways.'),
-      base_url: z
-        .string()
-        .url()
-        .meta({ description: "The API's base URL.", examples: ['http://localhost:8000/v1'] }),
-      api_key_env: apiKeyEnv.optional(),
-      models: servedModels,
-      stream: streams,
-    }),
-    z.strictObject({
-      provider: z
-        .literal('openai')
-        .describe('OpenAI through `@ai-sdk/openai`: the Responses API, or Chat Completions with `api: chat`.'),
-      base_url: baseUrl('https://api.openai.com/v1'),
-      api_key_env: apiKeyEnv,
-      api: z.enum(['responses', 'chat']).default('responses').describe('Which OpenAI API the endpoint speaks.'),
-      models: servedModels,
-      stream: streams,
-    }),
-    z.strictObject({
-      provider: z
-        .literal('anthropic')
-        .describe("Anthropic's Messages API (or a server speaking it) through `@ai-sdk/anthropic`."),
-      base_url: baseUrl('https://api.anthropic.com/v1'),
-      api_key_env: apiKeyEnv,
-      models: servedModels,
-      stream: streams,
-    }),
-    z.strictObject({
-      provider: z.literal('scripted').describe('Plays a script: contacts nothing and reads no secret.'),
-      script: z
-        .array(ScriptTurnShape)
-        .optional()
-        .describe(
-          "The turns the worker plays; a run naming this endpoint may not send its own. Absent: the run's script.",
-        ),
-      token_delay: z
-        .union([z.number().int().nonnegative(), durationText('a duration such as "50ms" or "1s"')])
-        .optional()
-        .meta({
-          description:
-            "Pause between the words of a final answer, which the model then writes one by one into the run's stream (as a real model streams its tokens): for demos and tests that watch them arrive. Absent: the answer is written at once.",
-          examples: ['50ms'],
-        }),
-    }),
-  ])
-  .describe('A model endpoint the worker owns, chosen by `provider`.');
-export type ModelEndpointDecl = z.infer<typeof ModelEndpointDecl>;
-/** An endpoint that is reached over the network through an AI SDK provider. */
-export type ProviderEndpointDecl = Exclude<ModelEndpointDecl, { provider: 'scripted' }>;
-
-export const ModelsDecl = z
-  .record(z.string().regex(/^[a-z0-9][a-z0-9_.-]*$/, 'a lower-case endpoint name'), ModelEndpointDecl)
-  .describe(
-    'The model endpoints this worker serves, by lower-case name; a run names one. Absent: the scripted model only.',
-  );
-export type ModelsDecl = z.infer<typeof ModelsDecl>;
-
-/** Without a `models` section a worker offers the scripted model only. */
-export const DEFAULT_MODELS: ModelsDecl = { scripted: { provider: 'scripted' } };
 
 /** What a run asks for. Everything here is a request; the worker decides. */
 export interface RunRequest {
@@ -313,53 +225,4 @@ export function authorize(
       capabilities: caps.filter((c) => !mayHold(principals, who, c)),
     },
   };
-}
-
-export class ModelRefused extends CatalogError<{ endpoint: string; model?: string }> {
-  constructor(message: string, data: { endpoint: string; model?: string }) {
-    super(CatalogErrorCode.ModelRefused, message, data);
-  }
-}
-
-export type ResolvedModel =
-  | { endpoint: string; decl: ProviderEndpointDecl; model: string }
-  | { endpoint: string; decl: Extract<ModelEndpointDecl, { provider: 'scripted' }>; model: string };
-
-const MODEL_REQUEST_KEYS = ['endpoint', 'model', 'temperature', 'script', 'name'];
-
-/** Finds the endpoint a run names. Anything else a run says about a model (a URL, a key variable) is refused. */
-export function resolveModel(models: ModelsDecl | undefined, request: ModelRequest): ResolvedModel {
-  const asked = request as unknown as Record<string, unknown>;
-  const extra = Object.keys(asked).filter((k) => !MODEL_REQUEST_KEYS.includes(k));
-  if (extra.length > 0 || typeof asked.endpoint !== 'string') {
-    throw new ModelRefused(
-      `a run names a model endpoint the worker declares ({ endpoint, model? }); it may not set ${extra.length ? extra.join(', ') : 'an endpoint other than by name'}`,
-      { endpoint: String(asked.endpoint ?? asked.provider ?? '') },
-    );
-  }
-  const table = models ?? DEFAULT_MODELS;
-  const decl = Object.prototype.hasOwnProperty.call(table, request.endpoint) ? table[request.endpoint] : undefined;
-  if (!decl) {
-    throw new ModelRefused(
-      `model endpoint "${request.endpoint}" is not declared by this worker (declared: ${Object.keys(table).join(', ')})`,
-      { endpoint: request.endpoint },
-    );
-  }
-  if (decl.provider === 'scripted') {
-    if (decl.script && request.script) {
-      throw new ModelRefused(
-        `model endpoint "${request.endpoint}" plays the script this worker declares; a run may not send its own`,
-        { endpoint: request.endpoint },
-      );
-    }
-    return { endpoint: request.endpoint, decl, model: request.name ?? 'scripted' };
-  }
-  const model = request.model ?? decl.models[0]!;
-  if (!decl.models.includes(model)) {
-    throw new ModelRefused(
-      `model endpoint "${request.endpoint}" does not serve "${model}" (declared: ${decl.models.join(', ')})`,
-      { endpoint: request.endpoint, model },
-    );
-  }
-  return { endpoint: request.endpoint, decl, model };
 }

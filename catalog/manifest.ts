@@ -3,7 +3,8 @@
 // manifest-fields); this one assembles them and re-exports them for importers.
 import { z } from 'zod';
 import { ApproversDecl } from './approvers';
-import { ModelsDecl, PrincipalsDecl } from './authority';
+import { PrincipalsDecl } from './authority';
+import { ModelsDecl } from './models-decl';
 import { LimitsDecl } from './caps-decl';
 import { serverName } from './manifest-fields';
 import { ServerDecl } from './server-decl';
