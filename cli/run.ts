@@ -1,23 +1,16 @@
 // `toolplane run`: start an agent run and tell the truth while it goes: each effect, a missing
 // worker, a call waiting for a person (and the exact command that answers it), the root cause of a failure.
-import fs from 'node:fs';
 import { WorkflowFailedError, type Client, type WorkflowHandle } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import type { Command } from 'commander';
-import type { ScriptTurn } from '../common/wire';
-import type { ModelRequest } from '../catalog/authority';
-import { manifestDigest } from '../catalog/digest';
-import { RunInputInvalid, ToolplaneError, type RunInputProblem } from '../catalog/errors';
-import type { Manifest } from '../catalog/manifest';
 import { loadManifest } from '../runtime/manifest-file';
 import { DEFAULT_TASK_QUEUE } from '../common/names';
-import { agentRunInputProblems } from '../common/run-input';
 import { followStream, withinMs } from '../inspect/follow';
 import { startAgentRun } from '../inspect/start-run';
-import type { AgentRunInput, AgentRunResult } from '../workflows/agent/run';
+import type { AgentRunResult } from '../workflows/agent/run';
 import { pendingEscalations, type PendingEscalation } from '../workflows/escalation';
 import { answerHint, whenLine } from './escalations';
-import { CommandFailed, ExitCode, usageError } from './exit-codes';
+import { CommandFailed, ExitCode } from './exit-codes';
 import { shellWord, type ConnectionSettings } from '../inspect/connection';
 import {
   causeChain,
@@ -28,24 +21,10 @@ import {
   withClient,
   withCommonOptions,
   type Cli,
-  type CommonOptions,
 } from './shared';
-import { ErrorCode } from '../catalog/error-codes';
+import { agentRunInput, type RunOptions } from './run-input';
 
-export interface RunOptions extends CommonOptions {
-  manifest?: string;
-  prompt?: string;
-  principal?: string;
-  credential?: string;
-  model: string;
-  grant?: string[];
-  capability?: string[];
-  maxTurns: string;
-  maxToolCalls?: string;
-  deadline?: string;
-  taskQueue: string;
-  workflowId?: string;
-}
+export { readScript, parseModel, agentRunInput, type RunOptions } from './run-input';
 
 /** How long `run` waits for a worker before it says none polls the task queue. */
 const NO_POLLER_AFTER_MS = Number(process.env.TOOLPLANE_NO_POLLER_AFTER_MS ?? 3000);
@@ -223,118 +202,6 @@ async function hasPoller(client: Client, taskQueue: string): Promise<boolean> {
     taskQueueType: temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
   });
   return (res.pollers?.length ?? 0) > 0;
-}
-
-/** A scripted model's file is a list of turns, or `{ prompt, turns }`. */
-export function readScript(file: string): { prompt?: string; turns: ScriptTurn[] } {
-  let text: string;
-  try {
-    text = fs.readFileSync(file, 'utf8');
-  } catch (err) {
-    throw usageError(`cannot read the model script ${file}: ${(err as Error).message}`);
-  }
-  let raw: ScriptTurn[] | { prompt?: string; turns: ScriptTurn[] };
-  try {
-    raw = JSON.parse(text) as typeof raw;
-  } catch (err) {
-    throw usageError(`the model script ${file} is not JSON: ${(err as Error).message}`);
-  }
-  if (Array.isArray(raw)) return { turns: raw };
-  const obj = raw as { prompt?: unknown; turns?: unknown } | null;
-  if (
-    !obj ||
-    typeof obj !== 'object' ||
-    !Array.isArray(obj.turns) ||
-    !['string', 'undefined'].includes(typeof obj.prompt)
-  )
-    throw usageError(`the model script ${file} is a list of turns or { "prompt": "<text>", "turns": [...] }`);
-  return raw;
-}
-
-/** Where each part of a run's input comes from on the command line. */
-function flagOf(path: string, opts: Pick<RunOptions, 'model'>): string {
-  const flags: Record<string, string> = {
-    prompt: '--prompt',
-    principal: '--principal',
-    'limits.maxTurns': '--max-turns',
-    'limits.maxToolCalls': '--max-tool-calls',
-    'limits.deadline': '--deadline',
-  };
-  if (flags[path]) return flags[path];
-  if (path.startsWith('grants')) return `--grant ${path.slice('grants'.length)}`.trim();
-  if (path.startsWith('capabilities')) return '--capability';
-  if (path.startsWith('model.script')) return `--model ${opts.model}: turns${path.slice('model.script'.length)}`;
-  if (path.startsWith('model')) return '--model';
-  return path;
-}
-
-/** What the user typed for the flag a problem is about. */
-function typedFor(opts: Pick<RunOptions, 'deadline' | 'grant'>, path: string): string | undefined {
-  if (path === 'limits.deadline' && opts.deadline !== undefined) return JSON.stringify(opts.deadline);
-  const grant = /^grants\[(\d+)\]$/.exec(path);
-  return grant ? opts.grant?.[Number(grant[1])] : undefined;
-}
-
-/** `scripted:<file>` plays a script; anything else names an endpoint the worker declares, and optionally one of its models. */
-export function parseModel(spec: string): { model: ModelRequest; prompt?: string } {
-  const [endpoint, ...rest] = spec.split(':');
-  const arg = rest.join(':');
-  if (endpoint === 'scripted' && arg) {
-    const script = readScript(arg);
-    return {
-      model: { endpoint: 'scripted', name: `scripted:${arg.split('/').pop()}`, script: script.turns },
-      prompt: script.prompt,
-    };
-  }
-  if (!endpoint)
-    throw new ToolplaneError(
-      ErrorCode.UsageError,
-      `--model must be scripted:<script.json> or <endpoint>[:<model>], not "${spec}"`,
-    );
-  return { model: { endpoint, ...(arg ? { model: arg } : {}) } };
-}
-
-function positiveInt(flag: string, value: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 1) throw usageError(`${flag} must be a positive integer, not "${value}"`);
-  return n;
-}
-
-export function agentRunInput(
-  manifest: Manifest | undefined,
-  opts: Omit<RunOptions, 'taskQueue' | keyof CommonOptions>,
-): AgentRunInput {
-  const { model, prompt: scriptPrompt } = parseModel(opts.model);
-  const prompt = opts.prompt ?? scriptPrompt;
-  if (!prompt) throw new ToolplaneError(ErrorCode.UsageError, '--prompt is required (the script does not carry one)');
-  const input: AgentRunInput = {
-    prompt,
-    ...(opts.principal || !opts.credential ? { principal: opts.principal ?? 'user:cli' } : {}),
-    ...(opts.credential ? { credential: opts.credential } : {}),
-    ...(opts.grant ? { grants: opts.grant } : {}),
-    ...(manifest ? { manifestDigest: manifestDigest(manifest) } : {}),
-    model,
-    ...(opts.capability?.length ? { capabilities: opts.capability } : {}),
-    limits: {
-      maxTurns: positiveInt('--max-turns', opts.maxTurns),
-      ...(opts.maxToolCalls ? { maxToolCalls: positiveInt('--max-tool-calls', opts.maxToolCalls) } : {}),
-      ...(opts.deadline !== undefined ? { deadline: opts.deadline } : {}),
-    },
-  };
-  // The client library's checks (startAgentRun repeats them), reported by flag.
-  const problems = agentRunInputProblems(input, manifest);
-  if (problems.length > 0)
-    throw new RunInputInvalid(
-      'agentRun',
-      problems.map((p): RunInputProblem => {
-        const typed = typedFor(opts, p.path);
-        return {
-          path: flagOf(p.path, opts),
-          message: `${p.message}${typed !== undefined ? ` (given: ${typed})` : ''}`,
-        };
-      }),
-    );
-  return input;
 }
 
 export function resultJson(workflowId: string, result: AgentRunResult, webUi?: string) {
