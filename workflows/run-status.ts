@@ -6,7 +6,11 @@ import { setCurrentDetails, upsertSearchAttributes, workflowInfo } from '@tempor
 import { shellWord } from '../common/shell-word';
 import { REFUSALS, TOOLS_CALLED, WAITING_FOR, WaitingFor } from '../common/search-attributes';
 import { DECISIONS, type EscalationDecision, type PendingEscalation } from './escalation';
-import type { JournalEntry } from '../common/journal';
+import { ARGS_CHARS, bounded, inlineCode, readableTime, spacedJson } from './details-text';
+import { CallTally } from './call-tally';
+
+export { readableTime, REASON_CHARS, ARGS_CHARS } from './details-text';
+export { REFUSALS_NAMED, CallTally, type RefusedCall } from './call-tally';
 
 export interface RunStatus {
   refusals: number;
@@ -19,91 +23,6 @@ function waitingFor(pending: readonly PendingEscalation[]): WaitingFor {
     : pending.length > 0
       ? WaitingFor.Escalation
       : WaitingFor.None;
-}
-
-const refused = (e: JournalEntry) => e.decision === 'refused' || e.decision === 'denied';
-
-/** `2026-12-01 14:03 UTC`: a deadline as people read it. */
-export function readableTime(ms: number): string {
-  return `${new Date(ms).toISOString().replace('T', ' ').slice(0, 16)} UTC`;
-}
-
-/** How many refused calls Current Details name one by one (the latest); the rest are counted. */
-export const REFUSALS_NAMED = 10;
-
-/** A refused or denied call, as Current Details name it. */
-export interface RefusedCall {
-  position: number;
-  toolId: string;
-  /** `refused by protected_field:/to`, `denied by approval`. */
-  rule: string;
-  /** Why, as the journal says it (the amount and the limit of a spend refusal, ...), bounded. */
-  reason?: string;
-}
-
-/** How long a refusal's reason, or a waiting call's arguments, may run in Current Details. */
-export const REASON_CHARS = 300;
-export const ARGS_CHARS = 600;
-
-/** `text`, cut to `max` characters with a note of how much was left out. */
-function bounded(text: string, max: number): string {
-  return text.length > max ? `${text.slice(0, max)}… (${text.length - max} more characters)` : text;
-}
-
-/** JSON on one line, spaced after its commas and colons so that the Web UI can wrap it. */
-function spacedJson(value: unknown): string {
-  // Newlines inside strings are escaped by JSON.stringify: every newline left is indentation.
-  return JSON.stringify(value, null, 1).replace(/\n\s*/g, ' ');
-}
-
-/** Markdown inline code that holds any text: fenced by more backticks than it contains. */
-function inlineCode(text: string): string {
-  const longest = Math.max(0, ...(text.match(/`+/g) ?? []).map((run) => run.length));
-  const fence = '`'.repeat(longest + 1);
-  const pad = text.startsWith('`') || text.endsWith('`') ? ' ' : '';
-  return `${fence}${pad}${text}${pad}${fence}`;
-}
-
-/** How the run's calls were decided so far, counted as each call settles (never by rescanning the journal). */
-export class CallTally {
-  /** Calls in the journal, settled or not. */
-  calls = 0;
-  approved = 0;
-  refusals = 0;
-  readonly byRule = new Map<string, number>();
-  /** The latest refused calls (at most REFUSALS_NAMED), in the order they were refused. */
-  readonly refused: RefusedCall[] = [];
-  /** Calls whose trust rules the workflow waived (`acceptUntrusted`), counted. */
-  acceptedUntrusted = 0;
-  /** The latest of them (at most REFUSALS_NAMED), with the workflow's reason. */
-  readonly accepted: { position: number; toolId: string; reason: string }[] = [];
-
-  /** A call entered the journal. */
-  opened(): void {
-    this.calls++;
-  }
-
-  /** A call returned, failed or was refused: its decision is final. */
-  settled(e: JournalEntry): void {
-    if (e.acceptedUntrusted) {
-      this.acceptedUntrusted++;
-      this.accepted.push({ position: e.position, toolId: e.toolId, reason: e.acceptedUntrusted.reason });
-      if (this.accepted.length > REFUSALS_NAMED) this.accepted.shift();
-    }
-    if (e.decision === 'approved') this.approved++;
-    else if (refused(e)) {
-      this.refusals++;
-      const rule = `${e.decision} by ${e.rule ?? '?'}`;
-      this.byRule.set(rule, (this.byRule.get(rule) ?? 0) + 1);
-      this.refused.push({
-        position: e.position,
-        toolId: e.toolId,
-        rule,
-        ...(e.reason ? { reason: bounded(e.reason, REASON_CHARS) } : {}),
-      });
-      if (this.refused.length > REFUSALS_NAMED) this.refused.shift();
-    }
-  }
 }
 
 /** Who answers from the Web UI: the name a decision pasted from Current Details records. */
