@@ -1,15 +1,6 @@
 // Workflow-safe: the recovery state machine. What happens when a call's outcome is unknown is
 // decided here, by the tool's declared `recovery`, and never by a blind resend.
-import {
-  ActivityFailure,
-  ApplicationFailure,
-  isCancellation,
-  proxyActivities,
-  sleep,
-  TimeoutFailure,
-  type ActivityOptions,
-  type RetryPolicy,
-} from '@temporalio/workflow';
+import { isCancellation, proxyActivities, sleep, type ActivityOptions } from '@temporalio/workflow';
 import { FailureType } from '../catalog/failure-types';
 import { durationMs } from '../catalog/duration';
 import type { ToolDecl } from '../catalog/manifest';
@@ -19,69 +10,12 @@ import { storedHandle } from '../common/stored-output';
 import type { EscalationDecision, PendingEscalation } from './escalation';
 import type { JournalEntry } from '../common/journal';
 import { StepError, StepErrorCode } from './step-error';
+import { activityRetry, backoffMs, classify, maxAttempts, type Failure } from './recovery-policy';
 
-type Failure = {
-  kind: 'rejected' | 'failed_landed' | 'in_doubt' | 'unavailable' | 'output_unstored' | 'definition_changed';
-  message: string;
-};
+export { classify, activityRetry } from './recovery-policy';
 
 // Every call sets its own id, summary, timeouts and retry policy.
 const tools = proxyActivities<ToolActivities>({ startToCloseTimeout: '30s' });
-
-export function classify(err: unknown): Failure {
-  if (err instanceof ActivityFailure) {
-    const cause = err.cause;
-    if (cause instanceof ApplicationFailure) {
-      const message = cause.message;
-      switch (cause.type) {
-        case FailureType.Rejected:
-          return { kind: 'rejected', message };
-        case FailureType.FailedLanded:
-          return { kind: 'failed_landed', message };
-        case FailureType.DefinitionChanged:
-          return { kind: 'definition_changed', message };
-        case FailureType.Unavailable:
-        case FailureType.Invalid:
-          return { kind: 'unavailable', message };
-        case FailureType.OutputUnstored:
-          return { kind: 'output_unstored', message };
-        default:
-          return { kind: 'in_doubt', message };
-      }
-    }
-    if (cause instanceof TimeoutFailure) {
-      return {
-        kind: 'in_doubt',
-        message: `no answer within the activity's ${cause.timeoutType === 'HEARTBEAT' ? 'heartbeat' : 'start-to-close'} timeout (worker lost or tool hung)`,
-      };
-    }
-    return { kind: 'in_doubt', message: cause?.message ?? err.message };
-  }
-  return { kind: 'in_doubt', message: (err as Error)?.message ?? String(err) };
-}
-
-/** Temporal's own retries are used only where resending is harmless. */
-export function activityRetry(decl: ToolDecl): RetryPolicy {
-  const resendable = decl.recovery === 'retry';
-  if (!resendable) return { maximumAttempts: 1 };
-  // Which failures are final is marked on the failure by the activity (see tool-activities.ts),
-  // which keeps this policy, written to history with every call, short.
-  return {
-    initialInterval: decl.retry.initial_interval,
-    backoffCoefficient: decl.retry.backoff_coefficient,
-    maximumInterval: decl.retry.maximum_interval,
-    maximumAttempts: decl.retry.maximum_attempts,
-  };
-}
-
-function backoffMs(decl: ToolDecl, attempt: number): number {
-  const base = durationMs(decl.retry.initial_interval) * Math.pow(decl.retry.backoff_coefficient, attempt - 1);
-  return Math.min(base, durationMs(decl.retry.maximum_interval));
-}
-
-function maxAttempts(decl: ToolDecl): number {
-  return decl.retry.maximum_attempts === 0 ? Number.MAX_SAFE_INTEGER : decl.retry.maximum_attempts;
-}
 
 export interface Escalator {
   /** Waits for a person's decision, or undefined when the deadline passes first. */
