@@ -20,7 +20,7 @@ import { modelPermit, toolPermit, type RunIdentity } from '../common/ticket';
 import { asFinalRefusalAsync } from './catalog-failure';
 import { IdentityRefused, type CredentialVerifier } from '../identity/credentials';
 import type { RunIds, TicketIssuer } from './identity/tickets';
-import { firstRunIdOf, spendCredential } from './identity/credential-spend';
+import { spendCredential } from './identity/credential-spend';
 import type { AuthorizeActivities, AuthorizeRequest, AuthorizeResult } from '../common/wire';
 
 export interface AuthorizeDeps {
@@ -97,14 +97,7 @@ export function createAuthorizeActivities(deps: AuthorizeDeps): AuthorizeActivit
           `the run asks to act as ${req.principal}, but its credential is ${v.principal}'s`,
         );
       // Spent last, once everything else accepted it: a refused run leaves the token unspent.
-      const client = Context.current().client;
-      const firstRunId = await firstRunIdOf(client, run);
-      await spendCredential(
-        v,
-        { kind: 'run', workflowId: run.workflowId, firstRunId },
-        deps.credentials.tolerance,
-        client,
-      );
+      await spendCredential(v, { kind: 'run' }, deps.credentials.tolerance);
       return { identity: { principal: v.principal, groups: v.groups, issuer: v.issuer } };
     }
     if (deps.manifest.principals && !deps.insecureAssertedPrincipals)

@@ -8,7 +8,7 @@ import type { Manifest } from '../../catalog/manifest';
 import type { DecisionActivities, DecisionAuthority, DecisionRequest } from '../../common/wire';
 import { asFinalRefusalAsync } from '../catalog-failure';
 import { IdentityRefused, type CredentialVerifier } from '../../identity/credentials';
-import { firstRunIdOf, spendCredential } from './credential-spend';
+import { spendCredential } from './credential-spend';
 
 export interface DecisionDeps {
   manifest: Manifest;
@@ -57,14 +57,7 @@ export function createDecisionActivities(deps: DecisionDeps): DecisionActivities
             `the decision says it is by ${JSON.stringify(req.by)}, but its credential is ${v.principal}'s; leave by out or give the verified subject`,
           );
         // Spent last, on this one call: the same token decides nothing else, in this run or any other.
-        const client = Context.current().client;
-        const run = { workflowId, runId: info.workflowExecution?.runId ?? '' };
-        await spendCredential(
-          v,
-          { kind: 'decision', workflowId, firstRunId: await firstRunIdOf(client, run), effectKey: req.effectKey },
-          deps.credentials.tolerance,
-          client,
-        );
+        await spendCredential(v, { kind: 'decision', effectKey: req.effectKey }, deps.credentials.tolerance);
         return { by: v.principal, issuer: v.issuer };
       });
     },

@@ -18,10 +18,8 @@ import {
 import { IdentityRefused, type VerifiedCredential } from '../../identity/credentials';
 import type { RunIds } from './tickets';
 
-/** What a credential is spent on: starting one run, or deciding one waiting call of a run. */
-export type CredentialUse =
-  | { kind: 'run'; workflowId: string; firstRunId: string }
-  | { kind: 'decision'; workflowId: string; firstRunId: string; effectKey: string };
+/** What a credential is spent on: starting the run the activity answers, or deciding one of its waiting calls. */
+export type CredentialUse = { kind: 'run' } | { kind: 'decision'; effectKey: string };
 
 /** gRPC's ALREADY_EXISTS: Temporal's answer to a start under an id it holds (or rejects by reuse policy). */
 const ALREADY_EXISTS = 6;
@@ -29,17 +27,17 @@ const ALREADY_EXISTS = 6;
 /** The record outlives the token's `exp` plus the tolerance by this margin, so no clock reads it closed early. */
 const MARGIN_SECONDS = 60;
 
-function describeUse(use: CredentialUse): string {
+function describeUse(use: CredentialUse, workflowId: string): string {
   return use.kind === 'run'
-    ? `starting run ${use.workflowId}`
-    : `deciding the call under ${use.effectKey} in run ${use.workflowId}`;
+    ? `starting run ${workflowId}`
+    : `deciding the call under ${use.effectKey} in run ${workflowId}`;
 }
 
 /**
  * The run a chain of runs started as: a reset or a continued run keeps its first run's id, which
  * Temporal writes in the run's first event. Read from the server, never from the request.
  */
-export async function firstRunIdOf(client: Client, run: RunIds): Promise<string> {
+async function firstRunIdOf(client: Client, run: RunIds): Promise<string> {
   const { history } = await client.workflowService.getWorkflowExecutionHistory({
     namespace: client.options.namespace,
     execution: { workflowId: run.workflowId, runId: run.runId },
@@ -50,21 +48,21 @@ export async function firstRunIdOf(client: Client, run: RunIds): Promise<string>
 }
 
 /**
- * Spends `credential` on `use`, or refuses it (`replayed`) when it was spent on anything else.
- * `tolerance` is the verifier's clock skew, in seconds.
+ * Spends `credential` on `use` in the run this (local) activity answers, as Temporal reports that run,
+ * or refuses it (`replayed`) when it was spent on anything else. `tolerance` is the verifier's clock skew, in seconds.
  */
 export async function spendCredential(
   credential: VerifiedCredential,
   use: CredentialUse,
   tolerance: number,
-  client: Client = Context.current().client,
 ): Promise<void> {
+  const { client, info } = Context.current();
+  const run = { workflowId: info.workflowExecution?.workflowId ?? '', runId: info.workflowExecution?.runId ?? '' };
+  const firstRunId = await firstRunIdOf(client, run);
   const { digest, expiresAt } = credential.spend;
   const openFor = Math.max(1, Math.ceil(expiresAt + tolerance + MARGIN_SECONDS - Date.now() / 1000));
-  const useKey =
-    use.kind === 'run'
-      ? [use.kind, use.workflowId, use.firstRunId]
-      : [use.kind, use.workflowId, use.firstRunId, use.effectKey];
+  const useKey = [use.kind, run.workflowId, firstRunId, ...(use.kind === 'decision' ? [use.effectKey] : [])];
+  const described = describeUse(use, run.workflowId);
   try {
     await client.workflowService.startWorkflowExecution({
       namespace: client.options.namespace,
@@ -81,7 +79,7 @@ export async function spendCredential(
       workflowExecutionTimeout: { seconds: Long.fromNumber(openFor) },
       userMetadata: {
         summary: defaultPayloadConverter.toPayload(
-          `${credential.principal}'s credential from ${credential.issuer}, spent ${describeUse(use)}`,
+          `${credential.principal}'s credential from ${credential.issuer}, spent ${described}`,
         ),
       },
     });
@@ -89,7 +87,7 @@ export async function spendCredential(
     if (isGrpcServiceError(err) && Number(err.code) === ALREADY_EXISTS)
       throw new IdentityRefused(
         'replayed',
-        `this credential of ${credential.principal} was already used, so it cannot be used for ${describeUse(use)}: ` +
+        `this credential of ${credential.principal} was already used, so it cannot be used for ${described}: ` +
           'a credential starts exactly one run or decides exactly one call (one read from a history acts no more); sign a new one',
       );
     throw err;
