@@ -240,7 +240,9 @@ export class StepCtx {
     this.status.tally.opened();
     this.host ??= this.callHost();
     // agentRun and the AI SDK tools pass the manifest's gate with the labels of what their model read.
-    if (governedBy(options.gate) || this.decider !== 'manifest') return runCall(this.host, entry, args, options);
+    const manifest = governedBy(options.gate);
+    if (manifest) return runCall(this.host, entry, args, options, { manifest });
+    if (this.decider !== 'manifest') return runCall(this.host, entry, args, options);
     return this.own.call(this.host, entry, args, options);
   }
 

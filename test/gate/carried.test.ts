@@ -1,10 +1,10 @@
 // What a call carries beside its arguments, judged by the gate as data: the pipeline asks the worker
 // (the resolveCarried activity) between the gate's two halves; here the answer is handed over directly.
 import {
-  admit,
-  conclude,
   governanceGate,
-  type Admitted,
+  isCarriedQuestion,
+  judge,
+  type CarriedQuestion,
   type CarriedResolution,
 } from '../../workflows/gate/governance';
 import { Budget } from '../../workflows/gate/limits';
@@ -13,6 +13,7 @@ import type { GateVerdict } from '../../workflows/gate/verdict';
 import { afterLookup, call, FILES, offerOf, ticket } from './support';
 
 const fresh = () => ({ provenance: afterLookup(), budget: new Budget({}, 0) });
+type Run = ReturnType<typeof fresh>;
 
 function governed(run: { provenance: Provenance; budget: Budget }) {
   return {
@@ -25,20 +26,15 @@ function governed(run: { provenance: Provenance; budget: Budget }) {
   };
 }
 
-/** The gate's first half, expected to admit the call. */
-function admitted(run: { provenance: Provenance; budget: Budget }, args: Record<string, unknown>): Admitted {
-  const a = admit(governed(run), call(FILES, args));
-  if (!('admitted' in a)) throw new Error(`refused on its arguments: ${a.rule}: ${a.reason}`);
-  return a;
+/** The gate's question for a call it admitted on its arguments: what it carries. */
+function question(run: Run, args: Record<string, unknown>): CarriedQuestion {
+  const judged = judge(governed(run), call(FILES, args));
+  if (!isCarriedQuestion(judged)) throw new Error(`decided without asking: ${JSON.stringify(judged)}`);
+  return judged;
 }
 
-function judged(
-  run: { provenance: Provenance; budget: Budget },
-  args: Record<string, unknown>,
-  carried: CarriedResolution,
-): GateVerdict {
-  return conclude(governed(run), call(FILES, args), admitted(run, args), carried);
-}
+const judged = (run: Run, args: Record<string, unknown>, carried: CarriedResolution): GateVerdict =>
+  question(run, args).answer(carried);
 
 const toAda = { to: 'ada@example.com', attachments: ['f_1'] };
 const internal = (bytes: number): CarriedResolution => ({
@@ -48,10 +44,13 @@ const internal = (bytes: number): CarriedResolution => ({
 describe('what a call carries, judged as data', () => {
   it('asks for what the call carries only once its arguments are admitted, with the arguments it would send', () => {
     const run = fresh();
-    expect(admitted(run, toAda)).toMatchObject({ carries: true, args: toAda });
-    expect(admitted(run, { to: 'ada@example.com', attachments: [] }).carries).toBe(false);
-    // Refused on its arguments: nothing is resolved, the refusal is the argument's.
-    expect(admit(governed(run), call(FILES, { to: 'mallory@evil.example', attachments: ['f_1'] }))).toMatchObject({
+    expect(question(run, toAda).carriedArgs).toEqual(toAda);
+    // Nothing referenced: decided at once.
+    expect(judge(governed(run), call(FILES, { to: 'ada@example.com', attachments: [] }))).toMatchObject({
+      allow: true,
+    });
+    // Refused on its arguments: nothing is asked, the refusal is the argument's.
+    expect(judge(governed(run), call(FILES, { to: 'mallory@evil.example', attachments: ['f_1'] }))).toMatchObject({
       allow: false,
       rule: 'protected_field:/to',
     });

@@ -16,7 +16,7 @@ function judge(
   acceptUntrusted?: { reason: string },
 ): GateVerdict {
   const judged = governance.governance(scope, { onAllowed: () => {}, ...(acceptUntrusted ? { acceptUntrusted } : {}) });
-  const verdict = judgeCall(call(toolId, args), undefined, judged);
+  const verdict = judgeCall(call(toolId, args), undefined, { own: judged });
   if (verdict === undefined || verdict instanceof Promise)
     throw new Error('a call that carries nothing is decided at once');
   return verdict;

@@ -3,7 +3,7 @@
 // arguments is the one thing asked of the worker, here, between the two, and handed over as data.
 // A workflow's own gate speaks first on its own calls; on an ungoverned run it is the only gate.
 import type { ToolCall } from '../../catalog/tool-call';
-import { admit, conclude, governedBy, type GovernedCall } from '../gate/governance';
+import { isCarriedQuestion, judge, type GovernedCall } from '../gate/governance';
 import { ownVerdictFirst, refuseAcceptUntrusted, withOwn, type Governance } from '../gate/own-call';
 import type { Gate, GateVerdict } from '../gate/verdict';
 import { carriedBy } from './carried';
@@ -14,10 +14,9 @@ const isPromise = <T>(v: T | Promise<T>): v is Promise<T> => typeof (v as { then
 
 /** The manifest's verdict: at once, unless the call carries something the worker must resolve first. */
 function judgeManifest(g: GovernedCall, call: ToolCall): GateVerdict | Promise<GateVerdict> {
-  const admitted = admit(g, call);
-  if (!('admitted' in admitted)) return admitted;
-  if (!admitted.carries) return conclude(g, call, admitted);
-  return carriedBy(call, admitted.args, g).then((carried) => conclude(g, call, admitted, carried));
+  const judged = judge(g, call);
+  if (!isCarriedQuestion(judged)) return judged;
+  return carriedBy(call, judged.carriedArgs, g).then((carried) => judged.answer(carried));
 }
 
 /** A workflow's own call: its gate's verdict, then the manifest's, merged. */
@@ -30,13 +29,16 @@ function judgeOwn(call: ToolCall, governance: Governance, mine: GateVerdict | un
 }
 
 /**
- * The call's verdict (undefined: no gate). The manifest's gate as agentRun and the AI SDK tools pass
- * it (`governanceGate`), a workflow's own call under `governance`, or the workflow's gate alone.
+ * Who judges a call: the manifest over the labels its model read (agentRun, the AI SDK tools: the
+ * `governanceGate` they pass), or over the run's own labels after the workflow's own gate (`own`).
  */
-export function judgeCall(call: ToolCall, gate: Gate | undefined, governance: Governance | undefined): Decided {
-  const manifest = governedBy(gate);
-  if (manifest) return judgeManifest(manifest, call);
-  if (!governance) return gate?.(call);
+export type Judges = { manifest: GovernedCall } | { own: Governance };
+
+/** The call's verdict (undefined: no gate): the manifest's, or the workflow's own gate alone on an ungoverned run. */
+export function judgeCall(call: ToolCall, gate: Gate | undefined, judges: Judges | undefined): Decided {
+  if (judges && 'manifest' in judges) return judgeManifest(judges.manifest, call);
+  if (!judges) return gate?.(call);
+  const governance = judges.own;
   const refused = refuseAcceptUntrusted(call, governance.acceptUntrusted);
   if (refused) return refused;
   const mine = gate?.(call);

@@ -14,9 +14,8 @@ import type { Escalator } from '../recovery';
 import { StepError } from '../step-error';
 import { askApproval, type Approval, type Denial } from './approval';
 import { budgetRequest, reserveBudgets, settleAfterFailure, settleBudgets } from './budget';
-import type { Governance } from '../gate/own-call';
 import { gatedArgs, type Gate, type GateVerdict } from './gate';
-import { judgeCall } from './govern';
+import { judgeCall, type Judges } from './govern';
 import { takeLease } from './lease';
 import { performCall, type Delegate, type PerformContext } from './perform';
 import { prepareCall } from './prepare';
@@ -135,21 +134,21 @@ function performContext(
 }
 
 /**
- * Runs one call through every step; refusals end it before any activity exists. `governance`: the
- * manifest judges a workflow's own call, after the workflow's `gate`.
+ * Runs one call through every step; refusals end it before any activity exists. `judges`: who
+ * judges it beside (or instead of) the workflow's own `gate`; without, the `gate` alone.
  */
 export async function runCall(
   host: CallHost,
   entry: JournalEntry,
   args: unknown,
   options: CallOptions,
-  governance?: Governance,
+  judges?: Judges,
 ): Promise<unknown> {
   let done = false;
   try {
     const call = prepareCall(host.catalog, entry.toolId, args, options.answering);
     if (isRefusal(call)) refuse(entry, call);
-    const decided = judgeCall(call, options.gate, governance);
+    const decided = judgeCall(call, options.gate, judges);
     const verdict = decided && isPromise(decided) ? await decided : decided;
     if (verdict) recordVerdict(entry, verdict);
     const sent = gatedArgs(call, verdict);

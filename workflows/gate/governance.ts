@@ -48,7 +48,7 @@ const messageOf = (err: unknown): string => {
 };
 
 /** A call admitted on its arguments: what it would send, and what the judgement after reads and refines. */
-export interface Admitted {
+interface Admitted {
   admitted: true;
   /** A violation a person may overrule: every hard limit after it is still checked first. */
   violation?: Refusal;
@@ -61,7 +61,7 @@ export interface Admitted {
   trustedArgs?: boolean;
   /** The run's budgets for this call, consulted once. */
   allowance: Extract<Allowance, { ok: true }>;
-  /** The arguments reference something carried: the pipeline resolves it before `conclude`. */
+  /** The arguments reference something carried: the judgement asks for it before it concludes. */
   carries: boolean;
 }
 
@@ -73,7 +73,7 @@ function withoutTrustRules(decl: ToolCall['decl']): ToolCall['decl'] {
 const askable = (decl: ToolCall['decl']): boolean => decl.approval === 'on_violation' || decl.approval === 'always';
 
 /** Who may call (offer, the run's limits, the credential) and the call's arguments (data flow). */
-export function admit(g: GovernedCall, call: ToolCall): Admitted | Refusal {
+function admit(g: GovernedCall, call: ToolCall): Admitted | Refusal {
   const decl = call.decl;
   if (!g.offer)
     return refusal('unreachable', `${call.toolId} is not offered to this run's model (the policy does not allow it)`);
@@ -104,11 +104,11 @@ export function admit(g: GovernedCall, call: ToolCall): Admitted | Refusal {
 
 /** What the call carries, gated like an argument: the admission refined, or a refusal. */
 function withCarried(call: ToolCall, a: Admitted, carried: CarriedResolution | undefined): Admitted | Refusal {
-  if (!a.carries) return a;
-  if (!carried || 'unresolved' in carried)
+  if (!carried) return a;
+  if ('unresolved' in carried)
     return refusal(
       'carried',
-      `what ${call.toolId} would carry beside its arguments could not be resolved, so the call is refused: ${carried?.unresolved ?? 'nothing resolved it'}`,
+      `what ${call.toolId} would carry beside its arguments could not be resolved, so the call is refused: ${carried.unresolved}`,
     );
   const { content } = carried;
   const checked = checkCarried(call.decl, a.args, content);
@@ -150,12 +150,7 @@ function leavingOf(call: ToolCall, args: Record<string, unknown>, carriedBytes: 
  * destination and spend per payee against the run's budgets, then allowed, or a question for a person.
  * Nothing is charged here: the verdict's `charge` is called once the call goes ahead.
  */
-export function conclude(
-  g: GovernedCall,
-  call: ToolCall,
-  admitted: Admitted,
-  carried?: CarriedResolution,
-): GateVerdict {
+function conclude(g: GovernedCall, call: ToolCall, admitted: Admitted, carried?: CarriedResolution): GateVerdict {
   const a = withCarried(call, admitted, carried);
   if (!('admitted' in a)) return a;
   const decl = call.decl;
@@ -191,10 +186,25 @@ export function conclude(
   };
 }
 
-/** The manifest's judgement of a call, given what it carries: `admit`, then `conclude`. */
-export function judge(g: GovernedCall, call: ToolCall, carried?: CarriedResolution): GateVerdict {
+/** A call that carries something beside its arguments: what to resolve it from, and the rest of the judgement. */
+export interface CarriedQuestion {
+  /** The arguments as the gate admitted them (trusted values of protected fields, redactions applied). */
+  carriedArgs: Record<string, unknown>;
+  /** The verdict, given the worker's answer. */
+  answer(carried: CarriedResolution): GateVerdict;
+}
+
+export const isCarriedQuestion = (j: GateVerdict | CarriedQuestion): j is CarriedQuestion => 'answer' in j;
+
+/**
+ * The manifest's judgement of a call, in one pass: its verdict, or, for a call that carries something
+ * and was admitted on its arguments, the one question the pipeline must ask the worker first.
+ */
+export function judge(g: GovernedCall, call: ToolCall): GateVerdict | CarriedQuestion {
   const a = admit(g, call);
-  return 'admitted' in a ? conclude(g, call, a, carried) : a;
+  if (!('admitted' in a)) return a;
+  if (!a.carries) return conclude(g, call, a);
+  return { carriedArgs: a.args, answer: (carried) => conclude(g, call, a, carried) };
 }
 
 /** The gates `governanceGate` made, with the call each judges: the manifest's own rules. */
@@ -206,7 +216,11 @@ const MANIFEST_GATES = new WeakMap<Gate, GovernedCall>();
  * directly, it judges a call that carries nothing; one that carries something is refused (`carried`).
  */
 export function governanceGate(g: GovernedCall): Gate {
-  const gate = (call: ToolCall): GateVerdict => judge(g, call);
+  const gate = (call: ToolCall): GateVerdict => {
+    const judged = judge(g, call);
+    if (!isCarriedQuestion(judged)) return judged;
+    return judged.answer({ unresolved: 'only the call pipeline asks the worker what a call carries' });
+  };
   MANIFEST_GATES.set(gate, g);
   return gate;
 }

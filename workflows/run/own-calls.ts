@@ -61,7 +61,7 @@ export class OwnCalls {
           options.onOrigins?.(o);
         },
       },
-      judged,
+      { own: judged },
     );
     governance.produced({
       toolId: entry.toolId,
