@@ -1,7 +1,8 @@
-// Workflow-safe: one governed call, flat: prepare → gate → approval → lease → perform. Each step
-// returns its decision; this file alone writes them into the call's journal entry. The effect key
-// is computed once, from the arguments the gate let through, and travels as a value. A call the
-// gate decides at once awaits nothing before its activity: no step adds a promise it does not need.
+// Workflow-safe: one governed call, flat: prepare → gate (judged once; what the call carries is
+// resolved for it) → approval → lease → budgets across runs → perform. Each step returns its
+// decision; this file alone writes them into the call's journal entry. The effect key is computed
+// once, from the arguments the gate let through, and travels as a value. A call the gate decides at
+// once awaits nothing before its activity: no step adds a promise it does not need.
 import type { OfferedTool, ToolCatalog } from '../../catalog/tool-catalog';
 import type { Policy } from '../../catalog/policy';
 import type { EffectEvent } from '../../common/run-events';
@@ -14,6 +15,7 @@ import { StepError } from '../step-error';
 import { askApproval, type Approval, type Denial } from './approval';
 import { budgetRequest, reserveBudgets, settleAfterFailure, settleBudgets } from './budget';
 import { gatedArgs, type Gate, type GateVerdict } from './gate';
+import { judgeCall, type Judges } from './govern';
 import { takeLease } from './lease';
 import { performCall, type Delegate, type PerformContext } from './perform';
 import { prepareCall } from './prepare';
@@ -131,18 +133,22 @@ function performContext(
   };
 }
 
-/** Runs one call through every step; refusals end it before any activity exists. */
+/**
+ * Runs one call through every step; refusals end it before any activity exists. `judges`: who
+ * judges it beside (or instead of) the workflow's own `gate`; without, the `gate` alone.
+ */
 export async function runCall(
   host: CallHost,
   entry: JournalEntry,
   args: unknown,
   options: CallOptions,
+  judges?: Judges,
 ): Promise<unknown> {
   let done = false;
   try {
     const call = prepareCall(host.catalog, entry.toolId, args, options.answering);
     if (isRefusal(call)) refuse(entry, call);
-    const decided = options.gate?.(call);
+    const decided = judgeCall(call, options.gate, judges);
     const verdict = decided && isPromise(decided) ? await decided : decided;
     if (verdict) recordVerdict(entry, verdict);
     const sent = gatedArgs(call, verdict);
