@@ -10,7 +10,7 @@ import { effectKey } from '../../common/effect-key';
 import { permitMac, toolPermit, type RunTicket } from '../../common/ticket';
 import type { CitedOrigin } from '../../common/wire';
 import type { JournalEntry } from '../../common/journal';
-import type { Escalator } from '../recovery';
+import type { Escalator, Recovered } from '../recovery';
 import { StepError } from '../step-error';
 import { askApproval, type Approval, type Denial } from './approval';
 import { budgetRequest, reserveBudgets, settleAfterFailure, settleBudgets } from './budget';
@@ -100,7 +100,7 @@ function recordAnswer(entry: JournalEntry, answer: Approval | Denial): void {
 
 const isPromise = <T>(v: T | Promise<T>): v is Promise<T> => typeof (v as { then?: unknown })?.then === 'function';
 
-/** What the send needs beside the call: how the run decided it, and where its results go. */
+/** What the send needs beside the call: how the run decided it, and where it tells how the send stands. */
 function performContext(
   host: CallHost,
   entry: JournalEntry,
@@ -114,13 +114,9 @@ function performContext(
       trustedArgs: verdict?.allow === true && verdict.trustedArgs === true,
     },
     budget: verdict?.remaining?.(),
-    onOrigins: (origins) => {
-      entry.cited = origins.map(({ trusted, origin, reason }) => ({
-        trusted,
-        ...(origin ? { origin } : {}),
-        ...(reason ? { reason } : {}),
-      }));
-      options.onOrigins?.(origins);
+    onProgress: ({ sends, recovery }) => {
+      entry.attempts = sends;
+      entry.recovery = recovery;
     },
     principal: host.principal,
     ticket: host.ticket,
@@ -129,8 +125,27 @@ function performContext(
     modelCallId: options.modelCallId,
     lease,
     delegate: options.delegate,
-    onStarted: lease ? () => entry.lease?.states.push('started') : undefined,
   };
+}
+
+/** What the send did goes into the journal: its output to the caller, any other ending as a StepError. */
+function recordSent(entry: JournalEntry, sent: Recovered, options: CallOptions): unknown {
+  entry.attempts = sent.sends;
+  entry.recovery = sent.recovery;
+  if (sent.outcome === 'refused') refuse(entry, sent);
+  entry.outcome = sent.outcome;
+  if (sent.outcome !== 'ok') throw new StepError(sent.error.code, sent.error.message, sent.error.rule);
+  // What the worker reported: an extension started under the call's lease.
+  if (sent.events?.some((e) => e.kind === 'extension.started')) entry.lease?.states.push('started');
+  if (sent.origins) {
+    entry.cited = sent.origins.map(({ trusted, origin, reason }) => ({
+      trusted,
+      ...(origin ? { origin } : {}),
+      ...(reason ? { reason } : {}),
+    }));
+    options.onOrigins?.(sent.origins);
+  }
+  return sent.output;
 }
 
 /**
@@ -178,7 +193,8 @@ export async function runCall(
     host.publish?.(decidedEvent(entry, key));
     let output: unknown;
     try {
-      output = await performCall(entry, call, sent, key, performContext(host, entry, verdict, options, lease));
+      const context = performContext(host, entry, verdict, options, lease);
+      output = recordSent(entry, await performCall(call, sent, key, entry.position, context), options);
     } catch (err) {
       if (StepError.is(err)) entry.error = { code: err.code, message: err.message };
       if (reserved) await settleAfterFailure(reserved, err);
