@@ -1,0 +1,152 @@
+/**
+ * Where a run's history bytes go, by field: each event's encoded size is split into the parts a
+ * change could cut (a tool activity's input: its arguments, its ticket and its other fields; the
+ * activity's summary (user metadata); its header; the model turn's input; results; workflow tasks;
+ * search attribute and memo upserts; the markers of local activities) so that the parts add up to
+ * the history's size. Current Details are not in history (the Web UI asks the run for them).
+ */
+import { temporal } from '@temporalio/proto';
+
+type Event = temporal.api.history.v1.IHistoryEvent;
+const HistoryEvent = temporal.api.history.v1.HistoryEvent;
+
+const eventBytes = (e: Event): number => HistoryEvent.encode(e).finish().length;
+
+/** What the parts are called, in the order they print. */
+export const PARTS = [
+  'tool input: args',
+  'tool input: ticket',
+  'tool input: other fields',
+  'model turn input',
+  'activity summaries (userMetadata)',
+  'activity headers',
+  'activity scheduled: the rest',
+  'activity started',
+  'activity results',
+  'workflow tasks',
+  'search attribute upserts',
+  'memo upserts',
+  'markers (local activities)',
+  'run start and end',
+  'other',
+] as const;
+export type Part = (typeof PARTS)[number];
+export type Breakdown = Record<Part, number>;
+
+export const emptyBreakdown = (): Breakdown => Object.fromEntries(PARTS.map((p) => [p, 0])) as Breakdown;
+
+/** Activity types whose input is the model's turn, on every side. */
+const MODEL_TURNS = new Set(['modelTurn', 'benchModelTurn', 'invokeModel']);
+
+/** The bytes an event loses when `strip` removes a part of it (a copy: the event is left alone). */
+function partBytes(e: Event, strip: (copy: Event) => void): number {
+  const copy = HistoryEvent.decode(HistoryEvent.encode(e).finish());
+  strip(copy);
+  return eventBytes(e) - eventBytes(copy);
+}
+
+/** JSON of a payload, or undefined when it is not a JSON object. */
+function jsonObject(data: Uint8Array | null | undefined): Record<string, unknown> | undefined {
+  if (!data) return undefined;
+  try {
+    const v: unknown = JSON.parse(Buffer.from(data).toString('utf8'));
+    return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Splits a scheduled activity's event into its parts, adding them to `into`. */
+function scheduled(e: Event, into: Breakdown): void {
+  const a = e.activityTaskScheduledEventAttributes!;
+  const total = eventBytes(e);
+  const summary = e.userMetadata ? partBytes(e, (c) => (c.userMetadata = null)) : 0;
+  const header = a.header ? partBytes(e, (c) => (c.activityTaskScheduledEventAttributes!.header = null)) : 0;
+  const input = a.input ? partBytes(e, (c) => (c.activityTaskScheduledEventAttributes!.input = null)) : 0;
+  into['activity summaries (userMetadata)'] += summary;
+  into['activity headers'] += header;
+  into['activity scheduled: the rest'] += total - summary - header - input;
+  if (MODEL_TURNS.has(a.activityType?.name ?? '')) {
+    into['model turn input'] += input;
+    return;
+  }
+  // A tool's request: what its arguments and its ticket weigh, the rest as other fields.
+  const payload = a.input?.payloads?.[0];
+  const request = jsonObject(payload?.data);
+  const without = (field: string) =>
+    request && field in request
+      ? partBytes(e, (c) => {
+          const p = c.activityTaskScheduledEventAttributes!.input!.payloads![0]!;
+          const { [field]: _dropped, ...rest } = request;
+          p.data = Buffer.from(JSON.stringify(rest));
+        })
+      : 0;
+  // A plain activity's input is the arguments themselves.
+  const args = request && !('toolId' in request) ? input : without('args');
+  const ticket = request && 'toolId' in request ? without('ticket') : 0;
+  into['tool input: args'] += args;
+  into['tool input: ticket'] += ticket;
+  into['tool input: other fields'] += input - args - ticket;
+}
+
+/** A history's bytes by part; they add up to the history's encoded size (events summed). */
+export function historyBreakdown(events: Event[]): Breakdown {
+  const out = emptyBreakdown();
+  for (const e of events) {
+    const bytes = eventBytes(e);
+    if (e.activityTaskScheduledEventAttributes) scheduled(e, out);
+    else if (e.activityTaskStartedEventAttributes) out['activity started'] += bytes;
+    else if (
+      e.activityTaskCompletedEventAttributes ||
+      e.activityTaskFailedEventAttributes ||
+      e.activityTaskTimedOutEventAttributes
+    )
+      out['activity results'] += bytes;
+    else if (
+      e.workflowTaskScheduledEventAttributes ||
+      e.workflowTaskStartedEventAttributes ||
+      e.workflowTaskCompletedEventAttributes ||
+      e.workflowTaskFailedEventAttributes ||
+      e.workflowTaskTimedOutEventAttributes
+    )
+      out['workflow tasks'] += bytes;
+    else if (e.upsertWorkflowSearchAttributesEventAttributes) out['search attribute upserts'] += bytes;
+    else if (e.workflowPropertiesModifiedEventAttributes) out['memo upserts'] += bytes;
+    else if (e.markerRecordedEventAttributes) out['markers (local activities)'] += bytes;
+    else if (
+      e.workflowExecutionStartedEventAttributes ||
+      e.workflowExecutionCompletedEventAttributes ||
+      e.workflowExecutionContinuedAsNewEventAttributes ||
+      e.workflowExecutionFailedEventAttributes
+    )
+      out['run start and end'] += bytes;
+    else out.other += bytes;
+  }
+  return out;
+}
+
+export function addBreakdown(into: Breakdown, b: Breakdown): void {
+  for (const p of PARTS) into[p] += b[p];
+}
+
+export function scaleBreakdown(b: Breakdown, by: number): Breakdown {
+  return Object.fromEntries(PARTS.map((p) => [p, b[p] / by])) as Breakdown;
+}
+
+/** Side by side, per call: each part of `a` and `b`, and what `b` adds. */
+export function breakdownRows(title: string, names: [string, string], a: Breakdown, b: Breakdown): string[] {
+  const rows = [`${title.padEnd(36)}${names[0].padStart(12)}${names[1].padStart(12)}${'added'.padStart(10)}`];
+  let [ta, tb] = [0, 0];
+  for (const p of PARTS) {
+    ta += a[p];
+    tb += b[p];
+    if (a[p] === 0 && b[p] === 0) continue;
+    rows.push(
+      `  ${p.padEnd(34)}${a[p].toFixed(1).padStart(12)}${b[p].toFixed(1).padStart(12)}${(b[p] - a[p]).toFixed(1).padStart(10)}`,
+    );
+  }
+  rows.push(
+    `  ${'total'.padEnd(34)}${ta.toFixed(1).padStart(12)}${tb.toFixed(1).padStart(12)}${(tb - ta).toFixed(1).padStart(10)}`,
+  );
+  return rows;
+}
