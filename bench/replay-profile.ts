@@ -35,6 +35,19 @@ const WORKER = 'worker outside the sandbox';
 
 const root = path.resolve(__dirname, '..');
 
+/** Outside the sandbox, by what the sample's own frame is. `(idle)` is waiting, not CPU. */
+function outside(n: ProfileNode): string {
+  const { url } = n.callFrame;
+  const name = n.callFrame.functionName ?? '';
+  if (name === '(garbage collector)') return `${WORKER}: garbage collection`;
+  if (name === '(idle)') return IDLE;
+  if (name === '(program)' || url === '') return `${WORKER}: native (core bridge, V8)`;
+  if (url.includes('@temporalio/')) return `${WORKER}: SDK worker (activations, replay)`;
+  if (url.startsWith('node:')) return `${WORKER}: node internals`;
+  return `${WORKER}: other`;
+}
+const IDLE = '(idle)';
+
 function bundleMap(code: string): SourceMapConsumer {
   const at = code.lastIndexOf('//# sourceMappingURL=data:');
   const data = code.slice(at).split('base64,')[1]!.trim();
@@ -51,7 +64,7 @@ function stepOf(source: string): string | undefined {
 
 type ProfileNode = {
   id: number;
-  callFrame: { url: string; lineNumber: number; columnNumber: number };
+  callFrame: { url: string; lineNumber: number; columnNumber: number; functionName?: string };
   children?: number[];
 };
 
@@ -78,7 +91,7 @@ export async function profiledReplay(bundle: { code: string }, histories: Event[
     let k = frameKind.get(n.id);
     if (k !== undefined) return k;
     const { url, lineNumber, columnNumber } = n.callFrame;
-    if (/workflow-bundle-/.test(url)) {
+    if (/workflow-bundle-/.test(url) && lineNumber >= 0) {
       const src = map.originalPositionFor({ line: lineNumber + 1, column: columnNumber }).source;
       k = (src && stepOf(src)) ?? SDK;
     } else k = WORKER;
@@ -98,7 +111,7 @@ export async function profiledReplay(bundle: { code: string }, histories: Event[
       }
       if (k === SDK) inSandbox = true;
     }
-    s ??= inSandbox ? SDK : WORKER;
+    s ??= inSandbox ? SDK : outside(byId.get(leaf)!);
     stepOfSample.set(leaf, s);
     return s;
   };
@@ -107,6 +120,7 @@ export async function profiledReplay(bundle: { code: string }, histories: Event[
   const deltas = profile.timeDeltas ?? [];
   for (let i = 0; i < samples.length; i++) {
     const s = charge(samples[i]!);
+    if (s === IDLE) continue;
     // A sample's time is the delta to the next one.
     out[s] = (out[s] ?? 0) + (deltas[i + 1] ?? 0);
   }
