@@ -15,7 +15,8 @@ type Event = temporal.api.history.v1.IHistoryEvent;
 
 /** Steps, by the project files that implement them (first match wins). */
 const STEPS: [step: string, files: RegExp][] = [
-  ['effect key', /^(common\/effect-key|catalog\/digest)\.ts$/],
+  // catalog/digest.ts hashes for its callers, and is charged to them (the effect key, the offered tools' digest).
+  ['effect key', /^common\/effect-key\.ts$/],
   ['gate (rules, provenance, limits)', /^(workflows\/gate\/|workflows\/call\/gate\.ts)/],
   ['prepare (catalog, schema)', /^(catalog\/|workflows\/call\/prepare\.ts)/],
   ['perform and recovery', /^(workflows\/call\/perform\.ts|workflows\/recovery)/],
@@ -31,6 +32,8 @@ const STEPS: [step: string, files: RegExp][] = [
   ['other project code', /./],
 ];
 const SDK = 'SDK in the sandbox';
+/** catalog/digest.ts: transparent, as the SDK is, so its time goes to the project frame that called it. */
+const HASHING = 'hashing (catalog/digest.ts) outside any step';
 const WORKER = 'worker outside the sandbox';
 
 const root = path.resolve(__dirname, '..');
@@ -58,7 +61,7 @@ function bundleMap(code: string): SourceMapConsumer {
 function stepOf(source: string): string | undefined {
   if (source.includes('/node_modules/')) return undefined;
   const file = path.relative(root, source.replace(/^webpack:\/\/\/?/, '').replace(/^file:\/\//, ''));
-  if (file.startsWith('..')) return undefined;
+  if (file.startsWith('..') || file === 'catalog/digest.ts') return undefined;
   return STEPS.find(([, re]) => re.test(file))?.[0];
 }
 
@@ -93,7 +96,7 @@ export async function profiledReplay(bundle: { code: string }, histories: Event[
     const { url, lineNumber, columnNumber } = n.callFrame;
     if (/workflow-bundle-/.test(url) && lineNumber >= 0) {
       const src = map.originalPositionFor({ line: lineNumber + 1, column: columnNumber }).source;
-      k = (src && stepOf(src)) ?? SDK;
+      k = (src && stepOf(src)) ?? (src && !src.includes('/node_modules/') ? HASHING : SDK);
     } else k = WORKER;
     frameKind.set(n.id, k);
     return k;
@@ -105,11 +108,11 @@ export async function profiledReplay(bundle: { code: string }, histories: Event[
     let inSandbox = false;
     for (let id: number | undefined = leaf; id !== undefined; id = parent.get(id)) {
       const k = kindOf(byId.get(id)!);
-      if (k !== SDK && k !== WORKER) {
+      if (k !== SDK && k !== WORKER && k !== HASHING) {
         s = k;
         break;
       }
-      if (k === SDK) inSandbox = true;
+      if (k === SDK || k === HASHING) inSandbox = true;
     }
     s ??= inSandbox ? SDK : outside(byId.get(leaf)!);
     stepOfSample.set(leaf, s);

@@ -32,8 +32,30 @@ function keyText(descriptor: EffectDescriptor, position: number): string {
     Object.getPrototypeOf(descriptor) === Object.prototype &&
     isToolAndArgs(Object.keys(descriptor))
   )
-    return `{"descriptor":{"args":${canonicalJson(args)},"tool":${JSON.stringify(tool)}},"position":${JSON.stringify(position)}}`;
+    return `{"descriptor":{"args":${flatJson(args) ?? canonicalJson(args)},"tool":${JSON.stringify(tool)}},"position":${JSON.stringify(position)}}`;
   return canonicalJson({ descriptor, position });
+}
+
+/**
+ * The canonical JSON of arguments whose values are all strings, finite numbers, booleans or null
+ * (most calls' arguments), in one `JSON.stringify` told the sorted keys: it writes the members in
+ * that order, each as JSON writes it, which is what RFC 8785 writes for such values. Undefined for
+ * anything else, which `canonicalJson` writes.
+ */
+function flatJson(args: object): string | undefined {
+  if (Array.isArray(args) || 'toJSON' in args) return undefined;
+  const keys = Object.keys(args).sort();
+  for (const k of keys) {
+    const v = (args as Record<string, unknown>)[k];
+    if (!(
+      typeof v === 'string' ||
+      (typeof v === 'number' && Number.isFinite(v)) ||
+      typeof v === 'boolean' ||
+      v === null
+    ))
+      return undefined;
+  }
+  return JSON.stringify(args, keys);
 }
 
 const isToolAndArgs = (keys: string[]): boolean => keys.length === 2 && keys.includes('tool') && keys.includes('args');
