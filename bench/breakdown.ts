@@ -12,11 +12,11 @@ const HistoryEvent = temporal.api.history.v1.HistoryEvent;
 
 const eventBytes = (e: Event): number => HistoryEvent.encode(e).finish().length;
 
-/** What the parts are called, in the order they print. */
+/** What the parts are called, in the order they print; a tool request's other fields print by name after its ticket. */
 export const PARTS = [
   'tool input: args',
   'tool input: ticket',
-  'tool input: other fields',
+  'tool input: payload framing',
   'model turn input',
   'activity summaries (userMetadata)',
   'activity headers',
@@ -30,10 +30,19 @@ export const PARTS = [
   'run start and end',
   'other',
 ] as const;
-export type Part = (typeof PARTS)[number];
-export type Breakdown = Record<Part, number>;
+/** Bytes by part: the PARTS, and `tool input: <field>` for each other field of a tool's request. */
+export type Breakdown = Record<string, number>;
 
-export const emptyBreakdown = (): Breakdown => Object.fromEntries(PARTS.map((p) => [p, 0])) as Breakdown;
+const add = (into: Breakdown, part: string, bytes: number) => void (into[part] = (into[part] ?? 0) + bytes);
+
+export const emptyBreakdown = (): Breakdown => Object.fromEntries(PARTS.map((p) => [p, 0]));
+
+/** The parts in print order: the fixed ones, the tool request's other fields after its ticket. */
+function ordered(keys: Iterable<string>): string[] {
+  const fields = [...keys].filter((k) => !(PARTS as readonly string[]).includes(k)).sort();
+  const at = PARTS.indexOf('tool input: payload framing');
+  return [...PARTS.slice(0, at), ...fields, ...PARTS.slice(at)];
+}
 
 /** Activity types whose input is the model's turn, on every side. */
 const MODEL_TURNS = new Set(['modelTurn', 'benchModelTurn', 'invokeModel']);
@@ -63,30 +72,32 @@ function scheduled(e: Event, into: Breakdown): void {
   const summary = e.userMetadata ? partBytes(e, (c) => (c.userMetadata = null)) : 0;
   const header = a.header ? partBytes(e, (c) => (c.activityTaskScheduledEventAttributes!.header = null)) : 0;
   const input = a.input ? partBytes(e, (c) => (c.activityTaskScheduledEventAttributes!.input = null)) : 0;
-  into['activity summaries (userMetadata)'] += summary;
-  into['activity headers'] += header;
-  into['activity scheduled: the rest'] += total - summary - header - input;
+  add(into, 'activity summaries (userMetadata)', summary);
+  add(into, 'activity headers', header);
+  add(into, 'activity scheduled: the rest', total - summary - header - input);
   if (MODEL_TURNS.has(a.activityType?.name ?? '')) {
-    into['model turn input'] += input;
+    add(into, 'model turn input', input);
     return;
   }
-  // A tool's request: what its arguments and its ticket weigh, the rest as other fields.
+  // A tool's request: what each of its fields weighs (what the event loses without it), the rest as framing.
   const payload = a.input?.payloads?.[0];
   const request = jsonObject(payload?.data);
-  const without = (field: string) =>
-    request && field in request
-      ? partBytes(e, (c) => {
-          const p = c.activityTaskScheduledEventAttributes!.input!.payloads![0]!;
-          const { [field]: _dropped, ...rest } = request;
-          p.data = Buffer.from(JSON.stringify(rest));
-        })
-      : 0;
-  // A plain activity's input is the arguments themselves.
-  const args = request && !('toolId' in request) ? input : without('args');
-  const ticket = request && 'toolId' in request ? without('ticket') : 0;
-  into['tool input: args'] += args;
-  into['tool input: ticket'] += ticket;
-  into['tool input: other fields'] += input - args - ticket;
+  if (!request || !('toolId' in request)) {
+    // A plain activity's input is the arguments themselves.
+    add(into, 'tool input: args', input);
+    return;
+  }
+  let fields = 0;
+  for (const field of Object.keys(request)) {
+    const bytes = partBytes(e, (c) => {
+      const p = c.activityTaskScheduledEventAttributes!.input!.payloads![0]!;
+      const { [field]: _dropped, ...rest } = request;
+      p.data = Buffer.from(JSON.stringify(rest));
+    });
+    add(into, `tool input: ${field}`, bytes);
+    fields += bytes;
+  }
+  add(into, 'tool input: payload framing', input - fields);
 }
 
 /** A history's bytes by part; they add up to the history's encoded size (events summed). */
@@ -95,13 +106,13 @@ export function historyBreakdown(events: Event[]): Breakdown {
   for (const e of events) {
     const bytes = eventBytes(e);
     if (e.activityTaskScheduledEventAttributes) scheduled(e, out);
-    else if (e.activityTaskStartedEventAttributes) out['activity started'] += bytes;
+    else if (e.activityTaskStartedEventAttributes) add(out, 'activity started', bytes);
     else if (
       e.activityTaskCompletedEventAttributes ||
       e.activityTaskFailedEventAttributes ||
       e.activityTaskTimedOutEventAttributes
     )
-      out['activity results'] += bytes;
+      add(out, 'activity results', bytes);
     else if (
       e.workflowTaskScheduledEventAttributes ||
       e.workflowTaskStartedEventAttributes ||
@@ -109,40 +120,41 @@ export function historyBreakdown(events: Event[]): Breakdown {
       e.workflowTaskFailedEventAttributes ||
       e.workflowTaskTimedOutEventAttributes
     )
-      out['workflow tasks'] += bytes;
-    else if (e.upsertWorkflowSearchAttributesEventAttributes) out['search attribute upserts'] += bytes;
-    else if (e.workflowPropertiesModifiedEventAttributes) out['memo upserts'] += bytes;
-    else if (e.markerRecordedEventAttributes) out['markers (local activities)'] += bytes;
+      add(out, 'workflow tasks', bytes);
+    else if (e.upsertWorkflowSearchAttributesEventAttributes) add(out, 'search attribute upserts', bytes);
+    else if (e.workflowPropertiesModifiedEventAttributes) add(out, 'memo upserts', bytes);
+    else if (e.markerRecordedEventAttributes) add(out, 'markers (local activities)', bytes);
     else if (
       e.workflowExecutionStartedEventAttributes ||
       e.workflowExecutionCompletedEventAttributes ||
       e.workflowExecutionContinuedAsNewEventAttributes ||
       e.workflowExecutionFailedEventAttributes
     )
-      out['run start and end'] += bytes;
-    else out.other += bytes;
+      add(out, 'run start and end', bytes);
+    else add(out, 'other', bytes);
   }
   return out;
 }
 
 export function addBreakdown(into: Breakdown, b: Breakdown): void {
-  for (const p of PARTS) into[p] += b[p];
+  for (const [p, bytes] of Object.entries(b)) add(into, p, bytes);
 }
 
 export function scaleBreakdown(b: Breakdown, by: number): Breakdown {
-  return Object.fromEntries(PARTS.map((p) => [p, b[p] / by])) as Breakdown;
+  return Object.fromEntries(Object.entries(b).map(([p, bytes]) => [p, bytes / by]));
 }
 
 /** Side by side, per call: each part of `a` and `b`, and what `b` adds. */
 export function breakdownRows(title: string, names: [string, string], a: Breakdown, b: Breakdown): string[] {
   const rows = [`${title.padEnd(36)}${names[0].padStart(12)}${names[1].padStart(12)}${'added'.padStart(10)}`];
   let [ta, tb] = [0, 0];
-  for (const p of PARTS) {
-    ta += a[p];
-    tb += b[p];
-    if (a[p] === 0 && b[p] === 0) continue;
+  for (const p of ordered(new Set([...Object.keys(a), ...Object.keys(b)]))) {
+    const [x, y] = [a[p] ?? 0, b[p] ?? 0];
+    ta += x;
+    tb += y;
+    if (x === 0 && y === 0) continue;
     rows.push(
-      `  ${p.padEnd(34)}${a[p].toFixed(1).padStart(12)}${b[p].toFixed(1).padStart(12)}${(b[p] - a[p]).toFixed(1).padStart(10)}`,
+      `  ${p.padEnd(34)}${x.toFixed(1).padStart(12)}${y.toFixed(1).padStart(12)}${(y - x).toFixed(1).padStart(10)}`,
     );
   }
   rows.push(
