@@ -20,8 +20,11 @@ export const PARTS = [
   'model turn input',
   'activity summaries (userMetadata)',
   'activity headers',
+  'activity id',
+  'activity retry policy',
   'activity scheduled: the rest',
   'activity started',
+  'model turn results',
   'activity results',
   'workflow tasks',
   'search attribute upserts',
@@ -72,9 +75,13 @@ function scheduled(e: Event, into: Breakdown): void {
   const summary = e.userMetadata ? partBytes(e, (c) => (c.userMetadata = null)) : 0;
   const header = a.header ? partBytes(e, (c) => (c.activityTaskScheduledEventAttributes!.header = null)) : 0;
   const input = a.input ? partBytes(e, (c) => (c.activityTaskScheduledEventAttributes!.input = null)) : 0;
+  const id = partBytes(e, (c) => (c.activityTaskScheduledEventAttributes!.activityId = ''));
+  const retry = a.retryPolicy ? partBytes(e, (c) => (c.activityTaskScheduledEventAttributes!.retryPolicy = null)) : 0;
   add(into, 'activity summaries (userMetadata)', summary);
   add(into, 'activity headers', header);
-  add(into, 'activity scheduled: the rest', total - summary - header - input);
+  add(into, 'activity id', id);
+  add(into, 'activity retry policy', retry);
+  add(into, 'activity scheduled: the rest', total - summary - header - input - id - retry);
   if (MODEL_TURNS.has(a.activityType?.name ?? '')) {
     add(into, 'model turn input', input);
     return;
@@ -83,8 +90,10 @@ function scheduled(e: Event, into: Breakdown): void {
   const payload = a.input?.payloads?.[0];
   const request = jsonObject(payload?.data);
   if (!request || !('toolId' in request)) {
-    // A plain activity's input is the arguments themselves.
-    add(into, 'tool input: args', input);
+    // A plain activity's input is the arguments themselves: its data, in the payload's framing.
+    const args = partBytes(e, (c) => (c.activityTaskScheduledEventAttributes!.input!.payloads![0]!.data = null));
+    add(into, 'tool input: args', args);
+    add(into, 'tool input: payload framing', input - args);
     return;
   }
   let fields = 0;
@@ -103,6 +112,10 @@ function scheduled(e: Event, into: Breakdown): void {
 /** A history's bytes by part; they add up to the history's encoded size (events summed). */
 export function historyBreakdown(events: Event[]): Breakdown {
   const out = emptyBreakdown();
+  const types = new Map<string, string>();
+  for (const e of events)
+    if (e.activityTaskScheduledEventAttributes)
+      types.set(String(e.eventId), e.activityTaskScheduledEventAttributes.activityType?.name ?? '');
   for (const e of events) {
     const bytes = eventBytes(e);
     if (e.activityTaskScheduledEventAttributes) scheduled(e, out);
@@ -111,9 +124,14 @@ export function historyBreakdown(events: Event[]): Breakdown {
       e.activityTaskCompletedEventAttributes ||
       e.activityTaskFailedEventAttributes ||
       e.activityTaskTimedOutEventAttributes
-    )
-      add(out, 'activity results', bytes);
-    else if (
+    ) {
+      const of =
+        e.activityTaskCompletedEventAttributes ??
+        e.activityTaskFailedEventAttributes ??
+        e.activityTaskTimedOutEventAttributes;
+      const model = MODEL_TURNS.has(types.get(String(of?.scheduledEventId)) ?? '');
+      add(out, model ? 'model turn results' : 'activity results', bytes);
+    } else if (
       e.workflowTaskScheduledEventAttributes ||
       e.workflowTaskStartedEventAttributes ||
       e.workflowTaskCompletedEventAttributes ||

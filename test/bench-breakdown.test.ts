@@ -28,6 +28,8 @@ describe('the bench breakdown of history bytes', () => {
       expect(parts[`tool input: ${field}`]).toBeGreaterThan(0);
     expect(parts['markers (local activities)']).toBeGreaterThan(0);
     expect(parts['model turn input']).toBeGreaterThan(0);
+    expect(parts['model turn results']).toBeGreaterThan(0);
+    expect(parts['activity id']).toBeGreaterThan(0);
     expect(parts['activity summaries (userMetadata)']).toBeGreaterThan(0);
   });
 });
