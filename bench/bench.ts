@@ -124,7 +124,7 @@ function printBreakdowns(f: {
   for (const [side, steps] of Object.entries(f.replay.steps)) {
     const total = steps.reduce((t, [, us]) => t + us, 0);
     console.log(`  ${side}: ${total.toFixed(0)} µs`);
-    for (const [step, us] of steps)
+    for (const [step, us] of steps.filter(([, x]) => x >= 0.5))
       console.log(
         `    ${step.padEnd(44)}${us.toFixed(0).padStart(7)} µs ${((100 * us) / total).toFixed(1).padStart(6)} %`,
       );
