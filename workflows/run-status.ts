@@ -174,6 +174,8 @@ export class RunStatusBoard {
   headline?: string;
   /** The worker verifies who decides (`authorizeDecision`): the Web UI payload asks for a credential. */
   credentialed = false;
+  /** The tools ToolplaneToolsCalled lists, as this run last read or upserted it. */
+  private called?: Set<string>;
 
   /** Refusals over the whole chain. */
   refusals(): number {
@@ -185,9 +187,14 @@ export class RunStatusBoard {
    * new to the attribute (which a chain carries), so a running, cancelled or failed run shows it too.
    */
   toolCalled(toolId: string): void {
+    // What the attribute lists, read once (a chain carries it) and kept as it is upserted: a tool
+    // already listed costs a set lookup, not a read of the search attributes and a scan of the list.
+    if (this.called?.has(toolId)) return;
     const called = workflowInfo().typedSearchAttributes.get(TOOLS_CALLED) ?? [];
-    if (called.includes(toolId)) return;
+    this.called = new Set(called);
+    if (this.called.has(toolId)) return;
     upsertSearchAttributes([{ key: TOOLS_CALLED, value: [...called, toolId] }]);
+    this.called.add(toolId);
   }
 
   /** A cancellation cut a wait for a person short: the run no longer waits for it, and says so. */

@@ -111,6 +111,15 @@ describe('the gate hot path', () => {
   });
 });
 
+const flatValue = fc.oneof(
+  text,
+  fc.double({ noNaN: true, noDefaultInfinity: true }),
+  fc.constantFrom(-0, 1e21, 1e-7, 2 ** 53 + 2, 0.1 + 0.2),
+  fc.integer(),
+  fc.boolean(),
+  fc.constant(null),
+);
+
 describe('the effect key', () => {
   const plainKey = (descriptor: unknown, position: number) =>
     `ek-${Buffer.from(sha256(utf8ToBytes(canonicalJson({ descriptor, position })))).toString('base64url')}`;
@@ -122,6 +131,15 @@ describe('the effect key', () => {
       fc.record({ tool: text, args: json, extra: json }),
       fc.record({ tool: fc.integer(), args: json }),
       fc.record({ tool: text }),
+      // Flat arguments (the one-stringify path), with keys that sort unlike insertion order and values JSON writes apart.
+      fc.record({
+        tool: text,
+        args: fc.dictionary(
+          fc.oneof(text, fc.nat().map(String), fc.constantFrom('__proto__', 'toString', 'args', 'tool')),
+          flatValue,
+          { maxKeys: 8 },
+        ),
+      }),
     );
     const position = fc.oneof(fc.nat(), fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true }));
     fc.assert(

@@ -25,5 +25,7 @@ export function runEnd(err: unknown): RunEnd | undefined {
 export function callSettled(status: RunStatusBoard, catalog: ToolCatalog, e: JournalEntry, done: boolean): void {
   if (done) status.toolCalled(e.toolId);
   status.tally.settled(e);
-  recordRefusal(e, catalog.declared(e.toolId)?.decl.description);
+  // The declaration's description only for the span of a refusal: an allowed call looks nothing up.
+  if (e.decision === 'refused' || e.decision === 'denied')
+    recordRefusal(e, catalog.declared(e.toolId)?.decl.description);
 }
