@@ -53,6 +53,8 @@ export const ErrorCode = {
   ApprovalResponseRefused: 'ApprovalResponseRefused',
   StreamBroken: 'StreamBroken',
   CommandFailed: 'CommandFailed',
+  /** An MCP session whose run ended (deleted, idled out): the client re-initializes. */
+  SessionEnded: 'SessionEnded',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 
