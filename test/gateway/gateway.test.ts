@@ -1,0 +1,180 @@
+// The MCP gateway with real MCP clients nobody here wrote (the MCP SDK's Client over Streamable HTTP),
+// a real worker and the suite's dev server: authorization, tools per principal, bad input.
+import type { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
+import { createGateway, type Gateway } from '../../gateway/gateway';
+import { harness, type Harness } from '../support/env';
+import { testIssuer, type TestIssuer } from '../support/identity';
+import { deskManifest, gatewayToken, mcpClient, post, sessionIdOf } from './support';
+
+const manifest = deskManifest();
+let h: Harness;
+let issuer: TestIssuer;
+let gateway: Gateway;
+const TICKET_KEY = Buffer.alloc(32, 7).toString('base64url');
+const opened: McpClient[] = [];
+
+async function open(token: string, sessionId?: string): Promise<McpClient> {
+  const c = await mcpClient(gateway.url, token, sessionId);
+  opened.push(c);
+  return c;
+}
+
+beforeAll(async () => {
+  h = await harness(`gateway-auth-${process.pid}`);
+  issuer = await testIssuer();
+  gateway = await createGateway({
+    client: h.client,
+    taskQueue: h.taskQueue,
+    manifest,
+    identity: issuer.identity,
+    ticketKey: TICKET_KEY,
+    maxArgumentBytes: 4096,
+  });
+});
+
+afterAll(async () => {
+  for (const c of opened) await c.close();
+  await gateway?.close();
+  await h?.close();
+});
+
+describe('authorization (OAuth 2.1 resource server)', () => {
+  test('without a token: 401 naming the resource metadata; the metadata names the issuers', async () => {
+    const res = await post(gateway.url, '{"jsonrpc":"2.0","id":1,"method":"tools/list"}', {});
+    expect(res.status).toBe(401);
+    const challenge = res.headers.get('www-authenticate') ?? '';
+    expect(challenge).toMatch(/^Bearer /);
+    expect(challenge).not.toContain('invalid_token');
+    const metadataUrl = /resource_metadata="([^"]+)"/.exec(challenge)?.[1];
+    expect(metadataUrl).toBeDefined();
+    const prm = (await (await fetch(metadataUrl!)).json()) as Record<string, unknown>;
+    expect(prm).toMatchObject({
+      resource: gateway.resource,
+      authorization_servers: ['https://issuer.test'],
+      bearer_methods_supported: ['header'],
+    });
+    const plain = (await (await fetch(new URL('/.well-known/oauth-protected-resource', gateway.url))).json()) as object;
+    expect(plain).toEqual(prm);
+  });
+
+  test('a bad token, or one for another audience: 401 invalid_token; the MCP client cannot connect', async () => {
+    const bad = await post(gateway.url, '{"jsonrpc":"2.0","id":1,"method":"tools/list"}', {
+      Authorization: 'Bearer not.a.jwt',
+    });
+    expect(bad.status).toBe(401);
+    expect(bad.headers.get('www-authenticate')).toMatch(/error="invalid_token".*resource_metadata="/);
+    const forWorker = await issuer.approverCredential('agent:desk'); // audience: the worker's, not the gateway's
+    const wrong = await post(gateway.url, '{"jsonrpc":"2.0","id":1,"method":"tools/list"}', {
+      Authorization: `Bearer ${forWorker}`,
+    });
+    expect(wrong.status).toBe(401);
+    expect(wrong.headers.get('www-authenticate')).toContain('wrong_audience');
+    await expect(mcpClient(gateway.url, forWorker)).rejects.toMatchObject({ code: 401 });
+  });
+});
+
+describe('tools per principal', () => {
+  test('tools/list offers exactly what each principal may be granted, with the manifest description and schema', async () => {
+    const desk = await open(await gatewayToken(issuer, gateway.resource, 'agent:desk'));
+    const reader = await open(await gatewayToken(issuer, gateway.resource, 'someone', ['readers']));
+    const stranger = await open(await gatewayToken(issuer, gateway.resource, 'nobody'));
+    const deskTools = (await desk.listTools()).tools;
+    expect(deskTools.map((t) => t.name).sort()).toEqual(
+      [
+        'crm__lookup_customer',
+        'mail__send_email',
+        'payments__refund',
+        'tickets__close_ticket',
+        'tickets__read_ticket',
+      ].sort(),
+    );
+    const refund = deskTools.find((t) => t.name === 'payments__refund')!;
+    const declared = manifest.tools.find((t) => t.id === 'tool://payments/refund')!;
+    expect(refund.description).toBe(declared.description);
+    expect(refund.inputSchema).toEqual(declared.input_schema);
+    expect(refund._meta).toEqual({ 'toolplane/toolId': 'tool://payments/refund' });
+    expect((await reader.listTools()).tools.map((t) => t.name).sort()).toEqual([
+      'crm__lookup_customer',
+      'tickets__read_ticket',
+    ]);
+    expect((await stranger.listTools()).tools).toEqual([]);
+  });
+});
+
+describe('bad input is named, and nothing starts', () => {
+  const rpc = (id: number, method: string, params: object) => JSON.stringify({ jsonrpc: '2.0', id, method, params });
+
+  async function session(subject: string, groups?: string[]) {
+    const token = await gatewayToken(issuer, gateway.resource, subject, groups);
+    const client = await open(token);
+    return { token, client, sessionId: sessionIdOf(client) };
+  }
+
+  async function noRun(sessionId: string) {
+    await expect(h.client.workflow.getHandle(`toolplane-mcp/${sessionId}`).describe()).rejects.toThrow(/not found/i);
+  }
+
+  test('malformed JSON: -32700', async () => {
+    const { token, sessionId } = await session('agent:desk');
+    const res = await post(gateway.url, '{"jsonrpc":"2.0", "id": 1, "method": ', {
+      Authorization: `Bearer ${token}`,
+      'Mcp-Session-Id': sessionId,
+    });
+    expect(res.status).toBe(400);
+    expect(res.json).toMatchObject({ error: { code: -32700, message: expect.stringMatching(/not JSON/) } });
+    await noRun(sessionId);
+  });
+
+  test('an unknown method: -32601 naming it', async () => {
+    const { client } = await session('agent:desk');
+    await expect(
+      client.request({ method: 'tools/frobnicate', params: {} }, (await import('zod')).z.object({})),
+    ).rejects.toMatchObject({
+      code: -32601,
+    });
+  });
+
+  test('a tool not offered to the principal, oversized arguments: -32602 naming what; a schema violation: isError naming the pointer', async () => {
+    const { client: reader, sessionId: readerSession } = await session('someone', ['readers']);
+    await expect(
+      reader.callTool({ name: 'payments__refund', arguments: { account_id: 'a', amount_cents: 1, currency: 'EUR' } }),
+    ).rejects.toMatchObject({ code: -32602, message: expect.stringMatching(/payments__refund.*someone/) });
+    await expect(reader.callTool({ name: 'shell__exec', arguments: {} })).rejects.toMatchObject({ code: -32602 });
+    await noRun(readerSession);
+
+    const { client: desk, sessionId: deskSession } = await session('agent:desk');
+    await expect(
+      desk.callTool({
+        name: 'payments__refund',
+        arguments: { account_id: 'x'.repeat(5000), amount_cents: 1, currency: 'EUR' },
+      }),
+    ).rejects.toMatchObject({
+      code: -32602,
+      message: expect.stringMatching(/params\.arguments of payments__refund is \d+ bytes.*4096/),
+    });
+    const invalid = await desk.callTool({
+      name: 'payments__refund',
+      arguments: { account_id: 'acct_alice_001', amount_cents: 0, currency: 'XYZ' },
+    });
+    expect(invalid.isError).toBe(true);
+    const said = (invalid.content as { text: string }[])[0]!.text;
+    expect(said).toContain('/amount_cents');
+    expect(said).toContain('/currency');
+    await noRun(deskSession);
+  });
+
+  test("another principal's session id is refused (403), naming why", async () => {
+    const { sessionId } = await session('agent:desk');
+    const otherToken = await gatewayToken(issuer, gateway.resource, 'someone', ['readers']);
+    const res = await post(gateway.url, rpc(5, 'tools/list', {}), {
+      Authorization: `Bearer ${otherToken}`,
+      'Mcp-Session-Id': sessionId,
+      'Mcp-Protocol-Version': '2025-11-25',
+    });
+    expect(res.status).toBe(403);
+    expect(res.json).toMatchObject({ error: { message: expect.stringMatching(/not issued to someone/) } });
+    const hijack = await mcpClient(gateway.url, otherToken, sessionId);
+    opened.push(hijack);
+    await expect(hijack.listTools()).rejects.toThrow(/403|not issued/);
+  });
+});
