@@ -35,18 +35,27 @@ export interface McpMemoEntry {
   outcome?: McpCallOutcome;
 }
 
-/** What a session carries when it continues as new (set by the run itself; a client never sends it). */
+/**
+ * What a session carries when it continues as new (set by the run itself; a run a client starts with it
+ * is refused). The workflow's own state is opaque here: only the session workflow reads it.
+ */
 export interface McpSessionState {
   /** `step.state()` of the run it continues. */
   step: unknown;
-  /** The session's provenance (values and labels of every result it returned). */
+  /** The session's provenance (the labels of every result it returned). */
   provenance: unknown;
-  /** The last keys with their outcomes, oldest first. */
+  /** The calls' usage so far, counted against the worker's caps. */
+  usage: unknown;
+  /** The run's stream, where its offsets go on. */
+  stream?: unknown;
+  /** The last keys with their outcomes, oldest first (none in flight: a session continues between calls). */
   memo: McpMemoEntry[];
-  /** How many keys were forgotten (older than the carried ones). */
-  forgotten: number;
+  /** Digests of older keys: a repeat of one is refused as too old to repeat. */
+  forgotten: string[];
   /** Whether any result has entered the session (after it, what the client sends is of unknown origin). */
   resultSeen: boolean;
+  /** When the session started (epoch ms). */
+  startedAt: number;
 }
 
 export interface McpSessionInput {

@@ -26,6 +26,8 @@ export interface PerformContext {
   modelCallId?: string;
   lease?: string;
   delegate?: Delegate;
+  /** In an MCP session: the gateway's MAC of the call. */
+  mcpCall?: { key: string; mac: string };
   /** Called with what the worker reported (an extension starting). */
   onStarted?: () => void;
 }
@@ -45,6 +47,7 @@ function requestOf(call: ToolCall, args: Record<string, unknown>, c: PerformCont
     ...(call.decl.retries_landed ? { retriesLanded: true } : {}),
     ...(c.modelCallId ? { modelCallId: c.modelCallId } : {}),
     ...(c.lease ? { lease: c.lease } : {}),
+    ...(c.mcpCall ? { mcpCall: c.mcpCall } : {}),
     ...(c.policy.allow === '*' && !c.policy.deny?.length ? {} : { policy: c.policy }),
   };
 }
