@@ -2,7 +2,12 @@
 // a real worker and the suite's dev server: authorization, tools per principal, bad input.
 import type { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { createGateway, type Gateway } from '../../gateway/gateway';
-import { harness, type Harness } from '../support/env';
+import { createMCPClient } from '@ai-sdk/mcp';
+import { generateText, isStepCount } from 'ai';
+import { MockLanguageModelV4 } from 'ai/test';
+import { harness, testDir, type Harness } from '../support/env';
+import { supportDesk } from '../support/desk';
+import { playScript } from '../../examples/ai-sdk-agent/scripted-model';
 import { testIssuer, type TestIssuer } from '../support/identity';
 import { deskManifest, gatewayToken, mcpClient, post, sessionIdOf } from './support';
 
@@ -10,6 +15,7 @@ const manifest = deskManifest();
 let h: Harness;
 let issuer: TestIssuer;
 let gateway: Gateway;
+let desk: ReturnType<typeof supportDesk>;
 const TICKET_KEY = Buffer.alloc(32, 7).toString('base64url');
 const opened: McpClient[] = [];
 
@@ -22,6 +28,14 @@ async function open(token: string, sessionId?: string): Promise<McpClient> {
 beforeAll(async () => {
   h = await harness(`gateway-auth-${process.pid}`);
   issuer = await testIssuer();
+  desk = supportDesk(testDir('gateway'));
+  await h.runWorker({
+    manifest,
+    tools: desk.tools,
+    identity: issuer.identity,
+    insecureAssertedPrincipals: false,
+    ticketKey: TICKET_KEY,
+  });
   gateway = await createGateway({
     client: h.client,
     taskQueue: h.taskQueue,
@@ -176,5 +190,167 @@ describe('bad input is named, and nothing starts', () => {
     const hijack = await mcpClient(gateway.url, otherToken, sessionId);
     opened.push(hijack);
     await expect(hijack.listTools()).rejects.toThrow(/403|not issued/);
+  });
+});
+
+describe('calls', () => {
+  const refundArgs = { account_id: 'acct_alice_001', amount_cents: 2500, currency: 'EUR' };
+  const refundsTo = (account: string) => desk.payments.all().filter((p) => p.account === account);
+
+  async function lookedUp(client: McpClient, email: string) {
+    const found = await client.callTool({ name: 'crm__lookup_customer', arguments: { email } });
+    expect(found.isError).toBeFalsy();
+    return found;
+  }
+
+  test('a refund lands once; the same idempotencyKey from a new connection gets the same outcome and sends nothing', async () => {
+    const token = await gatewayToken(issuer, gateway.resource, 'agent:desk');
+    const first = await open(token);
+    const sessionId = sessionIdOf(first);
+    await lookedUp(first, 'alice@example.com');
+    const call = { name: 'payments__refund', arguments: refundArgs, _meta: { idempotencyKey: 'refund-alice-1' } };
+    const landed = await first.callTool(call);
+    expect(landed.isError).toBeFalsy();
+    expect(landed.structuredContent).toMatchObject({ status: 'refunded', duplicate: false });
+    const effectKey = landed._meta?.['toolplane/effectKey'];
+    expect(typeof effectKey).toBe('string');
+    expect(refundsTo('acct_alice_001')).toHaveLength(1);
+
+    // The connection dropped; the client reconnects to the same session and repeats the call.
+    const second = await open(token, sessionId);
+    const repeated = await second.callTool(call);
+    expect(repeated.structuredContent).toEqual(landed.structuredContent);
+    expect(repeated._meta?.['toolplane/effectKey']).toBe(effectKey);
+    expect(refundsTo('acct_alice_001')).toHaveLength(1);
+    expect(desk.payments.repeats()).toBe(0);
+  });
+
+  // KNOWN BUG (h-session): SessionClient's update id is a digest of (workflow id, key) only, so Temporal
+  // dedupes the repeat and answers the first call's outcome before the run's call memo can refuse the
+  // other arguments. Nothing is sent twice, but the contract says KeyReused. Remove `.failing` once
+  // the update id covers the tool and the arguments' digest.
+  test.failing('the same key with other arguments is refused (KeyReused), not answered or sent', async () => {
+    const client = await open(await gatewayToken(issuer, gateway.resource, 'agent:desk'));
+    await lookedUp(client, 'alice@example.com');
+    const call = { name: 'payments__refund', arguments: refundArgs, _meta: { idempotencyKey: 'refund-alice-2' } };
+    expect((await client.callTool(call)).isError).toBeFalsy();
+    const reused = await client.callTool({ ...call, arguments: { ...refundArgs, amount_cents: 9999 } });
+    expect(reused.isError).toBe(true);
+    expect(reused._meta?.['toolplane/code']).toBe('KeyReused');
+  });
+
+  test("a refund to an account that came from a ticket's text is refused with the rule, and nothing is sent", async () => {
+    const client = await open(await gatewayToken(issuer, gateway.resource, 'agent:desk'));
+    const ticket = await client.callTool({ name: 'tickets__read_ticket', arguments: { ticket_id: 'T-101' } });
+    expect(JSON.stringify(ticket.structuredContent)).toContain('acct_attacker_991');
+    const refused = await client.callTool({
+      name: 'payments__refund',
+      arguments: { account_id: 'acct_attacker_991', amount_cents: 95000, currency: 'EUR' },
+      _meta: { idempotencyKey: 'injected' },
+    });
+    expect(refused.isError).toBe(true);
+    expect(refused._meta?.['toolplane/status']).toBe('refused');
+    expect((refused.content as { text: string }[])[0]!.text).toMatch(/\/account_id/);
+    expect(refundsTo('acct_attacker_991')).toHaveLength(0);
+  });
+
+  test('the gateway closed and recreated mid-session accepts the next call on the same session id', async () => {
+    const token = await gatewayToken(issuer, gateway.resource, 'agent:desk');
+    const before = await open(token);
+    const sessionId = sessionIdOf(before);
+    await lookedUp(before, 'bob@example.com');
+    const port = Number(new URL(gateway.url).port);
+    const resource = gateway.resource;
+    await gateway.close();
+    gateway = await createGateway({
+      client: h.client,
+      taskQueue: h.taskQueue,
+      manifest,
+      identity: issuer.identity,
+      ticketKey: TICKET_KEY,
+      port,
+      resource,
+      maxArgumentBytes: 4096,
+    });
+    const after = await open(token, sessionId);
+    const call = {
+      name: 'payments__refund',
+      arguments: { account_id: 'acct_bob_002', amount_cents: 1000, currency: 'EUR' },
+      _meta: { idempotencyKey: 'refund-bob-1' },
+    };
+    // A pooled connection to the old process may fail the first send, as after any restart: the
+    // client repeats the call under the same key, which is what makes that safe.
+    const landed = await after.callTool(call).catch((err: Error) => {
+      if (!/fetch failed/.test(err.message)) throw err;
+      return after.callTool(call);
+    });
+    expect(landed.isError).toBeFalsy();
+    expect(refundsTo('acct_bob_002')).toHaveLength(1);
+    const workflow = await h.client.workflow.getHandle(`toolplane-mcp/${sessionId}`).describe();
+    expect(workflow.status.name).toBe('RUNNING');
+  });
+
+  test('a session ended by its DELETE answers 404 to its next call', async () => {
+    const token = await gatewayToken(issuer, gateway.resource, 'agent:desk');
+    const client = await open(token);
+    const sessionId = sessionIdOf(client);
+    await lookedUp(client, 'chen@example.com');
+    const del = await fetch(gateway.url, {
+      method: 'DELETE',
+      headers: { Authorization: `Bearer ${token}`, 'Mcp-Session-Id': sessionId, 'Mcp-Protocol-Version': '2025-11-25' },
+    });
+    expect(del.status).toBe(200);
+    const res = await post(
+      gateway.url,
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: 9,
+        method: 'tools/call',
+        params: { name: 'crm__lookup_customer', arguments: { email: 'chen@example.com' } },
+      }),
+      { Authorization: `Bearer ${token}`, 'Mcp-Session-Id': sessionId, 'Mcp-Protocol-Version': '2025-11-25' },
+    );
+    expect(res.status).toBe(404);
+    expect(res.json).toMatchObject({ error: { code: -32001 } });
+  });
+});
+
+describe("the AI SDK's MCP client driving a scripted model", () => {
+  test("generateText with the gateway's tools: the refund lands once", async () => {
+    const token = await gatewayToken(issuer, gateway.resource, 'agent:desk');
+    const mcp = await createMCPClient({
+      transport: { type: 'http', url: gateway.url, headers: { Authorization: `Bearer ${token}` } },
+    });
+    try {
+      const tools = await mcp.tools();
+      expect(Object.keys(tools).sort()).toContain('payments__refund');
+      const script = [
+        { tool_calls: [{ name: 'crm__lookup_customer', arguments: { email: 'chen@example.com' } }] },
+        {
+          tool_calls: [
+            {
+              name: 'payments__refund',
+              arguments: { account_id: 'acct_chen_003', amount_cents: 700, currency: 'GBP' },
+            },
+          ],
+        },
+        { final: 'refunded' },
+      ];
+      const model = new MockLanguageModelV4({
+        doGenerate: (options) => Promise.resolve(playScript({ ...options, providerOptions: { scripted: { script } } })),
+      });
+      const result = await generateText({
+        model,
+        tools,
+        prompt: 'Refund 7 GBP to chen@example.com',
+        stopWhen: isStepCount(5),
+      });
+      expect(result.text).toBe('refunded');
+      const refund = result.steps.flatMap((s) => s.toolResults).find((r) => r.toolName === 'payments__refund');
+      expect(JSON.stringify(refund?.output)).toContain('refunded');
+      expect(desk.payments.all().filter((p) => p.account === 'acct_chen_003' && p.currency === 'GBP')).toHaveLength(1);
+    } finally {
+      await mcp.close();
+    }
   });
 });

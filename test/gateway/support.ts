@@ -7,10 +7,28 @@ import { signCredential } from '../../identity/mint';
 import { exampleManifest } from '../support/env';
 import type { TestIssuer } from '../support/identity';
 
-/** `agent:desk` may be granted every tool; the group `readers` only the two reads. */
+/**
+ * The support desk behind a gateway. `agent:desk` may be granted every tool; the group `readers` only
+ * the two reads. The refund admits the amount and currency the client writes (an MCP client has no
+ * prompt: after the first result, everything it sends is of unknown origin), while the account must
+ * still come from the CRM.
+ */
 export function deskManifest(): Manifest {
+  const base = exampleManifest();
   return {
-    ...exampleManifest(),
+    ...base,
+    tools: base.tools.map((t) =>
+      t.id === 'tool://payments/refund'
+        ? {
+            ...t,
+            protected_fields: [
+              ...t.protected_fields,
+              { pointer: '/amount_cents', accepts_untrusted: true },
+              { pointer: '/currency', accepts_untrusted: true },
+            ],
+          }
+        : t,
+    ),
     principals: {
       'agent:desk': { tools: '*', capabilities: [], models: '*', share_facts_with: [] },
       'group:readers': {
