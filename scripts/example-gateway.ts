@@ -10,7 +10,7 @@ import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { createGateway, loadManifest } from '../index';
+import { createGateway, loadManifest, type Manifest } from '../index';
 import { generateIssuerKey, signCredential } from '../client';
 import { createTools } from '../examples/support-desk/tools';
 import { createWorker } from '../worker';
@@ -24,6 +24,28 @@ function textOf(result: Record<string, unknown>): string {
   return first?.text ?? '';
 }
 
+/**
+ * The desk's manifest, with the refund admitting the amount and currency the MCP client writes. A
+ * client has no prompt the gateway could read: after the first result entered the session, whatever
+ * it sends is of unknown origin, so a mutating tool takes it only where a field rule admits it. The
+ * account stays protected: it must be a value the CRM returned in this session (docs/gateway.md).
+ */
+function withClientAmounts(manifest: Manifest): { manifest: Manifest } {
+  const tools = manifest.tools.map((t) =>
+    t.id !== 'tool://payments/refund'
+      ? t
+      : {
+          ...t,
+          protected_fields: [
+            ...t.protected_fields,
+            { pointer: '/amount_cents', accepts_untrusted: true as const },
+            { pointer: '/currency', accepts_untrusted: true as const },
+          ],
+        },
+  );
+  return { manifest: { ...manifest, tools } };
+}
+
 async function main(): Promise<void> {
   Runtime.install({ logger: new DefaultLogger('ERROR') });
   const server = await connectOrStart({ dynamicConfig: EAGER_ACTIVITIES });
@@ -31,7 +53,7 @@ async function main(): Promise<void> {
     const options = serverConnectOptions(server);
     const native = await NativeConnection.connect(options);
     const client = new Client({ connection: await Connection.connect(options), namespace: server.namespace });
-    const { manifest } = loadManifest(path.join(desk, 'manifest.yaml'));
+    const { manifest } = withClientAmounts(loadManifest(path.join(desk, 'manifest.yaml')).manifest);
     const taskQueue = `toolplane-gateway-example-${process.pid}`;
     // The demo is its own issuer; a team trusts its identity provider the same way (docs/gateway.md).
     const issuer = await generateIssuerKey('toolplane-demo', 'demo-1');
@@ -87,6 +109,14 @@ async function demo(
   console.log(
     `payments__refund again, same idempotencyKey -> ${textOf(again)} (effect key ${String(again._meta?.['toolplane/effectKey'])})`,
   );
+  const ticket = await mcp.callTool({ name: 'tickets__read_ticket', arguments: { ticket_id: 'T-101' } });
+  console.log(`tickets__read_ticket T-101 -> ${textOf(ticket).slice(0, 120)}…`);
+  const injected = await mcp.callTool({
+    name: 'payments__refund',
+    arguments: { account_id: 'acct_attacker_991', amount_cents: 95000, currency: 'EUR' },
+    _meta: { idempotencyKey: 'refund-from-ticket-text' },
+  });
+  console.log(`payments__refund to the ticket's account -> ${textOf(injected)}`);
   const workflowId = mcpSessionWorkflowId(transport.sessionId!);
   await transport.terminateSession();
   await mcp.close();
