@@ -20,6 +20,7 @@ export const DEFAULT_MAX_ARGUMENT_BYTES = 256 * 1024;
 /** How long a call that asked for progress is held open waiting for a person, by default: 10 minutes. */
 export const DEFAULT_PROGRESS_WAIT_MS = 10 * 60_000;
 
+/** What `createGateway` needs: the worker's authority (manifest, identity, ticket key) and where its runs are. */
 export interface GatewayOptions {
   /** A Temporal client on the namespace the worker serves. */
   client: Client;
@@ -50,11 +51,13 @@ export interface GatewayOptions {
   progressPollMs?: number;
 }
 
+/** A running gateway. */
 export interface Gateway {
   /** The MCP endpoint's URL. */
   url: string;
   /** The resource URI tokens must name as audience. */
   resource: string;
+  /** Stops serving and closes every connection; the sessions' runs go on and a new gateway serves them. */
   close(): Promise<void>;
 }
 
@@ -70,7 +73,18 @@ function listen(server: http.Server, port: number, host: string): Promise<Addres
   });
 }
 
-/** Starts the gateway; it serves until `close()`. */
+/**
+ * Starts the gateway; it serves until `close()`. Each `tools/call` becomes a governed call in the
+ * session's `mcpSession` run, which a worker with ToolplanePlugin on `taskQueue` serves.
+ *
+ * @example
+ * ```ts
+ * const gateway = await createGateway({ client, taskQueue: 'toolplane', manifest, identity, port: 8788 });
+ * // an MCP client: POST gateway.url with `Authorization: Bearer <token for gateway.resource>`
+ * await gateway.close();
+ * ```
+ * @throws UsageError (a ToolplaneError) when two declared tools would share an MCP name.
+ */
 export async function createGateway(opts: GatewayOptions): Promise<Gateway> {
   const byName = toolsByName(opts.manifest); // refuses two tools that share an MCP name, before listening
   const maxArgumentBytes = opts.maxArgumentBytes ?? DEFAULT_MAX_ARGUMENT_BYTES;
