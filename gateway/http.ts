@@ -85,8 +85,7 @@ async function handlePost(deps: HttpDeps, req: IncomingMessage, res: ServerRespo
   const server = mcpServerFor(deps, scope);
   // A call that found its session's run ended answers 404, so the client opens a new session.
   const writeHead = res.writeHead.bind(res) as (...a: unknown[]) => ServerResponse;
-  res.writeHead = ((status: number, ...rest: unknown[]) =>
-    writeHead(scope.ended ? 404 : status, ...rest));
+  res.writeHead = (status: number, ...rest: unknown[]) => writeHead(scope.ended ? 404 : status, ...rest);
   res.on('close', () => {
     void transport.close();
     void server.close();
