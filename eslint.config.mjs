@@ -23,7 +23,7 @@ const nodeBuiltins = [
 // → workflows/ | activities/ | identity/ | ledger/ | runtime/ → inspect/, cli/, the host files
 // → the entry points. `cli.ts` is the bin's door.
 const entryPoints = ['./index.ts', './workflow.ts', './client.ts', './ai-sdk.ts', './cli.ts'];
-const hosts = ['./inspect', './cli', './plugin.ts', './worker.ts'];
+const hosts = ['./inspect', './cli', './gateway', './plugin.ts', './worker.ts'];
 const sides = ['./workflows', './activities', './identity', './ledger', './runtime'];
 // What workflow-safe code may not import (bundled into Temporal's sandbox, replayed).
 const workflowSafe = [

@@ -7,6 +7,7 @@
  * @module toolplane
  */
 export { ToolplanePlugin, type ToolplanePluginOptions, type ToolplaneDeployment } from './plugin';
+export { createGateway, DEFAULT_MAX_ARGUMENT_BYTES, type Gateway, type GatewayOptions } from './gateway/gateway';
 export type { WorkflowTracing } from './activities/telemetry';
 export type { Ctx, Tool, ToolDef, ToolOrigin, ToolOutput, LedgerRef } from './activities/tool';
 export {

@@ -9,6 +9,20 @@
  */
 export { agentRun } from './workflows/agent/run';
 export { toolRun } from './workflows/tool-run';
+// The MCP gateway's sessions: every worker that serves toolplane's runs registers the session workflow.
+export { mcpSession, type McpSessionResult } from './workflows/mcp/session';
+export {
+  MCP_SESSION_WORKFLOW,
+  mcpCallUpdate,
+  mcpEndUpdate,
+  mcpSessionWorkflowId,
+  type McpCallOutcome,
+  type McpCallRequest,
+  type McpMemoEntry,
+  type McpSessionInput,
+  type McpSessionState,
+  type SessionPass,
+} from './common/gateway-protocol';
 // Budgets across runs: every worker that serves toolplane's runs registers the principals' budget workflow.
 export { budgetCounter } from './workflows/budget/counter';
 export { budgetWindowsQuery, settleBudgetUpdate } from './common/budget-protocol';

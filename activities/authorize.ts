@@ -1,6 +1,7 @@
 // The first activity of every run: the worker establishes who the run acts for (a verified
 // credential, or the ticket of the run it continues or of its delegating parent), answers what it may
 // hold, and issues the ticket every later call presents. Recorded in history, so replay sees the same answer.
+import { createHash } from 'node:crypto';
 import { Context } from '@temporalio/activity';
 import {
   authorize,
@@ -18,7 +19,8 @@ import { manifestDigest } from '../catalog/digest';
 import type { Manifest } from '../catalog/manifest';
 import { modelPermit, toolPermit, type RunIdentity } from '../common/ticket';
 import { asFinalRefusalAsync } from './catalog-failure';
-import { IdentityRefused, type CredentialVerifier } from '../identity/credentials';
+import { IdentityRefused, type CredentialVerifier, type VerifiedCredential } from '../identity/credentials';
+import { MCP_SESSION_WORKFLOW, type SessionPass } from '../common/gateway-protocol';
 import type { RunIds, TicketIssuer } from './identity/tickets';
 import { spendCredential } from './identity/credential-spend';
 import type { AuthorizeActivities, AuthorizeRequest, AuthorizeResult } from '../common/wire';
@@ -64,6 +66,18 @@ function refuseBadCaps(manifest: Manifest): void {
   if (problems.length > 0) throw new ManifestInvalid("the worker's manifest", problems);
 }
 
+/** A session pass as a credential to spend: named by the digest of its MAC, until it expires. */
+function passSpent(pass: SessionPass): VerifiedCredential {
+  return {
+    ...pass.identity,
+    issuer: pass.identity.issuer ?? 'the MCP gateway',
+    spend: {
+      digest: createHash('sha256').update(pass.mac).digest('hex'),
+      expiresAt: Math.ceil(pass.expiresAt / 1000),
+    },
+  };
+}
+
 export function createAuthorizeActivities(deps: AuthorizeDeps): AuthorizeActivities {
   refuseBadCaps(deps.manifest);
   const digest = manifestDigest(deps.manifest);
@@ -83,8 +97,31 @@ export function createAuthorizeActivities(deps: AuthorizeDeps): AuthorizeActivit
     return { identity: c.carry.identity, bound: { grants: c.carry.grants, capabilities: c.carry.capabilities } };
   };
 
+  /** The MCP gateway's pass: made with this worker's key for this session's workflow id, unexpired, spent once. */
+  const fromPass = async (run: RunIds, req: AuthorizeRequest): Promise<Established> => {
+    const pass = req.pass!;
+    const type = Context.current().info.workflowType;
+    const refusal =
+      type === MCP_SESSION_WORKFLOW ? deps.tickets.sessionPassRefusal(run.workflowId, pass) : 'bad_signature';
+    if (refusal)
+      throw new IdentityRefused(
+        refusal,
+        refusal === 'expired'
+          ? `the MCP gateway's session pass for ${run.workflowId} expired before the run was authorized`
+          : `the session pass this run carries was not issued by this worker's gateway to an MCP session ${run.workflowId} (${type})`,
+      );
+    if (req.principal && req.principal !== pass.identity.principal)
+      throw new IdentityRefused(
+        'principal_mismatch',
+        `the run asks to act as ${req.principal}, but its pass is ${pass.identity.principal}'s`,
+      );
+    await spendCredential(passSpent(pass), { kind: 'run' }, deps.credentials?.tolerance ?? 0);
+    return { identity: pass.identity };
+  };
+
   const establish = async (run: RunIds, req: AuthorizeRequest): Promise<Established> => {
     if (req.carried) return fromCarried(run, req);
+    if (req.pass) return fromPass(run, req);
     if (deps.credentials) {
       const v = await deps.credentials.verify(req.credential, {
         workflowId: run.workflowId,

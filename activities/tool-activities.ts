@@ -1,6 +1,7 @@
 // The tool activity: performs one call, at most once per idempotency key as far as the tool honours it.
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import { FailureType } from '../catalog/failure-types';
+import { FailureType, RunFailureType } from '../catalog/failure-types';
+import { MCP_SESSION_WORKFLOW } from '../common/gateway-protocol';
 import type { Manifest, Safety } from '../catalog/manifest';
 import { shortDigest, toolDigest } from '../catalog/digest';
 import { effectKeyOfActivityId, idempotencyKey } from '../common/effect-key';
@@ -123,6 +124,22 @@ async function assertAuthority(w: ToolWorker, req: PerformRequest | ReconcileReq
   }
 }
 
+/**
+ * In an MCP session (the workflow type as Temporal reports it): only a call the gateway made, for this
+ * session, key and tool. An update anyone else sent to the session performs nothing.
+ */
+function assertMcpCall(w: ToolWorker, req: PerformRequest): void {
+  const info = Context.current().info;
+  if (info.workflowType !== MCP_SESSION_WORKFLOW) return;
+  const workflowId = info.workflowExecution?.workflowId ?? '';
+  if (w.deps.tickets.madeCall(workflowId, req.mcpCall?.key, req.toolId, req.mcpCall?.mac)) return;
+  throw ApplicationFailure.nonRetryable(
+    `${req.toolId} refused: the call carries no MAC the MCP gateway made for it in session ${workflowId}; nothing was sent`,
+    RunFailureType.IdentityRefused,
+    { reason: 'bad_signature' },
+  );
+}
+
 /** A call this worker must not send: the run declares the tool otherwise, or it needs a ledger key the worker lacks. */
 function refuseUnservable(w: ToolWorker, req: PerformRequest): void {
   const ours = w.declared.get(req.toolId);
@@ -204,6 +221,7 @@ function spanOf(w: ToolWorker, req: PerformRequest | ReconcileRequest, effectKey
 
 async function performTool(w: ToolWorker, req: PerformRequest): Promise<PerformResult> {
   await assertAuthority(w, req);
+  assertMcpCall(w, req);
   const tool = lookup(w, req.toolId);
   const effectKey = effectKeyOfActivityId(Context.current().info.activityId);
   refuseUnservable(w, req);

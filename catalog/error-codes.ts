@@ -53,6 +53,13 @@ export const ErrorCode = {
   ApprovalResponseRefused: 'ApprovalResponseRefused',
   StreamBroken: 'StreamBroken',
   CommandFailed: 'CommandFailed',
+  /** An MCP session whose run ended (deleted, idled out): the client re-initializes. */
+  SessionEnded: 'SessionEnded',
+  /** An MCP call the session cannot read (no key, no tool, no MAC), or a key reused for another call. */
+  McpCallInvalid: 'McpCallInvalid',
+  KeyReused: 'KeyReused',
+  /** A call key older than the keys a session remembers: its outcome is in the run's journal. */
+  KeyForgotten: 'KeyForgotten',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 

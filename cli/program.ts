@@ -14,6 +14,7 @@ import { registerReplay } from './replay';
 import { registerRun } from './run';
 import { registerShow } from './show';
 import { registerWorker } from './worker';
+import { registerGateway } from './gateway';
 
 /** The installed package's version: package.json sits above cli/ in the source, two above in lib/cli/. */
 function packageVersion(): string {
@@ -44,6 +45,7 @@ export function buildProgram(
     .showHelpAfterError('(see --help)')
     .addHelpText('after', EXIT_CODES_HELP);
   registerWorker(program);
+  registerGateway(program);
   registerRun(program, cli);
   registerList(program, cli);
   registerDescribe(program, cli);

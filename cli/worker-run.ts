@@ -24,7 +24,7 @@ import { createWorker, SHUTDOWN_FORCE_TIME, SHUTDOWN_GRACE_TIME } from '../worke
 import { loadToolModules } from './tool-modules';
 
 /** Worker Versioning from the flags: both a deployment name and a build id, or neither. */
-function deploymentOf(o: { deploymentName?: string; buildId?: string }): ToolplaneDeployment | undefined {
+export function deploymentOf(o: { deploymentName?: string; buildId?: string }): ToolplaneDeployment | undefined {
   if (!o.deploymentName && !o.buildId) return undefined;
   if (!o.deploymentName || !o.buildId)
     throw new ToolplaneError(
@@ -87,7 +87,7 @@ export async function connectWithRetry(
 }
 
 /** The options `toolplane worker` takes. */
-interface WorkerCliOptions {
+export interface WorkerCliOptions {
   manifest: string;
   tools: string[];
   taskQueue: string;
@@ -104,7 +104,7 @@ interface WorkerCliOptions {
 }
 
 /** `toolplane worker`'s command line: each option, its environment default and its help. */
-function workerProgram(): Command {
+export function workerProgram(): Command {
   return new Command()
     .name('toolplane worker')
     .requiredOption(
@@ -154,7 +154,7 @@ function workerProgram(): Command {
 }
 
 /** The worker the options describe, on a connection already made. */
-function workerFromOptions(
+export function workerFromOptions(
   o: WorkerCliOptions,
   connection: NativeConnection,
   namespace: string,
@@ -184,7 +184,7 @@ function workerFromOptions(
 }
 
 /** SIGINT or SIGTERM shuts the worker down gracefully: running calls get the grace time. */
-function shutdownOnSignals(worker: Worker): void {
+export function shutdownOnSignals(worker: Worker): void {
   for (const signal of ['SIGINT', 'SIGTERM'] as const)
     process.once(signal, () => {
       console.error(

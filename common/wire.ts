@@ -10,11 +10,9 @@ import type { LedgerDecision } from './ledger-ref';
 import { ActivityName } from './names';
 import type { StoredOutput } from './stored-output';
 import type { RunIdentity, RunTicket, TicketCarry } from './ticket';
+import type { SessionPass } from './gateway-protocol';
 
-/**
- * Kept small: it is written to history once per call. The effect key is the activity id (a
- * resend adds `.N`), so it is not repeated here.
- */
+/** Kept small: written to history once per call. The effect key is the activity id (a resend adds `.N`). */
 export interface PerformRequest {
   toolId: string;
   args: Record<string, unknown>;
@@ -40,6 +38,8 @@ export interface PerformRequest {
   digest?: string;
   /** The extension-runtime lease the run granted this call (extension tools only). */
   lease?: string;
+  /** In an MCP session: the gateway's MAC of the call (`{ key, mac }`), checked before the tool runs. */
+  mcpCall?: { key: string; mac: string };
 }
 
 export interface PerformResult {
@@ -132,10 +132,8 @@ export type ScriptTurn = { tool_calls: { name: string; arguments: unknown; id?: 
 export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter' | 'error' | 'other';
 
 /**
- * What the model turn activity receives. Runs before transcripts by reference send a whole
- * request every turn; a run now sends its conversation by reference (`transcript`, absent on the
- * first turn), only the messages added since, and the offered tools by digest (their schemas on
- * the first turn only).
+ * What the model turn activity receives: the conversation by reference (`transcript`, absent on the first
+ * turn; older runs send it whole), the messages added since, and the tools by digest (schemas on the first turn).
  */
 export interface ModelTurnInput {
   model: ModelRequest;
@@ -185,6 +183,8 @@ export interface AuthorizeRequest extends Omit<RunRequest, 'principal' | 'groups
   credential?: string;
   /** Instead of a credential: the ticket of the run this one continues, or of its delegating parent. */
   carried?: CarriedAuthority;
+  /** Instead of a credential: the MCP gateway's pass for the session this run is (spent once). */
+  pass?: SessionPass;
   /** The model endpoint an agent run names; refused here, before any request, when undeclared. */
   model?: ModelRequest;
   /** A run without the data-flow gate (`toolRun`) asks to be served; only a worker configured for it agrees. */

@@ -1,7 +1,7 @@
 // Workflow-safe: how the recovery state machine (recovery.ts) reads a failed send and what it decides
 // from it, and the retry policy a tool's declaration gives its sends. Pure: no activity, no timer.
 import { ActivityFailure, ApplicationFailure, TimeoutFailure, type RetryPolicy } from '@temporalio/workflow';
-import { FailureType } from '../catalog/failure-types';
+import { FailureType, RunFailureType } from '../catalog/failure-types';
 import { durationMs } from '../catalog/duration';
 import type { ToolDecl } from '../catalog/manifest';
 import type { RecoveryPath } from '../common/journal';
@@ -53,6 +53,7 @@ export function classify(err: unknown): Failure {
           return { kind: 'definition_changed', message };
         case FailureType.Unavailable:
         case FailureType.Invalid:
+        case RunFailureType.IdentityRefused:
           return { kind: 'unavailable', message };
         case FailureType.OutputUnstored:
           return { kind: 'output_unstored', message };

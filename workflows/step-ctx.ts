@@ -10,7 +10,7 @@ import type { RunCaps } from '../catalog/caps';
 import type { Sensitivity } from '../catalog/manifest';
 import type { Policy } from '../catalog/policy';
 import type { ToolCatalog } from '../catalog/tool-catalog';
-import { pendingEscalations } from './escalation';
+import { pendingEscalations, type PendingEscalation } from './escalation';
 import { runCall, type CallHost, type CallOptions } from './call/pipeline';
 import { governedBy } from './gate/governance';
 import { journalQuery } from './journal-query';
@@ -189,6 +189,11 @@ export class StepCtx {
     this.stream.publish({ type: 'run-ended', ...how });
     this.escalations.clear();
     this.publishStatus();
+  }
+
+  /** The calls waiting for a person's decision now (an approval, or an in-doubt call). */
+  waitingOn(): PendingEscalation[] {
+    return this.escalations.waiting();
   }
 
   /** Refusals, whom the run waits for and a summary of its effects, where operators look. */

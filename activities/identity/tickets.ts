@@ -8,6 +8,8 @@ import path from 'node:path';
 import { canonicalJson } from '../../catalog/digest';
 import { ToolplaneError } from '../../catalog/errors';
 import type { RunIdentity, RunTicket, TicketCarry } from '../../common/ticket';
+import type { SessionPass } from '../../common/gateway-protocol';
+import { verifyCallMac, verifySessionPass } from './session-pass';
 import { dataDir } from '../data-dir';
 import { ErrorCode } from '../../catalog/error-codes';
 
@@ -85,6 +87,16 @@ export class TicketIssuer {
   /** Did this worker issue `mac` to run `run`, acting for `principal`, for `permit`? */
   permits(run: RunIds, principal: string, permit: string, mac: unknown): boolean {
     return typeof mac === 'string' && same(mac, this.permitMac(run, principal, permit));
+  }
+
+  /** Why the MCP gateway's pass for session `workflowId` is refused (`undefined`: this key issued it, unexpired). */
+  sessionPassRefusal(workflowId: string, pass: SessionPass): 'bad_signature' | 'expired' | undefined {
+    return verifySessionPass(this.key, workflowId, pass);
+  }
+
+  /** Did the MCP gateway (holding this key) make `mac` for call `callKey` of session `workflowId` to `toolId`? */
+  madeCall(workflowId: string, callKey: unknown, toolId: string, mac: unknown): boolean {
+    return verifyCallMac(this.key, workflowId, callKey, toolId, mac);
   }
 
   /** Did this worker issue run `run` this carry? */

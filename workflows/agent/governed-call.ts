@@ -34,6 +34,8 @@ export interface AgentCall {
   seen: ProvenanceView;
   /** Runs the governed call as a subagent (independent tools). */
   delegate?: Delegate;
+  /** In an MCP session: the gateway's MAC of the call, which the worker checks before the tool runs. */
+  mcpCall?: { key: string; mac: string };
 }
 
 /** The run's state every governed call of an agent shares. */
@@ -65,6 +67,7 @@ export async function governedAgentCall(
         onAllowed: (t) => (callTrusted = t),
       }),
       ...(c.delegate ? { delegate: c.delegate } : {}),
+      ...(c.mcpCall ? { mcpCall: c.mcpCall } : {}),
     });
     produceToolOutput(scope.provenance, {
       toolId: c.toolId,

@@ -24,6 +24,8 @@ export interface PerformContext {
   modelCallId?: string;
   lease?: string;
   delegate?: Delegate;
+  /** In an MCP session: the gateway's MAC of the call. */
+  mcpCall?: { key: string; mac: string };
   /** Told the sends so far and the recovery path so far, while the call runs. */
   onProgress?: RecoveryInput['onProgress'];
 }
@@ -43,6 +45,7 @@ function requestOf(call: ToolCall, args: Record<string, unknown>, c: PerformCont
     ...(call.decl.retries_landed ? { retriesLanded: true } : {}),
     ...(c.modelCallId ? { modelCallId: c.modelCallId } : {}),
     ...(c.lease ? { lease: c.lease } : {}),
+    ...(c.mcpCall ? { mcpCall: c.mcpCall } : {}),
     ...(c.policy.allow === '*' && !c.policy.deny?.length ? {} : { policy: c.policy }),
   };
 }

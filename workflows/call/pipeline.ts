@@ -46,6 +46,8 @@ export interface CallOptions {
   delegate?: Delegate;
   /** Receives the labels of what the tool cited (recalled facts), verified by the worker. */
   onOrigins?: (origins: CitedOrigin[]) => void;
+  /** In an MCP session: the gateway's call key and MAC, which the worker checks before the tool runs. */
+  mcpCall?: { key: string; mac: string };
 }
 
 /** What the pipeline needs of the run it calls for. */
@@ -125,6 +127,7 @@ function performContext(
     modelCallId: options.modelCallId,
     lease,
     delegate: options.delegate,
+    ...(options.mcpCall ? { mcpCall: options.mcpCall } : {}),
   };
 }
 

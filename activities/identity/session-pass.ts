@@ -1,0 +1,90 @@
+// The MCP gateway's MACs, made with the worker's ticket key (the gateway is part of the worker's
+// authority): the session pass a session's first run is authorized by, the call MAC each call of a
+// session carries, and session ids bound to the principal they were issued to. Every compare is
+// timing-safe.
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { canonicalJson } from '../../catalog/digest';
+import type { SessionPass } from '../../common/gateway-protocol';
+import type { RunIdentity } from '../../common/ticket';
+
+/** The bytes a MAC keeps: 128 bits, 22 characters of base64url (as run tickets). */
+const MAC_CHARS = 22;
+/** A session id's random part: 16 bytes, 22 characters of base64url. */
+const SID_RANDOM_BYTES = 16;
+
+const Purpose = {
+  Session: 'toolplane-mcp-session',
+  Call: 'toolplane-mcp-call',
+  SessionId: 'toolplane-mcp-sid',
+} as const;
+
+function mac(key: Buffer, fields: unknown[]): string {
+  return createHmac('sha256', key).update(canonicalJson(fields)).digest('base64url').slice(0, MAC_CHARS);
+}
+
+function same(a: unknown, b: string): boolean {
+  if (typeof a !== 'string') return false;
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+function passMac(key: Buffer, workflowId: string, identity: RunIdentity, expiresAt: number): string {
+  const id = { principal: identity.principal, groups: identity.groups, issuer: identity.issuer ?? null };
+  return mac(key, [Purpose.Session, workflowId, id, expiresAt]);
+}
+
+/** The pass that authorizes the first run of session `workflowId` for `identity`, valid `ttlMs` from now. */
+export function issueSessionPass(key: Buffer, workflowId: string, identity: RunIdentity, ttlMs: number): SessionPass {
+  const expiresAt = Date.now() + ttlMs;
+  return { identity, expiresAt, mac: passMac(key, workflowId, identity, expiresAt) };
+}
+
+/** Why a pass is refused, or `undefined` when this key issued it to `workflowId` and it has not expired. */
+export function verifySessionPass(
+  key: Buffer,
+  workflowId: string,
+  pass: SessionPass,
+  now: number = Date.now(),
+): 'bad_signature' | 'expired' | undefined {
+  const wellFormed =
+    typeof pass === 'object' &&
+    pass !== null &&
+    typeof pass.expiresAt === 'number' &&
+    typeof pass.identity?.principal === 'string' &&
+    Array.isArray(pass.identity.groups);
+  if (!wellFormed || !same(pass.mac, passMac(key, workflowId, pass.identity, pass.expiresAt))) return 'bad_signature';
+  return pass.expiresAt <= now ? 'expired' : undefined;
+}
+
+/** The MAC the gateway gives call `callKey` of session `workflowId` for `toolId`. */
+export function callMac(key: Buffer, workflowId: string, callKey: string, toolId: string): string {
+  return mac(key, [Purpose.Call, workflowId, callKey, toolId]);
+}
+
+export function verifyCallMac(
+  key: Buffer,
+  workflowId: string,
+  callKey: unknown,
+  toolId: string,
+  given: unknown,
+): boolean {
+  return typeof callKey === 'string' && same(given, callMac(key, workflowId, callKey, toolId));
+}
+
+function sidMac(key: Buffer, random: string, principal: string): string {
+  return mac(key, [Purpose.SessionId, random, principal]);
+}
+
+/** A new session id for `principal`: `<random>.<MAC of random and principal>`, checkable without a table. */
+export function sessionIdFor(key: Buffer, principal: string): string {
+  const random = randomBytes(SID_RANDOM_BYTES).toString('base64url');
+  return `${random}.${sidMac(key, random, principal)}`;
+}
+
+/** Was `sessionId` issued by this key to `principal`? */
+export function sessionOwnedBy(key: Buffer, sessionId: string, principal: string): boolean {
+  const parts = typeof sessionId === 'string' ? sessionId.split('.') : [];
+  if (parts.length !== 2 || parts[0]!.length !== MAC_CHARS) return false;
+  return same(parts[1], sidMac(key, parts[0]!, principal));
+}

@@ -1,0 +1,103 @@
+// Workflow-safe, shared by the MCP gateway (gateway/) and the session workflow (workflows/mcp/): an
+// MCP session is one run of `mcpSession`, started lazily by its first `tools/call` and asked through
+// the updates below. The gateway holds the worker's ticket key: it issues the run a session pass (who
+// the session is for) and each call a call MAC; the worker checks both against the ids Temporal reports.
+import { defineUpdate } from '@temporalio/workflow';
+import type { RunIdentity, TicketCarry } from './ticket';
+
+/** The workflow type of an MCP session. */
+export const MCP_SESSION_WORKFLOW = 'mcpSession';
+
+/** The workflow id of the session `sessionId`. */
+export const mcpSessionWorkflowId = (sessionId: string) => `toolplane-mcp/${sessionId}`;
+
+/**
+ * Who a session is for, vouched for by the gateway that verified the bearer token:
+ * `mac = HMAC(ticketKey, "toolplane-mcp-session" ‖ workflowId ‖ canonical(identity) ‖ expiresAt)`.
+ * Spent once by the run it starts; the token itself is never written to a history.
+ */
+export interface SessionPass {
+  /** Who the session is for: the bearer token's subject, groups and issuer, as the gateway verified them. */
+  identity: RunIdentity;
+  /** Epoch milliseconds. */
+  expiresAt: number;
+  /** Base64url, 22 characters. */
+  mac: string;
+}
+
+/** One key's record in the session's call memo, as carried across continue-as-new. */
+export interface McpMemoEntry {
+  /** The call's key, as the request gave it. */
+  key: string;
+  /** The tool the key was first used for. */
+  toolId: string;
+  /** Digest of the call's canonical arguments: the same key with other arguments is `KeyReused`. */
+  argsDigest: string;
+  /** The call's effect key, fixed when its key was first seen. */
+  effectKey?: string;
+  /** Absent while the call is in flight (a continued session never carries an unfinished call). */
+  outcome?: McpCallOutcome;
+}
+
+/**
+ * What a session carries when it continues as new (set by the run itself; a run a client starts with it
+ * is refused). The workflow's own state is opaque here: only the session workflow reads it.
+ */
+export interface McpSessionState {
+  /** `step.state()` of the run it continues. */
+  step: unknown;
+  /** The session's provenance (the labels of every result it returned). */
+  provenance: unknown;
+  /** The calls' usage so far, counted against the worker's caps. */
+  usage: unknown;
+  /** The run's stream, where its offsets go on. */
+  stream?: unknown;
+  /** The last keys with their outcomes, oldest first (none in flight: a session continues between calls). */
+  memo: McpMemoEntry[];
+  /** Digests of older keys: a repeat of one is refused as too old to repeat. */
+  forgotten: string[];
+  /** Whether any result has entered the session (after it, what the client sends is of unknown origin). */
+  resultSeen: boolean;
+  /** When the session started (epoch ms). */
+  startedAt: number;
+}
+
+/** The input of an `mcpSession` run: the gateway sends `pass` (and its options); the run itself the rest. */
+export interface McpSessionInput {
+  /** The gateway's pass for the first run of a session. */
+  pass?: SessionPass;
+  /** The ticket of the run this one continues. */
+  carry?: TicketCarry;
+  /** What the run it continues held. */
+  state?: McpSessionState;
+  /** End the session after this long without a call (default 30 minutes). */
+  idleTimeoutMs?: number;
+  /** The manifest digest the gateway pinned; a worker with another manifest refuses the run. */
+  manifestDigest?: string;
+  /** Tests only: continue as new after this many calls, whatever Temporal suggests. */
+  continueAsNewAfterCalls?: number;
+}
+
+/** One `tools/call`: `key` is its identity in the session (`k:<idempotencyKey>` or `rpc:<request id>`). */
+export interface McpCallRequest {
+  /** The call's identity in the session: the same key answers the same outcome. */
+  key: string;
+  /** The tool's identity (`tool://server/name`), as the manifest declares it. */
+  toolId: string;
+  /** The arguments as the client sent them; the tool's input schema is checked in the run. */
+  args: unknown;
+  /** `HMAC(ticketKey, "toolplane-mcp-call" ‖ workflowId ‖ key ‖ toolId)`, made by the gateway. */
+  mac: string;
+}
+
+/** A call's one outcome; a repeat of its key answers the same. */
+export type McpCallOutcome =
+  | { status: 'completed'; output: unknown; effectKey: string }
+  | { status: 'refused'; code: string; rule?: string; reason: string; effectKey?: string }
+  | { status: 'waiting'; effectKey: string; reason: string; approvers: string /* who may decide */ }
+  | { status: 'failed'; code: string; message: string; effectKey?: string };
+
+/** One `tools/call`: answers the call's outcome, or `waiting` as soon as the call waits for a person. */
+export const mcpCallUpdate = defineUpdate<McpCallOutcome, [McpCallRequest]>('toolplane.mcp.call');
+/** Ends the session (its DELETE): calls being sent finish, and the run completes. */
+export const mcpEndUpdate = defineUpdate<void, []>('toolplane.mcp.end');

@@ -1,0 +1,105 @@
+// One `tools/call`: checked (offered to the principal, within the size limit, conforming to the
+// schema) before anything starts; keyed for exactly-once; run in the session's run; its outcome
+// mapped to an MCP result. A call that waits for a person is held open with progress notifications
+// when the client sent a progressToken, else answered "waiting" at once.
+import {
+  ErrorCode as RpcCode,
+  McpError,
+  type CallToolRequest,
+  type CallToolResult,
+} from '@modelcontextprotocol/sdk/types.js';
+import type { RunIdentity } from '../common/ticket';
+import { schemaViolations, type OfferedTool } from './offer';
+import { invalidArgumentsResult, toolResult, waitingText } from './results';
+import type { SessionCall, SessionClient } from './session-client';
+import type { McpCallOutcome } from '../common/gateway-protocol';
+
+export interface CallLimits {
+  maxArgumentBytes: number;
+  /** How long a call holds a request open waiting for a person when the client asked for progress. */
+  progressWaitMs: number;
+  /** How often a held call asks the run again. */
+  progressPollMs: number;
+}
+
+/** Where the call comes from: the session, who holds it, and the request's own identity and channel. */
+export interface CallContext {
+  sessionId: string;
+  identity: RunIdentity;
+  requestId: string | number;
+  signal: AbortSignal;
+  progress?: (progress: number, message: string) => Promise<void>;
+}
+
+/**
+ * The call's key in the session: the client's `_meta.idempotencyKey` when it sends one, else its
+ * JSON-RPC request id. A repeat under the same key gets the first call's outcome, never a second send.
+ */
+export function callKey(params: CallToolRequest['params'], requestId: string | number): string {
+  const k = params._meta?.idempotencyKey;
+  if (k !== undefined && (typeof k !== 'string' || k.length === 0 || k.length > 200))
+    throw new McpError(RpcCode.InvalidParams, 'params._meta.idempotencyKey must be a string of 1 to 200 characters');
+  return typeof k === 'string' ? `k:${k}` : `rpc:${String(requestId)}`;
+}
+
+function argumentBytes(args: unknown): number {
+  return Buffer.byteLength(JSON.stringify(args ?? {}), 'utf8');
+}
+
+export async function handleCall(
+  deps: { sessions: SessionClient; offered: (identity: RunIdentity) => Map<string, OfferedTool>; limits: CallLimits },
+  ctx: CallContext,
+  params: CallToolRequest['params'],
+): Promise<CallToolResult> {
+  const tool = deps.offered(ctx.identity).get(params.name);
+  if (!tool)
+    throw new McpError(
+      RpcCode.InvalidParams,
+      `params.name: no tool named ${JSON.stringify(params.name)} is offered to ${ctx.identity.principal} (see tools/list)`,
+    );
+  const args = params.arguments ?? {};
+  const bytes = argumentBytes(args);
+  if (bytes > deps.limits.maxArgumentBytes)
+    throw new McpError(
+      RpcCode.InvalidParams,
+      `params.arguments of ${params.name} is ${bytes} bytes; this gateway accepts at most ${deps.limits.maxArgumentBytes}`,
+    );
+  const problems = schemaViolations(tool)(args);
+  if (problems.length > 0) return invalidArgumentsResult(params.name, problems);
+  const call: SessionCall = { key: callKey(params, ctx.requestId), toolId: tool.decl.id, args };
+  let outcome = await deps.sessions.call(ctx.sessionId, ctx.identity, call);
+  if (outcome.status === 'waiting' && ctx.progress)
+    outcome = await waitForPerson(deps, ctx, call, outcome, ctx.progress);
+  return toolResult(ctx.sessionId, outcome);
+}
+
+/** Holds the request open while the call waits for a person, asking the run again under the same key. */
+async function waitForPerson(
+  deps: { sessions: SessionClient; limits: CallLimits },
+  ctx: CallContext,
+  call: SessionCall,
+  first: McpCallOutcome & { status: 'waiting' },
+  progress: (progress: number, message: string) => Promise<void>,
+): Promise<McpCallOutcome> {
+  const until = Date.now() + deps.limits.progressWaitMs;
+  let outcome: McpCallOutcome = first;
+  for (let n = 1; outcome.status === 'waiting' && Date.now() < until && !ctx.signal.aborted; n++) {
+    await progress(n, waitingText(ctx.sessionId, outcome));
+    await pause(deps.limits.progressPollMs, ctx.signal);
+    if (ctx.signal.aborted) break;
+    outcome = await deps.sessions.call(ctx.sessionId, ctx.identity, call);
+  }
+  return outcome;
+}
+
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
+}

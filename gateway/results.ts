@@ -1,0 +1,64 @@
+// How a governed call's outcome reads to an MCP client: a result for what the tool did, a tool
+// execution error (isError) for what the plane refused, what failed, and what waits for a person.
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { ArgumentProblem } from '../catalog/errors';
+import { mcpSessionWorkflowId, type McpCallOutcome } from '../common/gateway-protocol';
+
+const text = (t: string): CallToolResult['content'] => [{ type: 'text', text: t }];
+
+/** What the client reads for a call that waits for a person: who decides, how, and how to learn the outcome. */
+export function waitingText(sessionId: string, o: { effectKey: string; reason: string; approvers: string }): string {
+  return (
+    `waiting for a person: ${o.reason}. effect key ${o.effectKey}. ` +
+    `An approver (${o.approvers}) decides with \`toolplane approve ${mcpSessionWorkflowId(sessionId)} ${o.effectKey}\` ` +
+    'or in the Web UI; repeat this call with the same idempotencyKey to get its outcome.'
+  );
+}
+
+export function toolResult(sessionId: string, o: McpCallOutcome): CallToolResult {
+  switch (o.status) {
+    case 'completed': {
+      const structured =
+        o.output !== null && typeof o.output === 'object' && !Array.isArray(o.output)
+          ? { structuredContent: o.output as Record<string, unknown> }
+          : {};
+      return {
+        content: text(JSON.stringify(o.output ?? null)),
+        ...structured,
+        _meta: { 'toolplane/status': 'completed', 'toolplane/effectKey': o.effectKey },
+      };
+    }
+    case 'refused':
+      return {
+        isError: true,
+        content: text(`refused by toolplane (${o.code}${o.rule ? `, rule ${o.rule}` : ''}): ${o.reason}`),
+        _meta: { 'toolplane/status': 'refused', 'toolplane/code': o.code, ...effectKeyMeta(o.effectKey) },
+      };
+    case 'failed':
+      return {
+        isError: true,
+        content: text(`the call failed (${o.code}): ${o.message}`),
+        _meta: { 'toolplane/status': 'failed', 'toolplane/code': o.code, ...effectKeyMeta(o.effectKey) },
+      };
+    case 'waiting':
+      return {
+        isError: true,
+        content: text(waitingText(sessionId, o)),
+        _meta: { 'toolplane/status': 'waiting', 'toolplane/effectKey': o.effectKey },
+      };
+  }
+}
+
+function effectKeyMeta(effectKey: string | undefined): Record<string, string> {
+  return effectKey ? { 'toolplane/effectKey': effectKey } : {};
+}
+
+/** Arguments that break the tool's input schema: a tool execution error a model can correct itself from. */
+export function invalidArgumentsResult(toolName: string, problems: ArgumentProblem[]): CallToolResult {
+  const listed = problems.map((p) => `${p.pointer || '(the arguments)'} ${p.message}`).join('; ');
+  return {
+    isError: true,
+    content: text(`invalid arguments for ${toolName}: ${listed}. Nothing was started.`),
+    _meta: { 'toolplane/status': 'invalid_arguments' },
+  };
+}

@@ -1,0 +1,145 @@
+// The worker side of the MCP gateway's sessions, as the HTTP server uses them: a session id bound to
+// its principal, each `tools/call` sent to the session's run as an update (the run started by the
+// first, with the gateway's session pass), and the session ended. Holds the worker's ticket key.
+import { createHash, randomUUID } from 'node:crypto';
+import {
+  WithStartWorkflowOperation,
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowNotFoundError,
+  WorkflowUpdateFailedError,
+  isGrpcServiceError,
+  type Client,
+} from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import { ErrorCode } from '../catalog/error-codes';
+import { ToolplaneError } from '../catalog/errors';
+import { loadTicketKey } from '../activities/identity/tickets';
+import { callMac, issueSessionPass, sessionIdFor, sessionOwnedBy } from '../activities/identity/session-pass';
+import {
+  MCP_SESSION_WORKFLOW,
+  mcpCallUpdate,
+  mcpEndUpdate,
+  mcpSessionWorkflowId,
+  type McpCallOutcome,
+  type McpSessionInput,
+} from '../common/gateway-protocol';
+import type { RunIdentity } from '../common/ticket';
+
+/** A session whose run ended (ended by its client, idled out, or failed): its id serves no more calls. */
+export class SessionEnded extends ToolplaneError<typeof ErrorCode.SessionEnded, { sessionId: string }> {
+  constructor(sessionId: string, message: string) {
+    super(ErrorCode.SessionEnded, message, { sessionId });
+  }
+}
+
+export interface SessionClientOptions {
+  client: Client;
+  /** The task queue the worker serving `mcpSession` polls. */
+  taskQueue: string;
+  /** The worker's ticket key (base64url or hex, at least 32 bytes; as `ToolplanePlugin`'s `ticketKey`), or the key itself. */
+  ticketKey?: string | Buffer;
+  /** End a session after this long without a call (default 30 minutes). */
+  idleTimeoutMs?: number;
+  /** How long a session pass may wait to be spent by the run it starts (default 5 minutes). */
+  passTtlMs?: number;
+  /** Pin the manifest digest: a worker with another manifest refuses the session's run. */
+  manifestDigest?: string;
+}
+
+/** One `tools/call`, as the gateway keys it (`k:<idempotencyKey>` or `rpc:<request id>`). */
+export interface SessionCall {
+  key: string;
+  toolId: string;
+  args: unknown;
+}
+
+const DEFAULT_PASS_TTL_MS = 5 * 60_000;
+
+/** gRPC NOT_FOUND: an update to a run that closed meanwhile. */
+const NOT_FOUND = 5;
+
+export class SessionClient {
+  private readonly key: Buffer;
+
+  constructor(private readonly opts: SessionClientOptions) {
+    this.key = Buffer.isBuffer(opts.ticketKey) ? opts.ticketKey : loadTicketKey(opts.ticketKey);
+  }
+
+  /** A new session id for `identity`'s principal (no run exists until its first call). */
+  newSessionId(identity: RunIdentity): string {
+    return sessionIdFor(this.key, identity.principal);
+  }
+
+  /** Was `sessionId` issued (by any gateway holding this key) to `identity`'s principal? */
+  owns(sessionId: string, identity: RunIdentity): boolean {
+    return sessionOwnedBy(this.key, sessionId, identity.principal);
+  }
+
+  /**
+   * Sends one call to the session's run, starting the run with a fresh pass when it has none yet.
+   * A repeat of `call.key` answers the call's one outcome. Throws `SessionEnded` when the run ended.
+   */
+  async call(sessionId: string, identity: RunIdentity, call: SessionCall): Promise<McpCallOutcome> {
+    const workflowId = mcpSessionWorkflowId(sessionId);
+    const input: McpSessionInput = {
+      pass: issueSessionPass(this.key, workflowId, identity, this.opts.passTtlMs ?? DEFAULT_PASS_TTL_MS),
+      ...(this.opts.idleTimeoutMs !== undefined ? { idleTimeoutMs: this.opts.idleTimeoutMs } : {}),
+      ...(this.opts.manifestDigest !== undefined ? { manifestDigest: this.opts.manifestDigest } : {}),
+    };
+    const startWorkflowOperation = new WithStartWorkflowOperation(MCP_SESSION_WORKFLOW, {
+      workflowId,
+      taskQueue: this.opts.taskQueue,
+      args: [input],
+      workflowIdConflictPolicy: 'USE_EXISTING',
+      workflowIdReusePolicy: 'REJECT_DUPLICATE',
+      staticSummary: `MCP session of ${identity.principal}`,
+    });
+    const request = { ...call, mac: callMac(this.key, workflowId, call.key, call.toolId) };
+    try {
+      const outcome = await this.opts.client.workflow.executeUpdateWithStart(mcpCallUpdate, {
+        updateId: callUpdateId(workflowId, call.key),
+        args: [request],
+        startWorkflowOperation,
+      });
+      if (outcome.status !== 'waiting') return outcome;
+      // Temporal answers a repeated update id with its first result, which said `waiting`: asked again under
+      // a one-off id, the session's call memo answers what the call is now (still waiting, or its outcome).
+      return await this.opts.client.workflow.getHandle(workflowId).executeUpdate(mcpCallUpdate, {
+        updateId: `${callUpdateId(workflowId, call.key)}.${randomUUID()}`,
+        args: [request],
+      });
+    } catch (err) {
+      throw ended(sessionId, err) ?? err;
+    }
+  }
+
+  /** Ends the session's run (its DELETE). A session that never called, or already ended, ends quietly. */
+  async end(sessionId: string): Promise<void> {
+    try {
+      await this.opts.client.workflow.getHandle(mcpSessionWorkflowId(sessionId)).executeUpdate(mcpEndUpdate);
+    } catch (err) {
+      if (!ended(sessionId, err)) throw err;
+    }
+  }
+}
+
+/** The update id of call `key` in session `workflowId`: Temporal dedupes a repeat within a run. */
+export function callUpdateId(workflowId: string, key: string): string {
+  return createHash('sha256')
+    .update(JSON.stringify([workflowId, key]))
+    .digest('base64url');
+}
+
+function ended(sessionId: string, err: unknown): SessionEnded | undefined {
+  const closed =
+    err instanceof WorkflowExecutionAlreadyStartedError ||
+    (err instanceof WorkflowUpdateFailedError &&
+      err.cause instanceof ApplicationFailure &&
+      err.cause.type === ErrorCode.SessionEnded) ||
+    err instanceof WorkflowNotFoundError ||
+    (isGrpcServiceError(err) && Number(err.code) === NOT_FOUND) ||
+    (err instanceof Error && isGrpcServiceError(err.cause) && Number(err.cause.code) === NOT_FOUND);
+  return closed
+    ? new SessionEnded(sessionId, `MCP session ${sessionId} has ended; start a new session (initialize again)`)
+    : undefined;
+}
