@@ -11,6 +11,7 @@ import {
   type Client,
 } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
+import { canonicalJson } from '../catalog/digest';
 import { ErrorCode } from '../catalog/error-codes';
 import { ToolplaneError } from '../catalog/errors';
 import { loadTicketKey } from '../activities/identity/tickets';
@@ -97,7 +98,7 @@ export class SessionClient {
     const request = { ...call, mac: callMac(this.key, workflowId, call.key, call.toolId) };
     try {
       const outcome = await this.opts.client.workflow.executeUpdateWithStart(mcpCallUpdate, {
-        updateId: callUpdateId(workflowId, call.key),
+        updateId: callUpdateId(workflowId, call),
         args: [request],
         startWorkflowOperation,
       });
@@ -105,7 +106,7 @@ export class SessionClient {
       // Temporal answers a repeated update id with its first result, which said `waiting`: asked again under
       // a one-off id, the session's call memo answers what the call is now (still waiting, or its outcome).
       return await this.opts.client.workflow.getHandle(workflowId).executeUpdate(mcpCallUpdate, {
-        updateId: `${callUpdateId(workflowId, call.key)}.${randomUUID()}`,
+        updateId: `${callUpdateId(workflowId, call)}.${randomUUID()}`,
         args: [request],
       });
     } catch (err) {
@@ -123,10 +124,14 @@ export class SessionClient {
   }
 }
 
-/** The update id of call `key` in session `workflowId`: Temporal dedupes a repeat within a run. */
-export function callUpdateId(workflowId: string, key: string): string {
+/**
+ * The update id of a call in session `workflowId`: Temporal dedupes a repeat within a run. It covers the
+ * tool and the arguments too, so the same key with other ones reaches the session's call memo, which
+ * refuses it (`KeyReused`), instead of Temporal answering with the first call's result.
+ */
+export function callUpdateId(workflowId: string, call: Pick<SessionCall, 'key' | 'toolId' | 'args'>): string {
   return createHash('sha256')
-    .update(JSON.stringify([workflowId, key]))
+    .update(canonicalJson([workflowId, call.key, call.toolId, call.args ?? null]))
     .digest('base64url');
 }
 

@@ -225,12 +225,8 @@ describe('calls', () => {
     expect(desk.payments.repeats()).toBe(0);
   });
 
-  // KNOWN BUG (h-session): SessionClient asks first under an update id that is a digest of (workflow id,
-  // key) only; when the key's first call completed, Temporal answers the repeat with that result before
-  // the run's call memo can refuse the other arguments (a first call that waited is re-asked under a
-  // one-off id, so its memo refuses). Nothing is sent twice, but the contract says KeyReused. Remove
-  // `.failing` once the update id covers the tool and the arguments' digest.
-  test.failing('the same key with other arguments is refused (KeyReused), not answered or sent', async () => {
+  // Fails if the call's update id covers only the key: Temporal would answer the first call's result.
+  test('the same key with other arguments is refused (KeyReused), not answered or sent', async () => {
     const client = await open(await gatewayToken(issuer, gateway.resource, 'agent:desk'));
     await lookedUp(client, 'alice@example.com');
     const call = { name: 'payments__refund', arguments: refundArgs, _meta: { idempotencyKey: 'refund-alice-2' } };
