@@ -300,4 +300,26 @@ describe('the injection suite through the MCP gateway', () => {
     expect(outcomes.completed).toEqual(['C1', 'C4', 'C8', 'C10', 'C11', 'C12']);
     expect(outcomes.refused).toEqual(Object.keys(REFUSED_CONTROLS));
   });
+
+  // Not the suite's scenarios, and not counted in its figures: two refused controls whose task does not
+  // depend on what is read, played with their turns reversed, so the client's first call carries the
+  // prompt's values before any result entered the session. They complete under the same rules. (The
+  // other refused controls cannot be reordered so: their prompt value is sent with, or after, a value a
+  // result supplies, such as the saved payee's IBAN or the scheduled transaction's id.)
+  describe('refused controls, reordered so the first call carries the prompt values', () => {
+    it.each(['C5', 'C6'])('%s, its turns reversed, completes', async (id) => {
+      const control = CONTROLS.find((c) => c.id === id)!;
+      const rig = rigs[control.world];
+      const before = rig.store.all().length;
+      const turns = [...control.turns].reverse();
+      const { results, journal } = await play(rig, turns);
+      expect(results.map((r) => [r.call.name, statusOf(r.result)])).toEqual(
+        turns.flat().map((c) => [c.name, 'completed']),
+      );
+      expect(journal.map((e) => [e.decision, e.outcome])).toEqual(turns.flat().map(() => ['allowed', 'ok']));
+      const sent = turns[0]![0]!;
+      expect(rig.store.all().length).toBe(before + 1);
+      expect(rig.store.all().at(-1)!.args).toEqual(sent.arguments);
+    });
+  });
 });
