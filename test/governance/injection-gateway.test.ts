@@ -4,8 +4,10 @@
 // `tools/call`; their results go back to the "model" (this script), which the gateway never sees.
 // The prompt never reaches the gateway: only what the client sends before the first result entered
 // the session counts as the principal's own words (user://prompt); everything it sends after is of
-// unknown origin. Every attack is blocked by the same rule as on agentRun; the benign controls that
-// need a prompt value after a result are refused, and each is named below with why.
+// unknown origin. Every attack is blocked and nothing it asked for lands: by agentRun's own rule, except
+// six whose premise is a destination the user named, which an earlier protected field refuses here
+// (EARLIER_RULE). The benign controls that need a prompt value after a result are refused with their
+// rule (REFUSED_CONTROLS), each named below with why; the rest complete.
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import type { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
