@@ -1,13 +1,14 @@
 // A call that asks a person, through the gateway: the MCP client is told the call waits (with the
-// effect key and how an approver decides), a declared approver approves out of band with toolplane's
-// client (what `toolplane approve` runs), and the client learns the outcome by repeating the call
+// effect key and how an approver decides), a declared approver approves out of band (`toolplane approve`,
+// or toolplane's client, which it runs), and the client learns the outcome by repeating the call
 // under its key, or by waiting with a progressToken. The client itself is never asked.
 import path from 'node:path';
 import type { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
+import { main } from '../../cli';
 import { approve } from '../../inspect/decisions';
 import { createGateway, type Gateway } from '../../gateway/gateway';
 import { loadManifest } from '../../runtime/manifest-file';
-import { harness, testDir, type Harness } from '../support/env';
+import { harness, testAddress, testDir, type Harness } from '../support/env';
 import { supportDesk } from '../support/desk';
 import { testIssuer, type TestIssuer } from '../support/identity';
 import { waitFor } from '../support/wait';
@@ -74,9 +75,24 @@ test('the call waits; an approver approves out of band; the repeated call gets t
   expect((waiting.content as { text: string }[])[0]!.text).toContain(`toolplane approve ${workflowId} ${effectKey}`);
   expect(desk.payments.all().filter((p) => p.memo === 'approve-then-repeat')).toHaveLength(0);
 
-  await approve(h.client, workflowId, effectKey, {
-    credential: await issuer.approverCredential('fin@corp.example', ['finance-approvers']),
-  });
+  // The approver runs the command the client was told, with their own credential.
+  const out: string[] = [];
+  const code = await main(
+    [
+      'node',
+      'toolplane',
+      'approve',
+      workflowId,
+      effectKey,
+      '--credential',
+      await issuer.approverCredential('fin@corp.example', ['finance-approvers']),
+      '--address',
+      testAddress(),
+    ],
+    (l) => out.push(l),
+    (l) => out.push(l),
+  );
+  expect({ code, out }).toEqual({ code: 0, out: [`${workflowId}: ${effectKey} approved by fin@corp.example`] });
   // The approved call goes on in the session's run, whether or not the client asks again.
   await waitFor('the approved refund to land', 30_000, () =>
     desk.payments.all().some((p) => p.memo === 'approve-then-repeat'),
