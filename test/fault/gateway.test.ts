@@ -13,7 +13,7 @@ import { idempotencyKey } from '../../common/effect-key';
 import { mcpSessionWorkflowId } from '../../common/gateway-protocol';
 import { paymentsStore } from '../../examples/support-desk/payments-store';
 import { createGateway, type Gateway } from '../../gateway/gateway';
-import { writeManifest, type WorkerProcess } from '../../scripts/worker-process';
+import { writeManifest } from '../../scripts/worker-process';
 import { harness, testAddress, testDir, type Harness } from '../support/env';
 import { historyOf, scheduledActivities } from '../support/history';
 import { testIssuer, type TestIssuer } from '../support/identity';
@@ -99,8 +99,8 @@ function spawnGateway(opts: {
   if (!opts.env?.TOOLPLANE_HOLD_AT) delete env.TOOLPLANE_HOLD_AT;
   const child = spawn(process.execPath, args, { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
-  child.stdout!.on('data', (d) => (out += d));
-  child.stderr!.on('data', (d) => (out += d));
+  child.stdout.on('data', (d) => (out += d));
+  child.stderr.on('data', (d) => (out += d));
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.on('exit', (code, signal) => resolve({ code, signal })),
   );
@@ -237,7 +237,7 @@ describe('the MCP gateway SIGKILLed mid-call', () => {
     first.child.kill('SIGKILL');
     expect((await first.exited).signal).toBe('SIGKILL');
     // The client's request died with the process: no outcome, and nothing was sent to the payments service.
-    expect(await inFlight).toEqual({ err: expect.any(Error) });
+    expect(await inFlight).toEqual({ err: expect.anything() });
     expect(paymentsStore(w.dir).all()).toEqual([]);
 
     fs.writeFileSync(path.join(w.dir, 'release'), '');
@@ -265,7 +265,6 @@ describe('the MCP gateway SIGKILLed mid-call', () => {
 
   test('the worker killed after the refund committed; the gateway stays up and answers the one outcome', async () => {
     const w = world('gateway-worker-kill');
-    const workers: WorkerProcess[] = [];
     const worker = (killAt?: string) => {
       const p = spawnTestWorker({
         manifestFile: w.manifestFile,
@@ -275,7 +274,6 @@ describe('the MCP gateway SIGKILLed mid-call', () => {
         args: ['--identity', w.identityFile],
         env: { TOOLPLANE_TICKET_KEY: TICKET_KEY },
       });
-      workers.push(p);
       processes.push(p);
       return p;
     };
@@ -287,7 +285,8 @@ describe('the MCP gateway SIGKILLed mid-call', () => {
       ticketKey: TICKET_KEY,
     });
     processes.push({ stop: () => gateway.close() });
-    const dying = worker('after_commit');
+    // Every desk tool kills its process at after_commit when told, so the lookup runs on a worker that is not told.
+    const calm = worker();
 
     const token = await gatewayToken(issuer, gateway.resource, 'agent:desk');
     const client = await open(gateway.url, token);
@@ -298,6 +297,8 @@ describe('the MCP gateway SIGKILLed mid-call', () => {
       { timeout: CALL_TIMEOUT_MS },
     );
     expect(looked.isError).toBeFalsy();
+    await calm.stop();
+    const dying = worker('after_commit');
 
     const memo = `worker-kill-${randomUUID()}`;
     const call = refund('refund-alice-worker-kill', memo);
