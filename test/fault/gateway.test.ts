@@ -26,9 +26,9 @@ const TICKET_KEY = Buffer.alloc(32, 11).toString('base64url');
 const CALL_TIMEOUT_MS = 120_000;
 
 /** The gateway's support desk with timeouts short enough that a call lost with its process is noticed in seconds. */
-function fastManifest(): Manifest {
+function fastManifest(startToClose = '3s'): Manifest {
   const m = deskManifest();
-  return { ...m, tools: m.tools.map((t) => ({ ...t, timeouts: { ...t.timeouts, start_to_close: '3s' } })) };
+  return { ...m, tools: m.tools.map((t) => ({ ...t, timeouts: { ...t.timeouts, start_to_close: startToClose } })) };
 }
 
 /** Waits for `check` to hold, asking again every 50 ms, failing with `what` after the deadline. */
@@ -58,45 +58,16 @@ interface GatewayProcess {
   stop(): Promise<void>;
 }
 
-/** A real `toolplane gateway` process (worker and MCP server in one), through the package's bin. */
-function spawnGateway(opts: {
-  manifestFile: string;
-  identityFile: string;
-  taskQueue: string;
-  port: number;
-  resource: string;
-  storeDir: string;
-  env?: Record<string, string>;
-}): GatewayProcess {
-  const args = [
-    path.join(root, 'bin', 'toolplane.js'),
-    'gateway',
-    '--manifest',
-    opts.manifestFile,
-    '--tools',
-    path.join(root, 'examples', 'support-desk', 'tools'),
-    '--identity',
-    opts.identityFile,
-    '--task-queue',
-    opts.taskQueue,
-    '--address',
-    testAddress(),
-    '--port',
-    String(opts.port),
-    '--resource',
-    opts.resource,
-    '--workflow-bundle',
-    process.env.TOOLPLANE_TEST_BUNDLE!,
-  ];
+/** A child process of node (one process, so SIGKILL leaves nothing behind) with the suite's store, key and sticky timeout. */
+function spawnNode(args: string[], storeDir: string, extraEnv: Record<string, string> = {}): GatewayProcess {
   const env: NodeJS.ProcessEnv = {
     ...process.env,
-    TOOLPLANE_STORE_DIR: opts.storeDir,
+    TOOLPLANE_STORE_DIR: storeDir,
     TOOLPLANE_TICKET_KEY: TICKET_KEY,
     TOOLPLANE_STICKY_TIMEOUT: '1s',
-    ...opts.env,
   };
-  delete env.TOOLPLANE_KILL_AT;
-  if (!opts.env?.TOOLPLANE_HOLD_AT) delete env.TOOLPLANE_HOLD_AT;
+  for (const name of ['TOOLPLANE_KILL_AT', 'TOOLPLANE_HOLD_AT', 'TOOLPLANE_HOLD_DIR']) delete env[name];
+  Object.assign(env, extraEnv);
   const child = spawn(process.execPath, args, { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout.on('data', (d) => (out += d));
@@ -117,6 +88,53 @@ function spawnGateway(opts: {
       }
     },
   };
+}
+
+interface GatewaySetup {
+  manifestFile: string;
+  identityFile: string;
+  taskQueue: string;
+  port: number;
+  resource: string;
+  storeDir: string;
+  env?: Record<string, string>;
+}
+
+/** A real `toolplane gateway` process (worker and MCP server in one), through the package's bin. */
+function spawnGateway(opts: GatewaySetup): GatewayProcess {
+  const args = [
+    path.join(root, 'bin', 'toolplane.js'),
+    'gateway',
+    '--manifest',
+    opts.manifestFile,
+    '--tools',
+    path.join(root, 'examples', 'support-desk', 'tools'),
+    '--identity',
+    opts.identityFile,
+    '--task-queue',
+    opts.taskQueue,
+    '--address',
+    testAddress(),
+    '--port',
+    String(opts.port),
+    '--resource',
+    opts.resource,
+    '--workflow-bundle',
+    process.env.TOOLPLANE_TEST_BUNDLE!,
+  ];
+  return spawnNode(args, opts.storeDir, opts.env);
+}
+
+/** A process running only createGateway (test/support/gateway-child.ts); the worker runs elsewhere. */
+function spawnGatewayOnly(opts: GatewaySetup): GatewayProcess {
+  return spawnNode(['--import', 'tsx', path.join(root, 'test', 'support', 'gateway-child.ts')], opts.storeDir, {
+    TOOLPLANE_TEST_ADDRESS: testAddress(),
+    GATEWAY_TASK_QUEUE: opts.taskQueue,
+    GATEWAY_MANIFEST: opts.manifestFile,
+    GATEWAY_IDENTITY: opts.identityFile,
+    GATEWAY_PORT: String(opts.port),
+    GATEWAY_RESOURCE: opts.resource,
+  });
 }
 
 async function ready(g: GatewayProcess): Promise<void> {
@@ -170,11 +188,11 @@ describe('the MCP gateway SIGKILLed mid-call', () => {
   });
   afterAll(() => h?.close());
 
-  function world(name: string) {
+  function world(name: string, m: Manifest = manifest) {
     const dir = testDir(name);
     const identityFile = path.join(dir, 'identity.json');
     fs.writeFileSync(identityFile, JSON.stringify(issuer.identity));
-    return { dir, identityFile, manifestFile: writeManifest(dir, manifest), taskQueue: `${name}-${randomUUID()}` };
+    return { dir, identityFile, manifestFile: writeManifest(dir, m), taskQueue: `${name}-${randomUUID()}` };
   }
 
   async function open(url: string, token: string, sessionId?: string): Promise<McpClient> {
@@ -261,6 +279,61 @@ describe('the MCP gateway SIGKILLed mid-call', () => {
     ]);
     const run = await h.client.workflow.getHandle(mcpSessionWorkflowId(sessionId)).describe();
     expect(run.status.name).toBe('RUNNING');
+  });
+
+  test('the gateway alone killed while its worker holds the refund; a new gateway answers the retry, and nothing was lost', async () => {
+    // The worker stays up, so the held attempt must outlive the restart: a timeout no busy machine reaches.
+    const w = world('gateway-only-kill', fastManifest('120s'));
+    const port = await freePort();
+    const url = `http://127.0.0.1:${port}/mcp`;
+    const gateway = () => {
+      const g = spawnGatewayOnly({ ...w, port, resource: url, storeDir: w.dir });
+      processes.push(g);
+      return g;
+    };
+    const worker = spawnTestWorker({
+      manifestFile: w.manifestFile,
+      taskQueue: w.taskQueue,
+      storeDir: w.dir,
+      args: ['--identity', w.identityFile],
+      env: { TOOLPLANE_TICKET_KEY: TICKET_KEY, TOOLPLANE_HOLD_AT: 'refund', TOOLPLANE_HOLD_DIR: w.dir },
+    });
+    processes.push(worker);
+    const first = gateway();
+    await ready(first);
+
+    const token = await gatewayToken(issuer, url, 'agent:desk');
+    const client = await open(url, token);
+    const sessionId = sessionIdOf(client);
+    const looked = await client.callTool(
+      { name: 'crm__lookup_customer', arguments: { email: 'alice@example.com' } },
+      undefined,
+      { timeout: CALL_TIMEOUT_MS },
+    );
+    expect(looked.isError).toBeFalsy();
+
+    const memo = `gateway-only-kill-${randomUUID()}`;
+    const call = refund('refund-alice-gateway-only', memo);
+    const inFlight = client.callTool(call, undefined, { timeout: CALL_TIMEOUT_MS }).then(
+      (answer) => ({ answer }),
+      (err: unknown) => ({ err }),
+    );
+    await until('the refund to be in flight in the worker', () => fs.readdirSync(w.dir).includes(`held-${worker.pid}`));
+    first.child.kill('SIGKILL');
+    expect((await first.exited).signal).toBe('SIGKILL');
+    expect(await inFlight).toEqual({ err: expect.anything() });
+    expect(paymentsStore(w.dir).all()).toEqual([]);
+
+    await ready(gateway());
+    // The retry is sent while the call may still be held (it then waits for it) or after it finished: one outcome either way.
+    const retried = callUntilAnswered(client, call);
+    fs.writeFileSync(path.join(w.dir, 'release'), '');
+    const outcome = await retried;
+    expectOneRefund(w.dir, sessionId, memo, outcome);
+
+    // The gateway's death cost the run nothing: the refund was sent by its one performTool, nothing reconciled.
+    expect(await activitiesFor(h, sessionId, 'tool://payments/refund')).toEqual(['performTool']);
+    expect(worker.child.exitCode).toBeNull();
   });
 
   test('the worker killed after the refund committed; the gateway stays up and answers the one outcome', async () => {
