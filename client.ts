@@ -1,46 +1,64 @@
 /**
- * toolplane/client: start runs, follow them, read their journal, answer the people-in-the-loop
- * questions. Loads no worker code, so it also owns what a worker process shares with clients (the
- * search attribute check, ledger key files, the default task queue) and the types of a run's input
- * and result and of an escalation, which toolplane/workflow does not export again.
+ * toolplane/client: what a client process needs, and nothing else. Start a run, follow or stream it,
+ * read its journal, answer the calls waiting for a person (approve, deny, decide; or in the AI SDK's
+ * approval protocol), verify a ledger reference, sign the credentials of its own issuer, connect, and
+ * the typed errors it may catch and the types of a run's input and result (which toolplane/workflow
+ * does not export again). Loads no worker code. The rule and the surface: docs/entry-points.md;
+ * `@experimental` marks what is new and may still change in a minor release.
  *
  * @module toolplane/client
  */
 import { DEFAULT_TASK_QUEUE } from './common/names';
 import { follow } from './inspect/follow';
-import { formatEffects, type EffectView } from './inspect/journal';
+import type { EffectView } from './inspect/journal';
 import type { AgentRunInput, AgentRunResult } from './workflows/agent/run';
 import type { EscalationDecision, PendingEscalation } from './workflows/escalation';
 import type { ToolRunInput, ToolRunResult } from './workflows/tool-run';
 
+// Start a run: its input and result, and what refuses it before it starts.
 export { startAgentRun, startToolRun, type StartOptions } from './inspect/start-run';
+export { DEFAULT_TASK_QUEUE };
+export type { AgentRunInput, AgentRunResult, ToolRunInput, ToolRunResult };
+export type { ModelRequest } from './catalog/authority';
+export { RunInputInvalid, type RunInputProblem } from './catalog/errors';
+export { SearchAttributesMissing } from './inspect/search-attributes';
+
+// Follow it, read its journal.
+export { follow as followRun };
 export { readJournal } from './inspect/journal';
-export { pendingDecisions, decide, approve, deny, type DecisionOptions } from './inspect/decisions';
-export { follow as followRun, formatEffects };
+export type { EffectView };
+export type { JournalSummary } from './workflows/journal-summary';
+
+// Stream it (experimental).
 export { streamRun, type StreamRunOptions, type StreamedEvent } from './inspect/stream-run';
-export {
-  RunTopic,
-  type CallRef,
-  type CallEventBase,
-  type RunEvent,
-  type EffectEvent,
-  type TokensEvent,
-  type TurnCompletedEvent,
-  type CallDecidedEvent,
-  type CallLandedEvent,
-  type CallRefusedEvent,
-  type CallFailedEvent,
-  type CallEscalatedEvent,
-  type EscalationDecidedEvent,
-  type ApprovalRequestedEvent,
-  type ApprovalDecidedEvent,
-  type RunCompletedEvent,
-  type RunEndedEvent,
+export type {
+  RunEvent,
+  EffectEvent,
+  CallRef,
+  CallEventBase,
+  TokensEvent,
+  TurnCompletedEvent,
+  CallDecidedEvent,
+  CallLandedEvent,
+  CallRefusedEvent,
+  CallFailedEvent,
+  CallEscalatedEvent,
+  EscalationDecidedEvent,
+  ApprovalRequestedEvent,
+  ApprovalDecidedEvent,
+  RunCompletedEvent,
+  RunEndedEvent,
 } from './common/run-events';
+
+// Answer the calls waiting for a person; a refused answer is an update failure of type DECISION_REJECTED.
+export { pendingDecisions, decide, approve, deny, type DecisionOptions } from './inspect/decisions';
+export type { EscalationDecision, PendingEscalation };
+export { DECISION_REJECTED, DecisionRejectedReason } from './workflows/escalation';
+
+// The same in the AI SDK's tool approval protocol (experimental).
 export {
   approvalRequests,
   respondToApprovals,
-  approvalResponsesOf,
   ApprovalResponseRefused,
   ApprovalResponseRefusedReason,
   type ApprovalResponseInput,
@@ -48,43 +66,26 @@ export {
   type ApprovalCredential,
   type ApprovalAnswered,
 } from './inspect/approval-protocol';
-export { approvalRequestOf, approvalRequestChunks, approvalIdOf, type ApprovalAsked } from './common/approval-request';
-export {
-  runUrl,
-  probe,
-  TemporalUnreachable,
-  connectionSettings,
-  connectOptions,
-  connectClient,
-  type ConnectionSettings,
-  type ConnectionFlags,
-} from './inspect/connection';
+export { approvalRequestOf, approvalRequestChunks, type ApprovalAsked } from './common/approval-request';
+
+// Credentials of the client's own issuer (a run's principal, an approver).
+export { generateIssuerKey, signCredential, type IssuerKey, type CredentialClaims } from './identity/mint';
+
+// Verify what a run's ledger signed (experimental).
 export {
   verifyProducedBy,
-  formatVerdict,
   type LedgerVerdict,
   type LedgerOrigin,
   type LedgerInvalidReason,
   type VerifyOptions,
 } from './ledger/verify';
 export { loadLedgerKeyFile, LedgerKeyInvalid, type LedgerPublicKeys } from './ledger/keys';
-export { argsDigest } from './ledger/ref';
-export { DEFAULT_TASK_QUEUE };
-export { RunInputInvalid } from './catalog/errors';
-export { generateIssuerKey, signCredential, type IssuerKey, type CredentialClaims } from './identity/mint';
-export { WORKFLOW_ID_CLAIM } from './identity/credentials';
-export { SearchAttributesMissing, checkSearchAttributes, searchAttributeCommand } from './inspect/search-attributes';
-export { agentRunInputProblems, toolRunInputProblems } from './common/run-input';
-export type { RunInputProblem } from './catalog/errors';
-export type {
-  AgentRunInput,
-  AgentRunResult,
-  ToolRunInput,
-  ToolRunResult,
-  EscalationDecision,
-  PendingEscalation,
-  EffectView,
-};
-export { DECISION_REJECTED, DecisionRejectedReason } from './workflows/escalation';
-export type { ModelRequest } from './catalog/authority';
-export type { JournalSummary } from './workflows/journal-summary';
+
+// The connection.
+export {
+  connectClient,
+  connectionSettings,
+  TemporalUnreachable,
+  type ConnectionSettings,
+  type ConnectionFlags,
+} from './inspect/connection';

@@ -25,6 +25,14 @@ const nodeBuiltins = [
 const entryPoints = ['./index.ts', './workflow.ts', './client.ts', './ai-sdk.ts', './cli.ts'];
 const hosts = ['./inspect', './cli', './gateway', './plugin.ts', './worker.ts'];
 const sides = ['./workflows', './activities', './identity', './ledger', './runtime'];
+// What workflow-safe code may not import (bundled into Temporal's sandbox, replayed).
+const workflowSafe = [
+  { group: nodeBuiltins, message: 'workflow-safe code may not use Node built-ins' },
+  {
+    group: ['**/activities/*', '**/activities/**', '**/runtime/*', '**/inspect/*', '**/cli/*'],
+    message: 'workflow-safe code imports no worker-side code; what crosses the boundary is in common/wire.ts',
+  },
+];
 const layer = (target, from, why) => ({ target, from, message: `layers point down: ${why}` });
 const layerZones = [
   layer(
@@ -59,13 +67,13 @@ const layerZones = [
   ),
   layer(hosts, entryPoints, 'an entry point is a door: what it exports lives below it'),
   // The gate is its own room: pure judgement over a call, the run's labels and its budget. It knows
-  // the Gate type it implements (workflows/call/gate.ts) and nothing of the run that hosts it.
+  // nothing of the run that hosts it: the pipeline (workflows/call/) calls it, never the other way.
   {
     target: './workflows/gate',
     from: './workflows',
-    except: ['./gate', './call/gate.ts'],
+    except: ['./gate'],
     message:
-      'layers point down: workflows/gate/ judges calls and knows nothing of the run, its StepCtx or the pipeline (only call/gate.ts)',
+      'layers point down: workflows/gate/ judges calls and knows nothing of the run, its StepCtx or the pipeline',
   },
 ];
 
@@ -154,15 +162,21 @@ export default tseslint.config(
       'test/fixtures/versioning/workflows-b.ts',
       'test/fixtures/rogue/workflows.ts',
     ],
+    rules: { 'no-restricted-imports': ['error', { patterns: workflowSafe }] },
+  },
+  {
+    // The gate judges, pure: no Temporal call (no activity, timer or update). What it needs from the
+    // world (what a call carries) the pipeline asks for and hands over as data.
+    files: ['workflows/gate/**/*.ts'],
     rules: {
       'no-restricted-imports': [
         'error',
         {
           patterns: [
-            { group: nodeBuiltins, message: 'workflow-safe code may not use Node built-ins' },
+            ...workflowSafe,
             {
-              group: ['**/activities/*', '**/activities/**', '**/runtime/*', '**/inspect/*', '**/cli/*'],
-              message: 'workflow-safe code imports no worker-side code; what crosses the boundary is in common/wire.ts',
+              group: ['@temporalio/*'],
+              message: 'workflows/gate/ is pure judgement: the pipeline (workflows/call/) talks to Temporal',
             },
           ],
         },

@@ -1,8 +1,8 @@
 /**
  * toolplane (worker side): the plugin for your own `Worker.create({ plugins })`, the tool seam,
  * tool errors, the blob store, manifests, ledger signing, and ToolplaneError, the base of every
- * toolplane error. What a client process needs too (the search attribute check, ledger key files,
- * the default task queue) is toolplane/client's, which loads no worker code.
+ * toolplane error. What a worker shares with clients (`loadLedgerKeyFile`, `DEFAULT_TASK_QUEUE`) is
+ * toolplane/client's, which loads no worker code; docs/entry-points.md says which name goes where.
  *
  * @module toolplane
  */

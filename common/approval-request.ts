@@ -7,6 +7,8 @@ import { offerName } from '../catalog/tool-id';
  * What a run tells about a call that waits for a person's approval: the escalation's own data, as the
  * `pendingEscalations` query answers it (a `PendingEscalation` is one) and as an `approval-requested`
  * event carries it.
+ *
+ * @experimental
  */
 export interface ApprovalAsked {
   /** The tool's identity (`tool://payments/refund`). */
@@ -45,6 +47,8 @@ export function effectKeyOfApprovalId(approvalId: string): string | undefined {
  * `toolCall.input` the arguments the call sends if approved, `toolCall.toolCallId` the model's id of
  * the call (the effect key for a call no model made). Pure: a streaming consumer converts each
  * `approval-requested` event with it, `approvalRequests` each pending approval.
+ *
+ * @experimental
  */
 export function approvalRequestOf(asked: ApprovalAsked): ToolApprovalRequestOutput<ToolSet> {
   return {
@@ -65,6 +69,8 @@ export function approvalRequestOf(asked: ApprovalAsked): ToolApprovalRequestOutp
  * the tool call's input, then the approval request on it, so the app's message gets a tool part in
  * state `approval-requested` that its approval UI renders and answers with `addToolApprovalResponse`.
  * A stream that already wrote the model's tool call (a `streamText` UI stream) needs only the second chunk.
+ *
+ * @experimental
  */
 export function approvalRequestChunks(asked: ApprovalAsked): UIMessageChunk[] {
   const { approvalId, toolCall, reason } = approvalRequestOf(asked);

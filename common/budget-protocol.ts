@@ -6,12 +6,21 @@ import { defineQuery, defineUpdate } from '@temporalio/workflow';
 import type { BudgetClaim } from '../catalog/budget';
 import type { BudgetAnswer } from './wire';
 
-/** Minor units or bytes, as decimal strings. */
+/**
+ * Minor units or bytes, as decimal strings.
+ *
+ * @experimental
+ */
 export interface CounterTotals {
   spent: string;
   reserved: string;
 }
 
+/**
+ * One budget window: its period, its bounds, and the totals of each counter in it.
+ *
+ * @experimental
+ */
 export interface WindowState {
   period: string;
   /** Epoch ms, UTC-aligned; `end` exclusive. */
@@ -20,8 +29,18 @@ export interface WindowState {
   counters: Record<string, CounterTotals>;
 }
 
+/**
+ * Where a reservation stands: held until its call is settled, then committed or released; or refused.
+ *
+ * @experimental
+ */
 export type ReservationStatus = 'held' | 'committed' | 'released' | 'refused';
 
+/**
+ * One reservation as the budget workflow keeps it, by its id, so a repeated reserve answers the same.
+ *
+ * @experimental
+ */
 export interface ReservationRecord {
   status: ReservationStatus;
   toolId?: string;
@@ -37,7 +56,11 @@ export interface ReservationRecord {
   forgetAt?: number;
 }
 
-/** Everything the budget workflow carries across continue-as-new: the windows and the dedupe records. */
+/**
+ * Everything the budget workflow carries across continue-as-new: the windows and the dedupe records.
+ *
+ * @experimental
+ */
 export interface BudgetState {
   windows: Record<string, WindowState>;
   reservations: Record<string, ReservationRecord>;
@@ -51,6 +74,11 @@ export interface ReserveUpdate {
   claims: BudgetClaim[];
 }
 
+/**
+ * What the `settleBudget` update carries: the reservation, and whether its call's amount is spent or given back.
+ *
+ * @experimental
+ */
 export interface SettleUpdate {
   reservation: string;
   outcome: 'commit' | 'release';
@@ -58,6 +86,11 @@ export interface SettleUpdate {
   run?: string;
 }
 
+/**
+ * The budget workflow's input: empty at first, its own state when it continues as new.
+ *
+ * @experimental
+ */
 export interface BudgetCounterInput {
   /** The state a run before this one continued with. */
   state?: BudgetState;
@@ -69,5 +102,15 @@ export interface BudgetCounterInput {
 export type BudgetCounterWorkflow = (input?: BudgetCounterInput) => Promise<void>;
 
 export const reserveBudgetUpdate = defineUpdate<BudgetAnswer, [ReserveUpdate]>('reserveBudget');
+/**
+ * Settles a reservation (the worker's activity after a call, or an operator for an in-doubt call's reservation).
+ *
+ * @experimental
+ */
 export const settleBudgetUpdate = defineUpdate<ReservationStatus, [SettleUpdate]>('settleBudget');
+/**
+ * The budget workflow's windows and reservations, as it holds them now.
+ *
+ * @experimental
+ */
 export const budgetWindowsQuery = defineQuery<BudgetState>('budgetWindows');

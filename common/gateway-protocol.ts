@@ -17,15 +17,19 @@ export const mcpSessionWorkflowId = (sessionId: string) => `toolplane-mcp/${sess
  * Spent once by the run it starts; the token itself is never written to a history.
  */
 export interface SessionPass {
+  /** Who the session is for: the bearer token's subject, groups and issuer, as the gateway verified them. */
   identity: RunIdentity;
   /** Epoch milliseconds. */
   expiresAt: number;
+  /** Base64url, 22 characters. */
   mac: string;
 }
 
 /** One key's record in the session's call memo, as carried across continue-as-new. */
 export interface McpMemoEntry {
+  /** The call's key, as the request gave it. */
   key: string;
+  /** The tool the key was first used for. */
   toolId: string;
   /** Digest of the call's canonical arguments: the same key with other arguments is `KeyReused`. */
   argsDigest: string;
@@ -58,6 +62,7 @@ export interface McpSessionState {
   startedAt: number;
 }
 
+/** The input of an `mcpSession` run: the gateway sends `pass` (and its options); the run itself the rest. */
 export interface McpSessionInput {
   /** The gateway's pass for the first run of a session. */
   pass?: SessionPass;
@@ -75,8 +80,11 @@ export interface McpSessionInput {
 
 /** One `tools/call`: `key` is its identity in the session (`k:<idempotencyKey>` or `rpc:<request id>`). */
 export interface McpCallRequest {
+  /** The call's identity in the session: the same key answers the same outcome. */
   key: string;
+  /** The tool's identity (`tool://server/name`), as the manifest declares it. */
   toolId: string;
+  /** The arguments as the client sent them; the tool's input schema is checked in the run. */
   args: unknown;
   /** `HMAC(ticketKey, "toolplane-mcp-call" ‖ workflowId ‖ key ‖ toolId)`, made by the gateway. */
   mac: string;
@@ -89,5 +97,7 @@ export type McpCallOutcome =
   | { status: 'waiting'; effectKey: string; reason: string; approvers: string /* who may decide */ }
   | { status: 'failed'; code: string; message: string; effectKey?: string };
 
+/** One `tools/call`: answers the call's outcome, or `waiting` as soon as the call waits for a person. */
 export const mcpCallUpdate = defineUpdate<McpCallOutcome, [McpCallRequest]>('toolplane.mcp.call');
+/** Ends the session (its DELETE): calls being sent finish, and the run completes. */
 export const mcpEndUpdate = defineUpdate<void, []>('toolplane.mcp.end');

@@ -27,7 +27,15 @@ export interface JournalEntry {
   reason?: string;
   /** Who approved or denied the call, for calls a person decided. */
   decidedBy?: string;
+  /**
+   * Sends: the perform activities this run scheduled for the call, each of which may have reached the
+   * tool (the first under the effect key; a resend, after a rejection, a reconcile's `not_landed` or a
+   * person's `retry`, under `<key>.<n>`). Temporal's own retries of a send (`recovery: retry`) are that
+   * one send. 0 for a call refused before any activity existed, and for a delegated call (a tool that
+   * runs independently), whose child run's journal counts its sends.
+   */
   attempts: number;
+  /** The path the recovery state machine took: so far while the call runs, then the final one. */
   recovery: RecoveryPath;
   outcome?: Outcome;
   error?: { code: string; message: string };

@@ -25,6 +25,8 @@ export type RunTopic = (typeof RunTopic)[keyof typeof RunTopic];
  * that dies mid-stream has published some tokens; its retry publishes them again from index 0, and a
  * reader skips the indices it delivered (`streamRun` does). The turn's `turn-completed` event carries
  * the text the run recorded: that, not the tokens, is the authority.
+ *
+ * @experimental
  */
 export interface TokensEvent {
   type: 'tokens';
@@ -36,7 +38,11 @@ export interface TokensEvent {
   deltas: string[];
 }
 
-/** A model turn ended: what the run recorded. */
+/**
+ * A model turn ended: what the run recorded.
+ *
+ * @experimental
+ */
 export interface TurnCompletedEvent {
   type: 'turn-completed';
   turn: string;
@@ -46,7 +52,11 @@ export interface TurnCompletedEvent {
   usage: { inputTokens: number; outputTokens: number };
 }
 
-/** Which call an event is about: its position in the run and its tool, as the journal names them. */
+/**
+ * Which call an event is about: its position in the run and its tool, as the journal names them.
+ *
+ * @experimental
+ */
 export interface CallRef {
   /** The call's position in the run (the journal entry's `position`; a chain numbers on). */
   position: number;
@@ -54,7 +64,11 @@ export interface CallRef {
   toolId: string;
 }
 
-/** What the call events share: which call, its effect key, and its journal entry as it stands. */
+/**
+ * What the call events share: which call, its effect key, and its journal entry as it stands.
+ *
+ * @experimental
+ */
 export interface CallEventBase extends CallRef {
   /** The call's effect key (its activity id), once the gate let its arguments through. */
   effectKey?: string;
@@ -62,20 +76,32 @@ export interface CallEventBase extends CallRef {
   entry: JournalEntry;
 }
 
-/** The gate (and, where asked, a person) let the call go out: its activity is scheduled next. */
+/**
+ * The gate (and, where asked, a person) let the call go out: its activity is scheduled next.
+ *
+ * @experimental
+ */
 export interface CallDecidedEvent extends CallEventBase {
   type: 'call-decided';
   effectKey: string;
   decision: 'allowed' | 'approved';
 }
 
-/** The call's effect happened (its outcome is `ok`, possibly after recovery). */
+/**
+ * The call's effect happened (its outcome is `ok`, possibly after recovery).
+ *
+ * @experimental
+ */
 export interface CallLandedEvent extends CallEventBase {
   type: 'call-landed';
   effectKey: string;
 }
 
-/** The call was refused (by the gate, a limit, or a person's denial); no effect exists. */
+/**
+ * The call was refused (by the gate, a limit, or a person's denial); no effect exists.
+ *
+ * @experimental
+ */
 export interface CallRefusedEvent extends CallEventBase {
   type: 'call-refused';
   /** The rule that refused it (`unreachable`, `taint:/recipient`, `protected_field:/to`, ...). */
@@ -84,12 +110,20 @@ export interface CallRefusedEvent extends CallEventBase {
   reason: string;
 }
 
-/** The call failed (its tool failed, or it ended in doubt or aborted). */
+/**
+ * The call failed (its tool failed, or it ended in doubt or aborted).
+ *
+ * @experimental
+ */
 export interface CallFailedEvent extends CallEventBase {
   type: 'call-failed';
 }
 
-/** A call whose outcome is unknown waits for a person (`retry`, `landed` or `abort`). */
+/**
+ * A call whose outcome is unknown waits for a person (`retry`, `landed` or `abort`).
+ *
+ * @experimental
+ */
 export interface CallEscalatedEvent extends CallRef {
   type: 'call-escalated';
   /** The call's effect key: the one `approve`, `deny` or `resolve` names. */
@@ -100,7 +134,11 @@ export interface CallEscalatedEvent extends CallRef {
   deadline: number;
 }
 
-/** A person answered an escalated call, or nobody did in time. */
+/**
+ * A person answered an escalated call, or nobody did in time.
+ *
+ * @experimental
+ */
 export interface EscalationDecidedEvent extends CallRef {
   type: 'escalation-decided';
   /** The call's effect key: the one `approve`, `deny` or `resolve` names. */
@@ -110,7 +148,11 @@ export interface EscalationDecidedEvent extends CallRef {
   by?: string;
 }
 
-/** A call waits for a person's approval (`approve` or `deny` under its effect key). */
+/**
+ * A call waits for a person's approval (`approve` or `deny` under its effect key).
+ *
+ * @experimental
+ */
 export interface ApprovalRequestedEvent extends CallRef {
   type: 'approval-requested';
   /** The call's effect key: the one `approve`, `deny` or `resolve` names. */
@@ -127,7 +169,11 @@ export interface ApprovalRequestedEvent extends CallRef {
   modelCallId?: string;
 }
 
-/** A person approved or denied the call, or nobody did in time (`expired`, a denial). */
+/**
+ * A person approved or denied the call, or nobody did in time (`expired`, a denial).
+ *
+ * @experimental
+ */
 export interface ApprovalDecidedEvent extends CallRef {
   type: 'approval-decided';
   /** The call's effect key: the one `approve`, `deny` or `resolve` names. */
@@ -139,7 +185,11 @@ export interface ApprovalDecidedEvent extends CallRef {
   reason?: string;
 }
 
-/** The run completed (or stopped at a limit): the last event of the run. */
+/**
+ * The run completed (or stopped at a limit): the last event of the run.
+ *
+ * @experimental
+ */
 export interface RunCompletedEvent {
   type: 'run-completed';
   status: 'completed' | 'limit';
@@ -148,14 +198,22 @@ export interface RunCompletedEvent {
   reason?: string;
 }
 
-/** The run failed or was cancelled: the last event of the run. */
+/**
+ * The run failed or was cancelled: the last event of the run.
+ *
+ * @experimental
+ */
 export interface RunEndedEvent {
   type: 'run-ended';
   how: 'failed' | 'cancelled';
   message?: string;
 }
 
-/** Everything a run streams. */
+/**
+ * Everything a run streams.
+ *
+ * @experimental
+ */
 export type RunEvent =
   | TokensEvent
   | TurnCompletedEvent
@@ -170,5 +228,9 @@ export type RunEvent =
   | RunCompletedEvent
   | RunEndedEvent;
 
-/** The events the workflow itself publishes (on `RunTopic.Effects`). */
+/**
+ * The events the workflow itself publishes (on `RunTopic.Effects`).
+ *
+ * @experimental
+ */
 export type EffectEvent = Exclude<RunEvent, TokensEvent>;

@@ -282,7 +282,7 @@ export interface BudgetReserveRequest {
   egress?: { destinations: string[]; bytes: number };
 }
 
-/** The budget workflow's answer: reserved, or refused naming the rule, the period and the window. */
+/** The budget workflow's answer: reserved, or refused naming the rule, the period and the window. @experimental */
 export type BudgetAnswer = { ok: true } | { ok: false; rule: 'spend' | 'egress'; reason: string };
 
 /** `commit`: the call landed, what it reserved is spent. `release`: it did not, the reservation is given back. */

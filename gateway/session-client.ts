@@ -1,14 +1,16 @@
 // The worker side of the MCP gateway's sessions, as the HTTP server uses them: a session id bound to
 // its principal, each `tools/call` sent to the session's run as an update (the run started by the
 // first, with the gateway's session pass), and the session ended. Holds the worker's ticket key.
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import {
   WithStartWorkflowOperation,
   WorkflowExecutionAlreadyStartedError,
   WorkflowNotFoundError,
+  WorkflowUpdateFailedError,
   isGrpcServiceError,
   type Client,
 } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
 import { ErrorCode } from '../catalog/error-codes';
 import { ToolplaneError } from '../catalog/errors';
 import { loadTicketKey } from '../activities/identity/tickets';
@@ -92,11 +94,19 @@ export class SessionClient {
       workflowIdReusePolicy: 'REJECT_DUPLICATE',
       staticSummary: `MCP session of ${identity.principal}`,
     });
+    const request = { ...call, mac: callMac(this.key, workflowId, call.key, call.toolId) };
     try {
-      return await this.opts.client.workflow.executeUpdateWithStart(mcpCallUpdate, {
+      const outcome = await this.opts.client.workflow.executeUpdateWithStart(mcpCallUpdate, {
         updateId: callUpdateId(workflowId, call.key),
-        args: [{ ...call, mac: callMac(this.key, workflowId, call.key, call.toolId) }],
+        args: [request],
         startWorkflowOperation,
+      });
+      if (outcome.status !== 'waiting') return outcome;
+      // Temporal answers a repeated update id with its first result, which said `waiting`: asked again under
+      // a one-off id, the session's call memo answers what the call is now (still waiting, or its outcome).
+      return await this.opts.client.workflow.getHandle(workflowId).executeUpdate(mcpCallUpdate, {
+        updateId: `${callUpdateId(workflowId, call.key)}.${randomUUID()}`,
+        args: [request],
       });
     } catch (err) {
       throw ended(sessionId, err) ?? err;
@@ -123,6 +133,9 @@ export function callUpdateId(workflowId: string, key: string): string {
 function ended(sessionId: string, err: unknown): SessionEnded | undefined {
   const closed =
     err instanceof WorkflowExecutionAlreadyStartedError ||
+    (err instanceof WorkflowUpdateFailedError &&
+      err.cause instanceof ApplicationFailure &&
+      err.cause.type === ErrorCode.SessionEnded) ||
     err instanceof WorkflowNotFoundError ||
     (isGrpcServiceError(err) && Number(err.code) === NOT_FOUND) ||
     (err instanceof Error && isGrpcServiceError(err.cause) && Number(err.cause.code) === NOT_FOUND);

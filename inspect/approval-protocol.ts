@@ -16,7 +16,11 @@ import {
 } from '../workflows/escalation';
 import { ErrorCode } from '../catalog/error-codes';
 
-/** Why an app's approval response was refused before it decided anything. */
+/**
+ * Why an app's approval response was refused before it decided anything.
+ *
+ * @experimental
+ */
 export const ApprovalResponseRefusedReason = {
   /** No call of the run waits for approval under this approval id: unknown, or already decided. */
   NotPending: 'not_pending',
@@ -25,7 +29,11 @@ export const ApprovalResponseRefusedReason = {
   /** The same approval id is answered twice in what was given. */
   AnsweredTwice: 'answered_twice',
 } as const;
-/** Why an app's approval response decided nothing (`ApprovalResponseRefused`'s `data.reason`). */
+/**
+ * Why an app's approval response decided nothing (`ApprovalResponseRefused`'s `data.reason`).
+ *
+ * @experimental
+ */
 export type ApprovalResponseRefusedReason =
   (typeof ApprovalResponseRefusedReason)[keyof typeof ApprovalResponseRefusedReason];
 
@@ -34,6 +42,8 @@ export type ApprovalResponseRefusedReason =
  * response that does reach the run and is refused there (no credential, not a declared approver, ...)
  * is not this error: it fails as `approve` and `deny` fail, a `WorkflowUpdateFailedError` whose cause
  * is a `DecisionRejected` failure.
+ *
+ * @experimental
  */
 export class ApprovalResponseRefused extends ToolplaneError<
   typeof ErrorCode.ApprovalResponseRefused,
@@ -57,6 +67,8 @@ export class ApprovalResponseRefused extends ToolplaneError<
  * The calls of a run that wait for a person's approval, as the AI SDK's `tool-approval-request` parts
  * (see `approvalRequestOf`). In-doubt questions (retry, landed, abort) have no yes-or-no form in the
  * AI SDK's protocol and are not among them; `pendingDecisions` lists them.
+ *
+ * @experimental
  */
 export async function approvalRequests(
   client: Client,
@@ -66,17 +78,29 @@ export async function approvalRequests(
   return pending.filter((p) => p.kind === 'approval').map(approvalRequestOf);
 }
 
-/** What an app answers with: one part, the `tool` message that holds its parts, or several of either. */
+/**
+ * What an app answers with: one part, the `tool` message that holds its parts, or several of either.
+ *
+ * @experimental
+ */
 export type ApprovalResponseInput =
   | Pick<ToolApprovalResponse, 'type' | 'approvalId' | 'approved' | 'reason'>
   | ModelMessage
   | readonly (Pick<ToolApprovalResponse, 'type' | 'approvalId' | 'approved' | 'reason'> | ModelMessage)[];
 
-/** The credential an approval response is decided with, given the part and the question it answers. */
+/**
+ * The credential an approval response is decided with, given the part and the question it answers.
+ *
+ * @experimental
+ */
 export type ApprovalCredential =
   string | ((response: ToolApprovalResponse, asked: PendingEscalation) => string | Promise<string>);
 
-/** Who answers an app's approval responses, as `DecisionOptions` carries it for `approve` and `deny`. */
+/**
+ * Who answers an app's approval responses, as `DecisionOptions` carries it for `approve` and `deny`.
+ *
+ * @experimental
+ */
 export interface ApprovalResponseOptions {
   /**
    * The approver's own credential (a JWT from an issuer the worker trusts), required by a worker with
@@ -88,7 +112,11 @@ export interface ApprovalResponseOptions {
   by?: string;
 }
 
-/** One approval response as the run took it. */
+/**
+ * One approval response as the run took it.
+ *
+ * @experimental
+ */
 export interface ApprovalAnswered {
   /** The response's approval id. */
   approvalId: string;
@@ -149,6 +177,8 @@ function notWaiting(err: unknown): boolean {
  * };
  * await respondToApprovals(client, workflowId, message, { credential: approverToken });
  * ```
+ *
+ * @experimental
  */
 export async function respondToApprovals(
   client: Client,

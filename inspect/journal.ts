@@ -1,6 +1,6 @@
 /**
- * The journal view: each effect of a run, derived from its Temporal history (activities,
- * attempts, reconciles, a person's decisions) and the run's own journal (decisions, rules,
+ * The journal view: each effect of a run, derived from its Temporal history (sends, Temporal's
+ * retries of them, reconciles, a person's decisions) and the run's own journal (decisions, rules,
  * refusals), which the history holds in the completion event or the `journal` query answers.
  */
 import type { Client } from '@temporalio/client';
@@ -22,9 +22,10 @@ export interface EffectView {
   decision: string;
   rule?: string;
   reason?: string;
-  /** Attempts the server started, over every send of this effect. */
+  /** Sends: the perform activities scheduled for this effect (`<key>`, then `<key>.<n>`); the journal's `attempts`. */
   attempts: number;
-  sends: number;
+  /** Temporal's retries within those sends (a tool whose `recovery` is `retry`): same activity, same key. */
+  retries: number;
   reconciles: { answer?: string }[];
   /** What people decided about the call, in order: `approve by alice`, `deny by bob`, `retry by oncall`. */
   personDecisions: string[];
@@ -46,7 +47,7 @@ function freshView(position: number, toolId: string): EffectView {
     toolId,
     decision: 'allowed',
     attempts: 0,
-    sends: 0,
+    retries: 0,
     reconciles: [],
     personDecisions: [],
     recovery: 'none',
@@ -72,8 +73,9 @@ class HistoryViews {
       this.scheduled(String(e.eventId), e.activityTaskScheduledEventAttributes);
     else if (e.activityTaskStartedEventAttributes) {
       const started = e.activityTaskStartedEventAttributes;
+      // Written once, when the activity closes, with the number of its last attempt.
       const s = this.byScheduledId.get(String(started.scheduledEventId));
-      if (s) s.view.attempts += started.attempt ?? 1;
+      if (s?.kind === 'perform') s.view.retries += Math.max(0, (started.attempt ?? 1) - 1);
     } else if (e.activityTaskCompletedEventAttributes) {
       const completed = e.activityTaskCompletedEventAttributes;
       const s = this.byScheduledId.get(String(completed.scheduledEventId));
@@ -103,7 +105,7 @@ class HistoryViews {
       this.byKey.set(effectKey, view);
       this.ordered.push(view);
     }
-    if (type === 'performTool') view.sends++;
+    if (type === 'performTool') view.attempts++;
     else view.reconciles.push({});
     this.byScheduledId.set(id, {
       view,
@@ -149,21 +151,11 @@ function addJournal(h: HistoryViews, journal: JournalEntry[]): void {
         outcome: j.outcome ?? view.outcome,
       });
     } else {
-      h.ordered.push({
-        position: j.position,
-        toolId: j.toolId,
-        effectKey: j.effectKey,
-        decision: j.decision,
-        rule: j.rule,
-        reason: j.reason,
-        attempts: 0,
-        sends: 0,
-        reconciles: [],
-        personDecisions: [],
-        recovery: j.recovery,
-        // Every refusal records its outcome; an entry without one is a call still under way.
-        outcome: j.outcome ?? 'pending',
-      });
+      // No activity of this run sent it (refused before any existed, or delegated to a child run).
+      const { position, toolId, effectKey, decision, rule, reason, attempts, recovery } = j;
+      const known = { effectKey, decision, rule, reason, attempts, recovery };
+      // Every refusal records its outcome; an entry without one is a call still under way.
+      h.ordered.push({ ...freshView(position, toolId), ...known, outcome: j.outcome ?? 'pending' });
     }
   }
 }
@@ -279,6 +271,7 @@ export function formatEffects(effects: EffectView[]): string[] {
     v.effectKey ? `${v.effectKey.slice(0, 14)}…` : '-',
     String(v.attempts),
     v.recovery +
+      (v.retries ? ` [Temporal retries: ${v.retries}]` : '') +
       (v.reconciles.length ? ` [reconcile: ${v.reconciles.map((r) => r.answer ?? '?').join(', ')}]` : '') +
       (v.personDecisions.length ? ` [person: ${v.personDecisions.join(', ')}]` : ''),
     v.outcome,

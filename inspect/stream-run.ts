@@ -21,7 +21,11 @@ import {
 } from '../common/stream-protocol';
 import { ErrorCode } from '../catalog/error-codes';
 
-/** Options of {@link streamRun}. */
+/**
+ * Options of {@link streamRun}.
+ *
+ * @experimental
+ */
 export interface StreamRunOptions {
   /** The stream offset to read from (default 0: from the run's first event). Each event carries its own. */
   fromOffset?: number;
@@ -33,7 +37,11 @@ export interface StreamRunOptions {
   signal?: AbortSignal;
 }
 
-/** A run's event and where it stands in the run's stream (the offset to resume from is `offset + 1`). */
+/**
+ * A run's event and where it stands in the run's stream (the offset to resume from is `offset + 1`).
+ *
+ * @experimental
+ */
 export type StreamedEvent = RunEvent & { offset: number };
 
 const CLOSED = new Set(['COMPLETED', 'FAILED', 'CANCELLED', 'TERMINATED', 'TIMED_OUT', 'CONTINUED_AS_NEW']);
@@ -93,6 +101,8 @@ function asRunEvent(topic: string, data: unknown): RunEvent | undefined {
  *   else if (e.type === 'call-landed') console.log(`\n#${e.position} ${e.toolId} landed (${e.effectKey})`);
  * }
  * ```
+ *
+ * @experimental
  */
 export async function* streamRun(
   client: Client,

@@ -8,10 +8,19 @@ import { checkSignature, type LedgerPublicKeys } from './keys';
 import { LedgerRef } from '../common/ledger-ref';
 import { argsDigest } from './ref';
 
+/**
+ * Why a reference is invalid: malformed, an unknown key, a bad signature, no such run or effect, or an entry or fact that differs.
+ *
+ * @experimental
+ */
 export type LedgerInvalidReason =
   'malformed' | 'unknown_key' | 'bad_signature' | 'no_such_run' | 'no_such_effect' | 'entry_differs' | 'fact_differs';
 
-/** The journal entry a valid reference points to. */
+/**
+ * The journal entry a valid reference points to.
+ *
+ * @experimental
+ */
 export interface LedgerOrigin {
   workflowId: string;
   runId: string;
@@ -26,10 +35,20 @@ export interface LedgerOrigin {
   completed: boolean;
 }
 
+/**
+ * `verifyProducedBy`'s answer: valid with the origin run and effect, or invalid with the reason.
+ *
+ * @experimental
+ */
 export type LedgerVerdict =
   | { valid: true; origin: LedgerOrigin }
   | { valid: false; reason: LedgerInvalidReason; message: string; ref?: LedgerRef };
 
+/**
+ * What `verifyProducedBy` checks a reference with.
+ *
+ * @experimental
+ */
 export interface VerifyOptions {
   /** The public keys the verifier trusts, by key id. */
   publicKeys: LedgerPublicKeys;
@@ -114,6 +133,8 @@ async function historyOf(client: Client, r: LedgerRef): Promise<Event[] | undefi
  * Verifies a `produced_by` reference: a known key, a good signature, a run that exists, an effect
  * with that key in its history, and a history entry (tool, argument digest, decision, trust) equal to
  * the reference's. Never throws for a bad reference: it answers invalid with the reason.
+ *
+ * @experimental
  */
 export async function verifyProducedBy(client: Client, ref: unknown, opts: VerifyOptions): Promise<LedgerVerdict> {
   const parsed = LedgerRef.safeParse(ref);

@@ -4,7 +4,8 @@
 //   npm run api -- --check   fails, printing the diff, when the surface differs from the reports
 // Both fail when a name is exported from two entry points: each name has one owner. A report ends
 // with the types its signatures name that another entry point owns, and those no entry point
-// exports (a user cannot import them), so either kind of change shows in review.
+// exports (a user cannot import them), so either kind of change shows in review, and lists the names
+// whose TSDoc says `@experimental` (API Extractor knows the tag but reports no release stage for it).
 // A known API Extractor limitation: a name that is both a value and a type (a zod schema and its
 // inferred type) is reported with its value even where the entry point exports only the type.
 import { execFileSync } from 'node:child_process';
@@ -88,7 +89,7 @@ function surface(work: string, check: boolean): SurfaceResult {
     additionalEntryPoints: configs.map(([, c]) => c.mainEntryPointFilePath),
   });
   // API Extractor's own TypeScript, whose checker answers the same questions as ours.
-  const { exported, declaredAs } = exportsOf(compilerState.program as ts.Program, entries, dts);
+  const { exported, declaredAs, experimental } = exportsOf(compilerState.program as ts.Program, entries, dts);
   const problems: string[] = [];
 
   const byName = new Map<string, Entry[]>();
@@ -128,7 +129,10 @@ function surface(work: string, check: boolean): SurfaceResult {
       },
     });
     const generated = path.join(config.reportTempFolder, entry.report);
-    const report = fs.readFileSync(generated, 'utf8') + referencesSection(elsewhere, nowhere);
+    const report =
+      fs.readFileSync(generated, 'utf8') +
+      experimentalSection(experimental(entry)) +
+      referencesSection(elsewhere, nowhere);
     fs.writeFileSync(generated, report);
     const committed = path.join(reportFolder, entry.report);
     if (fs.existsSync(committed) && fs.readFileSync(committed, 'utf8') === report) continue;
@@ -201,7 +205,21 @@ function exportsOf(program: ts.Program, entries: Entry[], dts: string) {
     const symbol = source && checker.getSymbolsInScope(source, everything).find((s) => s.name === name);
     return symbol ? idsOf(symbol) : [];
   };
-  return { exported, declaredAs };
+  /** The names an entry point exports whose declaration (any of them, for a value and a type of one name) is `@experimental`. */
+  const experimental = (entry: Entry): string[] => {
+    const file = program.getSourceFile(path.join(dts, entry.declarations))!;
+    return checker
+      .getExportsOfModule(checker.getSymbolAtLocation(file)!)
+      .filter((symbol) => {
+        const target = symbol.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(symbol) : symbol;
+        return (target.declarations ?? []).some((d) =>
+          ts.getJSDocTags(d).some((t) => t.tagName.text === 'experimental'),
+        );
+      })
+      .map((symbol) => symbol.name)
+      .sort();
+  };
+  return { exported, declaredAs, experimental };
 }
 
 function extractorConfig(entry: Entry, work: string, dts: string): ExtractorConfig {
@@ -251,6 +269,17 @@ function extractorConfig(entry: Entry, work: string, dts: string): ExtractorConf
     configObjectFullPath: undefined,
     packageJsonFullPath: path.join(work, 'package.json'),
   });
+}
+
+function experimentalSection(names: string[]): string {
+  const list = names.map((n) => `\`${n}\``).join(', ');
+  return [
+    '',
+    '## Experimental',
+    '',
+    names.length ? `New and may still change in a minor release: ${list}.` : 'None.',
+    '',
+  ].join('\n');
 }
 
 function referencesSection(elsewhere: Set<string>, nowhere: Set<string>): string {

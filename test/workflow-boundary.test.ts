@@ -11,7 +11,7 @@ const tsFiles = (dir: string): string[] =>
       e.isDirectory() ? tsFiles(path.join(dir, e.name)) : e.name.endsWith('.ts') ? [path.join(dir, e.name)] : [],
     );
 const workflowSafe = [...['workflows', 'catalog', 'common'].flatMap(tsFiles), 'workflow.ts', 'ai-sdk.ts'];
-const WORKER_SIDE = /(^|\/)(activities|runtime|inspect|cli)\//;
+const WORKER_SIDE = /(^|\/)(activities|runtime|inspect|cli|gateway)\//;
 
 describe('the workflow boundary', () => {
   it('covers the workflow-safe folders, their subfolders and the workflow entry points', () => {

@@ -17,6 +17,8 @@ import type { StepCtx } from './step-ctx';
  * opened): the worker publishes the text as toolplane's `tokens` events, read with `streamRun`
  * (toolplane/client), and @temporalio/ai-sdk publishes the AI SDK's raw stream parts on
  * `streamingTopic` (default `toolplane.ai-sdk`).
+ *
+ * @experimental
  */
 export type GovernedModelOptions = ActivityOptions & {
   /** Where @temporalio/ai-sdk publishes a streaming call's raw AI SDK parts (default `toolplane.ai-sdk`). */
@@ -41,6 +43,8 @@ export const LIMIT_REACHED = 'LimitReached';
  * const { tools } = governedTools(step, { prompt });
  * const { text } = await generateText({ model: governedModel(step, 'fast/gpt-5-mini'), prompt, tools });
  * ```
+ *
+ * @experimental
  */
 export function governedModel(step: StepCtx, modelId: string, activity?: GovernedModelOptions): LanguageModelV4 {
   return budgetedModel(step, modelId, activity, undefined);

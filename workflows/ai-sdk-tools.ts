@@ -18,6 +18,11 @@ import type { StepCtx } from './step-ctx';
 /** The governed tools take no context of the caller's: the run's StepCtx is theirs. */
 type ToolContext = Record<string, unknown>;
 
+/**
+ * What `governedTools` governs a run's AI SDK calls with: the user's prompt, its sensitivity, the limits.
+ *
+ * @experimental
+ */
 export interface GovernedToolsOptions {
   /** The user's own words: the run's one trusted source. Pass exactly what the model is given as the prompt. */
   prompt: string;
@@ -32,6 +37,11 @@ export interface GovernedToolsOptions {
 
 export type { RefusedToolResult } from './agent/governed-call';
 
+/**
+ * The governed tools for `generateText`, and the calls they made.
+ *
+ * @experimental
+ */
 export interface GovernedTools {
   /** The offered tools by their offered names (`crm__lookup_customer`), for `generateText({ tools })`. */
   tools: Record<string, Tool<Record<string, unknown>, unknown, ToolContext>>;
@@ -64,6 +74,8 @@ export interface GovernedTools {
  * const { tools } = governedTools(step, { prompt });
  * const { text } = await generateText({ model: temporalProvider.languageModel('gpt-5-mini'), prompt, tools, stopWhen: stepCountIs(10) });
  * ```
+ *
+ * @experimental
  */
 export function governedTools(step: StepCtx, options: GovernedToolsOptions): GovernedTools {
   // What the run was asked heads its Current Details in the Web UI, as an agentRun's prompt is its Summary.

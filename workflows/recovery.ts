@@ -1,5 +1,7 @@
-// Workflow-safe: the recovery state machine. What happens when a call's outcome is unknown is
-// decided here, by the tool's declared `recovery`, and never by a blind resend.
+// Workflow-safe: the recovery state machine, the inner part of a call's send. What happens when a
+// call's outcome is unknown is decided here, by the tool's declared `recovery`, and never by a blind
+// resend. Like the pipeline's other steps it returns what happened (the sends it made, the path it
+// took, how the call ended); workflows/call/pipeline.ts alone writes that into the journal entry.
 import { isCancellation, proxyActivities, sleep, type ActivityOptions } from '@temporalio/workflow';
 import { FailureType } from '../catalog/failure-types';
 import { durationMs } from '../catalog/duration';
@@ -7,12 +9,22 @@ import type { ToolDecl } from '../catalog/manifest';
 import type { PerformRequest, PerformResult, ReconcileRequest, Reconciliation, ToolActivities } from '../common/wire';
 import { performActivityId, reconcileActivityId } from '../common/effect-key';
 import { storedHandle } from '../common/stored-output';
+import type { RecoveryPath } from '../common/journal';
 import type { EscalationDecision, PendingEscalation } from './escalation';
-import type { JournalEntry } from '../common/journal';
-import { StepError, StepErrorCode } from './step-error';
-import { activityRetry, backoffMs, classify, maxAttempts, type Failure } from './recovery-policy';
+import { StepErrorCode } from './step-error';
+import {
+  activityRetry,
+  afterRejection,
+  classify,
+  endedAt,
+  finalFailure,
+  maxAttempts,
+  type Failure,
+  type Progress,
+  type Recovered,
+} from './recovery-policy';
 
-export { classify, activityRetry } from './recovery-policy';
+export { classify, activityRetry, type Recovered } from './recovery-policy';
 
 // Every call sets its own id, summary, timeouts and retry policy.
 const tools = proxyActivities<ToolActivities>({ startToCloseTimeout: '30s' });
@@ -27,21 +39,23 @@ export interface RecoveryInput {
   request: PerformRequest;
   effectKey: string;
   position: number;
-  entry: JournalEntry;
   summary: string;
   escalator: Escalator;
-  onEvents?: (events: NonNullable<PerformResult['events']>) => void;
-  onOrigins?: (origins: NonNullable<PerformResult['origins']>) => void;
+  /**
+   * Told, while the call runs, the sends made so far and the path taken so far: before each send, and
+   * before it waits for a person, so a run's journal shows a call under way as it stands.
+   */
+  onProgress?: (sofar: { sends: number; recovery: RecoveryPath }) => void;
 }
 
-function requestFor(input: RecoveryInput, scheduleCount: number): PerformRequest {
-  return scheduleCount === 0 ? input.request : { ...input.request, recoveryPath: input.entry.recovery };
+function requestFor(input: RecoveryInput, n: Progress): PerformRequest {
+  return n.sends === 0 ? input.request : { ...input.request, recoveryPath: n.recovery };
 }
 
-function performOptions(input: RecoveryInput, scheduleCount: number): ActivityOptions {
+function performOptions(input: RecoveryInput, sendIndex: number): ActivityOptions {
   const { decl } = input;
   return {
-    activityId: performActivityId(input.effectKey, scheduleCount),
+    activityId: performActivityId(input.effectKey, sendIndex),
     summary: input.summary,
     startToCloseTimeout: decl.timeouts.start_to_close,
     heartbeatTimeout: decl.timeouts.heartbeat,
@@ -78,134 +92,98 @@ async function reconcile(input: RecoveryInput, round: number): Promise<Reconcili
   }
 }
 
-/** How often a call was scheduled, rejected, reconciled and resent so far. */
-interface Counts {
-  schedules: number;
-  rejections: number;
-  reconciles: number;
-  resends: number;
-}
-
 /** Send the call again: what a person or the provider said makes resending safe. */
 const RESEND = Symbol('resend');
-type Next = { output: unknown } | typeof RESEND;
+type Next = Recovered | typeof RESEND;
 
-/** Runs one prepared call to completion: output, or a typed StepError. */
-export async function performWithRecovery(input: RecoveryInput): Promise<unknown> {
-  const { decl, request, entry } = input;
-  const n: Counts = { schedules: 0, rejections: 0, reconciles: 0, resends: 0 };
+/** The call as it stands, for the journal of a run that is queried while the call runs. */
+const tell = (input: RecoveryInput, n: Progress) => input.onProgress?.({ sends: n.sends, recovery: n.recovery });
+
+/** One send: the tool's output, or how it failed. */
+async function send(input: RecoveryInput, n: Progress): Promise<{ result: PerformResult } | { failure: Failure }> {
+  const request = requestFor(input, n);
+  n.sends++;
+  tell(input, n);
+  try {
+    return { result: await tools.performTool.executeWithOptions(performOptions(input, n.sends - 1), [request]) };
+  } catch (err) {
+    if (isCancellation(err)) throw err;
+    return { failure: classify(err) };
+  }
+}
+
+/** Runs one prepared call to completion and says what happened: its output, or how it ended without one. */
+export async function performWithRecovery(input: RecoveryInput): Promise<Recovered> {
+  const { decl, request } = input;
+  const n: Progress = { sends: 0, rejections: 0, reconciles: 0, resends: 0, recovery: 'none' };
   for (;;) {
-    entry.attempts = ++n.schedules;
-    let failure: Failure;
-    try {
-      const result: PerformResult = await tools.performTool.executeWithOptions(performOptions(input, n.schedules - 1), [
-        requestFor(input, n.schedules - 1),
-      ]);
-      entry.outcome = 'ok';
-      if (result.events) input.onEvents?.(result.events);
-      if (result.origins) input.onOrigins?.(result.origins);
-      return result.stored ? storedHandle(result.stored) : result.output;
-    } catch (err) {
-      if (isCancellation(err)) throw err;
-      failure = classify(err);
+    const sent = await send(input, n);
+    if ('result' in sent) {
+      const { result } = sent;
+      return {
+        sends: n.sends,
+        recovery: n.recovery,
+        outcome: 'ok',
+        output: result.stored ? storedHandle(result.stored) : result.output,
+        ...(result.events ? { events: result.events } : {}),
+        ...(result.origins ? { origins: result.origins } : {}),
+      };
     }
-    failIfFinal(input, failure, n.schedules);
+    const { failure } = sent;
+    const ended = finalFailure(decl, request.toolId, failure, n);
+    if (ended) return ended;
     if (failure.kind === 'rejected') {
-      // Nothing was sent: trying again cannot duplicate anything.
-      if (++n.rejections >= maxAttempts(decl)) {
-        entry.outcome = 'failed';
-        throw new StepError(
-          StepErrorCode.Failed,
-          `${request.toolId}: rejected ${n.rejections} times: ${failure.message}`,
-        );
-      }
-      entry.recovery = 'retried';
-      await sleep(backoffMs(decl, n.rejections));
+      const wait = afterRejection(decl, request.toolId, failure, n);
+      if (typeof wait !== 'number') return wait;
+      tell(input, n);
+      await sleep(wait);
       continue;
     }
     const next = await unknownOutcome(input, failure, n);
-    if (next !== RESEND) return next.output;
-  }
-}
-
-/** Failures that end the call as they are: nothing was sent, it landed, or Temporal already retried. */
-function failIfFinal(input: RecoveryInput, failure: Failure, schedules: number): void {
-  const { decl, request, entry } = input;
-  if (failure.kind === 'definition_changed') {
-    // Nothing was sent: the source serves another definition than the pinned one.
-    Object.assign(entry, { decision: 'refused', rule: 'digest', reason: failure.message, outcome: 'refused' });
-    throw new StepError(StepErrorCode.Refused, failure.message, 'digest');
-  }
-  if (failure.kind === 'output_unstored') {
-    // It landed: resending would do it twice. The person reading the journal learns the output is lost.
-    entry.outcome = 'failed';
-    throw new StepError(StepErrorCode.OutputLost, failure.message);
-  }
-  if (failure.kind === 'unavailable') {
-    entry.outcome = 'failed';
-    throw new StepError(StepErrorCode.Failed, failure.message);
-  }
-  if (failure.kind === 'failed_landed') {
-    entry.outcome = 'failed';
-    throw new StepError(
-      StepErrorCode.Failed,
-      `${request.toolId} failed after reaching its provider: ${failure.message}`,
-    );
-  }
-  if (decl.recovery === 'retry') {
-    // Temporal already retried as the policy allows; what remains is final.
-    entry.recovery = schedules > 1 || failure.kind === 'in_doubt' ? 'retried' : entry.recovery;
-    entry.outcome = failure.kind === 'in_doubt' ? 'in_doubt' : 'failed';
-    throw new StepError(
-      failure.kind === 'in_doubt' && decl.safety !== 'read_only' ? StepErrorCode.InDoubt : StepErrorCode.Failed,
-      `${request.toolId}: retries exhausted: ${failure.message}`,
-    );
+    if (next !== RESEND) return next;
   }
 }
 
 /** The outcome is unknown: reconcile with the provider, fail, or ask a person, as the tool declares. */
-async function unknownOutcome(input: RecoveryInput, failure: Failure, n: Counts): Promise<Next> {
-  const { decl, request, entry } = input;
+async function unknownOutcome(input: RecoveryInput, failure: Failure, n: Progress): Promise<Next> {
+  const { decl, request } = input;
   let unknownReason = failure.message;
   if (decl.recovery === 'reconcile') {
     const answer = await reconcile(input, n.reconciles++);
-    if (answer.status === 'landed') {
-      entry.recovery = 'reconciled_landed';
-      entry.outcome = 'ok';
-      return { output: answer.output };
-    }
+    if (answer.status === 'landed')
+      return { sends: n.sends, recovery: 'reconciled_landed', outcome: 'ok', output: answer.output };
     if (answer.status === 'not_landed') {
-      if (++n.resends >= maxAttempts(decl)) {
-        entry.outcome = 'failed';
-        throw new StepError(
+      if (++n.resends >= maxAttempts(decl))
+        return endedAt(
+          n,
+          'failed',
           StepErrorCode.Failed,
           `${request.toolId}: not landed after ${n.resends} sends: ${failure.message}`,
         );
-      }
-      entry.recovery = 'reconciled_resent';
+      n.recovery = 'reconciled_resent';
       return RESEND;
     }
-    entry.recovery = 'reconcile_unknown';
+    n.recovery = 'reconcile_unknown';
     unknownReason = `reconcile could not tell: ${answer.reason ?? 'no answer'}`;
-    if (!decl.escalation) {
-      entry.outcome = 'in_doubt';
-      throw new StepError(StepErrorCode.InDoubt, `${request.toolId}: outcome unknown (${unknownReason})`);
-    }
+    if (!decl.escalation)
+      return endedAt(n, 'in_doubt', StepErrorCode.InDoubt, `${request.toolId}: outcome unknown (${unknownReason})`);
   }
   if (decl.recovery === 'fail') {
-    entry.recovery = 'in_doubt_failed';
-    entry.outcome = 'in_doubt';
-    throw new StepError(
+    n.recovery = 'in_doubt_failed';
+    return endedAt(
+      n,
+      'in_doubt',
       StepErrorCode.InDoubt,
       `${request.toolId}: outcome unknown (${unknownReason}); recovery is "fail", so it is not resent`,
     );
   }
-  return escalate(input, unknownReason);
+  return escalate(input, unknownReason, n);
 }
 
 /** Escalate (declared, or a reconcile that could not tell and declares an escalation): a person decides. */
-async function escalate(input: RecoveryInput, unknownReason: string): Promise<Next> {
-  const { decl, request, entry } = input;
+async function escalate(input: RecoveryInput, unknownReason: string, n: Progress): Promise<Next> {
+  const { decl, request } = input;
+  tell(input, n);
   const decision = await input.escalator.await({
     effectKey: input.effectKey,
     toolId: request.toolId,
@@ -215,27 +193,18 @@ async function escalate(input: RecoveryInput, unknownReason: string): Promise<Ne
     deadline: Date.now() + durationMs(decl.escalation?.deadline ?? '24h'),
     kind: 'in_doubt',
   });
+  const sends = n.sends;
   if (!decision) {
-    entry.recovery = 'escalation_expired';
-    entry.outcome = 'in_doubt';
-    throw new StepError(
-      StepErrorCode.InDoubt,
-      `${request.toolId}: nobody decided within ${decl.escalation?.deadline ?? '24h'}`,
-    );
+    const message = `${request.toolId}: nobody decided within ${decl.escalation?.deadline ?? '24h'}`;
+    return endedAt({ sends, recovery: 'escalation_expired' }, 'in_doubt', StepErrorCode.InDoubt, message);
   }
-  if (decision.decision === 'landed') {
-    entry.recovery = 'escalated_landed';
-    entry.outcome = 'ok';
-    return { output: decision.output };
-  }
+  if (decision.decision === 'landed')
+    return { sends, recovery: 'escalated_landed', outcome: 'ok', output: decision.output };
   if (decision.decision === 'abort') {
-    entry.recovery = 'escalated_abort';
-    entry.outcome = 'aborted';
-    throw new StepError(
-      StepErrorCode.Aborted,
-      `${request.toolId}: aborted by ${decision.by ?? 'a person'}${decision.reason ? `: ${decision.reason}` : ''}`,
-    );
+    const why = `${decision.by ?? 'a person'}${decision.reason ? `: ${decision.reason}` : ''}`;
+    const message = `${request.toolId}: aborted by ${why}`;
+    return endedAt({ sends, recovery: 'escalated_abort' }, 'aborted', StepErrorCode.Aborted, message);
   }
-  entry.recovery = 'escalated_retry';
+  n.recovery = 'escalated_retry';
   return RESEND;
 }

@@ -51,7 +51,11 @@ interface Item {
 const isOffset = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
 const isRecord = (v: unknown): v is RunStreamState['publishers'] => typeof v === 'object' && v !== null;
 
-/** The run's stream: `StepCtx` opens one per run (`step.stream`); its handlers answer `streamRun` (toolplane/client). */
+/**
+ * The run's stream: `StepCtx` opens one per run (`step.stream`); its handlers answer `streamRun` (toolplane/client).
+ *
+ * @experimental
+ */
 export class RunStream {
   private readonly log: Item[] = [];
   private readonly base: number;

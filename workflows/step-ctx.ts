@@ -12,7 +12,7 @@ import type { Policy } from '../catalog/policy';
 import type { ToolCatalog } from '../catalog/tool-catalog';
 import { pendingEscalations, type PendingEscalation } from './escalation';
 import { runCall, type CallHost, type CallOptions } from './call/pipeline';
-import { isManifestGate } from './gate/governance';
+import { governedBy } from './gate/governance';
 import { journalQuery } from './journal-query';
 import type { JournalEntry, LeaseState } from '../common/journal';
 import { RunStatusBoard } from './run-status';
@@ -245,7 +245,9 @@ export class StepCtx {
     this.status.tally.opened();
     this.host ??= this.callHost();
     // agentRun and the AI SDK tools pass the manifest's gate with the labels of what their model read.
-    if (isManifestGate(options.gate) || this.decider !== 'manifest') return runCall(this.host, entry, args, options);
+    const manifest = governedBy(options.gate);
+    if (manifest) return runCall(this.host, entry, args, options, { manifest });
+    if (this.decider !== 'manifest') return runCall(this.host, entry, args, options);
     return this.own.call(this.host, entry, args, options);
   }
 

@@ -7,7 +7,8 @@ import {
   type UIMessage,
   type UIMessageChunk,
 } from 'ai';
-import { approvalRequestChunks, approvalRequestOf, approvalResponsesOf, type ApprovalAsked } from '../../client';
+import { approvalRequestChunks, approvalRequestOf, type ApprovalAsked } from '../../client';
+import { approvalResponsesOf } from '../../inspect/approval-protocol';
 import { effectKey } from '../../common/effect-key';
 
 const args = { account_id: 'acct_attacker_991', amount_cents: 95000, currency: 'EUR', memo: 'policy' };

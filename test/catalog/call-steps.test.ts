@@ -1,5 +1,8 @@
-// The call pipeline's steps, each alone: prepare, gate and lease return their decisions without Temporal
-// (workflows/call/pipeline.ts records them; the integration suites run the whole pipeline).
+// The call pipeline's steps, each alone: prepare, gate, lease and recovery's decisions return what they
+// decided without Temporal (workflows/call/pipeline.ts records them; the integration suites run the
+// whole pipeline).
+import path from 'node:path';
+import { ActivityFailure, ApplicationFailure, RetryState, TimeoutFailure } from '@temporalio/common';
 import { ToolCatalog } from '../../catalog/tool-catalog';
 import { authorize, mayHold, resolveModel, RunRefused } from '../../catalog/authority';
 import { ToolplaneError } from '../../catalog/errors';
@@ -7,6 +10,8 @@ import type { ToolCall } from '../../catalog/tool-call';
 import { gatedArgs } from '../../workflows/call/gate';
 import { takeLease } from '../../workflows/call/lease';
 import { prepareCall } from '../../workflows/call/prepare';
+import { afterRejection, classify, finalFailure, type Progress } from '../../workflows/recovery-policy';
+import { loadManifest } from '../../runtime/manifest-file';
 import { exampleManifest } from '../support/env';
 
 const manifest = exampleManifest();
@@ -51,6 +56,102 @@ describe('lease', () => {
     expect(takeLease('ext:alpha:add_entry', 3, [])).toMatchObject({ refused: { code: 'LeaseMissing', rule: 'lease' } });
     expect(takeLease('ext:alpha:add_entry', 3, ['extension-runtime'])).toBe('lease:alpha:3');
     expect(takeLease('tool://crm/lookup_customer', 3, [])).toBeUndefined();
+  });
+});
+
+describe('recovery: what a failed send decides, as the tool declares it', () => {
+  const flaky = loadManifest(path.resolve(__dirname, '..', 'fixtures', 'scenario-manifest.yaml')).manifest;
+  const decl = (id: string) => flaky.tools.find((t) => t.id === id)!;
+  const [read, charge] = [decl('tool://flaky/read'), decl('tool://flaky/charge')];
+  const sent = (sends: number, more: Partial<Progress> = {}): Progress => ({
+    sends,
+    rejections: 0,
+    reconciles: 0,
+    resends: 0,
+    recovery: 'none',
+    ...more,
+  });
+  const app = (type: string) =>
+    new ActivityFailure(
+      'activity failed',
+      'performTool',
+      'ek-1',
+      RetryState.NON_RETRYABLE_FAILURE,
+      undefined,
+      ApplicationFailure.nonRetryable('boom', type),
+    );
+
+  it("reads a send's failure by its type: rejected, landed, in doubt, a timeout", () => {
+    expect(classify(app('ToolRejected'))).toEqual({ kind: 'rejected', message: 'boom' });
+    expect(classify(app('ToolFailedLanded'))).toEqual({ kind: 'failed_landed', message: 'boom' });
+    expect(classify(app('ToolInDoubt'))).toEqual({ kind: 'in_doubt', message: 'boom' });
+    const timedOut = new ActivityFailure(
+      'x',
+      'performTool',
+      'ek-1',
+      RetryState.TIMEOUT,
+      undefined,
+      new TimeoutFailure(undefined, undefined, 'HEARTBEAT'),
+    );
+    expect(classify(timedOut)).toMatchObject({ kind: 'in_doubt', message: expect.stringContaining('heartbeat') });
+    expect(classify(app('SomethingElse')).kind).toBe('in_doubt');
+  });
+
+  it('ends the call on a failure that leaves nothing to recover, counting the sends made', () => {
+    const changed = { kind: 'definition_changed', message: 'digest differs' } as const;
+    expect(finalFailure(charge, charge.id, changed, sent(1))).toEqual({
+      sends: 1,
+      recovery: 'none',
+      outcome: 'refused',
+      refused: { code: 'Refused', rule: 'digest', reason: 'digest differs' },
+    });
+    const landed = { kind: 'failed_landed', message: 'card declined' } as const;
+    expect(finalFailure(charge, charge.id, landed, sent(2, { recovery: 'reconciled_resent' }))).toEqual({
+      sends: 2,
+      recovery: 'reconciled_resent',
+      outcome: 'failed',
+      error: { code: 'Failed', message: 'tool://flaky/charge failed after reaching its provider: card declined' },
+    });
+    expect(finalFailure(charge, charge.id, { kind: 'output_unstored', message: 'm' }, sent(1))).toMatchObject({
+      outcome: 'failed',
+      error: { code: 'OutputLost' },
+    });
+    // In doubt on a tool that reconciles: not final, the state machine asks the provider.
+    expect(finalFailure(charge, charge.id, { kind: 'in_doubt', message: 'm' }, sent(1))).toBeUndefined();
+  });
+
+  it('a retry tool is final once Temporal gave up: one send, retried by Temporal; in doubt only for a mutating tool', () => {
+    expect(finalFailure(read, read.id, { kind: 'in_doubt', message: 'hung' }, sent(1))).toEqual({
+      sends: 1,
+      recovery: 'retried',
+      outcome: 'in_doubt',
+      error: { code: 'Failed', message: 'tool://flaky/read: retries exhausted: hung' },
+    });
+    expect(finalFailure(read, read.id, { kind: 'rejected', message: 'busy' }, sent(1))).toMatchObject({
+      sends: 1,
+      recovery: 'none',
+      outcome: 'failed',
+    });
+    const mutating = { ...read, safety: 'mutating' as const };
+    expect(finalFailure(mutating, read.id, { kind: 'in_doubt', message: 'hung' }, sent(1))).toMatchObject({
+      error: { code: 'InDoubt' },
+    });
+  });
+
+  it('a rejection is sent again after a backoff, up to the declared attempts, then the call fails', () => {
+    const n = sent(1);
+    const rejected = { kind: 'rejected', message: 'busy' } as const;
+    expect(afterRejection(charge, charge.id, rejected, n)).toBe(100);
+    expect(n.recovery).toBe('retried');
+    n.sends = 2;
+    expect(afterRejection(charge, charge.id, rejected, n)).toBe(200);
+    n.sends = 3;
+    expect(afterRejection(charge, charge.id, rejected, n)).toEqual({
+      sends: 3,
+      recovery: 'retried',
+      outcome: 'failed',
+      error: { code: 'Failed', message: 'tool://flaky/charge: rejected 3 times: busy' },
+    });
   });
 });
 

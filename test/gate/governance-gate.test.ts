@@ -3,7 +3,7 @@
 import { governanceGate } from '../../workflows/gate/governance';
 import { Budget } from '../../workflows/gate/limits';
 import type { Provenance } from '../../workflows/gate/provenance';
-import type { GateVerdict } from '../../workflows/call/gate';
+import type { GateVerdict } from '../../workflows/gate/verdict';
 import { afterLookup, call, CRM, MAIL, offerOf, REFUND, ticket } from './support';
 
 /** The manifest's gate over a run's labels and budget, deciding one call at once (none here carries anything). */

@@ -2,8 +2,9 @@
 // principal's, a protected field takes only what its declared source returned, and the labels and
 // usage carry over to the run that continues it.
 import { ALLOW_ALL } from '../../catalog/policy';
+import { judgeCall } from '../../workflows/call/govern';
 import { RunGovernance } from '../../workflows/gate/run-governance';
-import type { GateVerdict } from '../../workflows/call/gate';
+import type { GateVerdict } from '../../workflows/gate/verdict';
 import { call, catalog, CRM, MAIL, REFUND, ticket } from './support';
 
 const scope = { catalog, principal: 'agent:unit', ticket, policy: ALLOW_ALL };
@@ -14,10 +15,10 @@ function judge(
   args: Record<string, unknown>,
   acceptUntrusted?: { reason: string },
 ): GateVerdict {
-  const verdict = governance.gate(scope, { onAllowed: () => {}, ...(acceptUntrusted ? { acceptUntrusted } : {}) })(
-    call(toolId, args),
-  );
-  if (verdict instanceof Promise) throw new Error('a call that carries nothing is decided at once');
+  const judged = governance.governance(scope, { onAllowed: () => {}, ...(acceptUntrusted ? { acceptUntrusted } : {}) });
+  const verdict = judgeCall(call(toolId, args), undefined, { own: judged });
+  if (verdict === undefined || verdict instanceof Promise)
+    throw new Error('a call that carries nothing is decided at once');
   return verdict;
 }
 

@@ -10,6 +10,7 @@ import { Provenance, USER_PROMPT } from '../../workflows/gate/provenance';
 export const CRM = 'tool://crm/lookup_customer';
 export const REFUND = 'tool://payments/refund';
 export const MAIL = 'tool://mail/send_email';
+export const FILES = 'tool://mail/send_files';
 
 const manifestInput: ManifestInput = {
   version: 1,
@@ -63,6 +64,24 @@ const manifestInput: ManifestInput = {
       ],
       egress: { destination: 'smtp.example', max_bytes_per_run: 400 },
     },
+    {
+      id: FILES,
+      description: 'Send files by email.',
+      input_schema: {
+        type: 'object',
+        properties: { to: { type: 'string' }, attachments: { type: 'array', items: { type: 'string' } } },
+        required: ['to', 'attachments'],
+      },
+      safety: 'mutating',
+      recovery: 'escalate',
+      sensitivity: { max: 'internal', output: 'public' },
+      protected_fields: [
+        { pointer: '/to', from_sources: [CRM, USER_PROMPT] },
+        { pointer: '/attachments', from_sources: [USER_PROMPT] },
+      ],
+      egress: { destinations: ['/to'], max_bytes_per_run: 1000 },
+      carried: { pointer: '/attachments', resolve: 'tool' },
+    },
   ],
 };
 
@@ -81,7 +100,7 @@ export const call = (toolId: string, args: Record<string, unknown>) => ToolCall.
  */
 export function afterLookup(crm: Sensitivity = 'internal'): Provenance {
   const p = new Provenance();
-  p.produce('Refund ada@example.com 30 EUR now and 20 EUR later.', {
+  p.produce('Refund ada@example.com 30 EUR now and 20 EUR later, and send her f_1.', {
     source: USER_PROMPT,
     trusted: true,
     callTrusted: true,

@@ -65,37 +65,29 @@ const questioned = (key: string) => ({
   _meta: { idempotencyKey: key },
 });
 
-// KNOWN BUG (h-session), hence `.failing`: the approved refund lands in the run (the store shows it),
-// but SessionClient's update id is a digest of (workflow id, key), so Temporal answers every repeat
-// of the key with the first update's result, `waiting`, for the rest of the run; the progress wait
-// (which asks again under the key) never sees the outcome either. Remove `.failing` once a repeat is
-// a new update and the run's call memo alone answers it.
-test.failing(
-  'the call waits; an approver approves out of band; the repeated call gets the refund, sent once',
-  async () => {
-    const { client, workflowId } = await session();
-    const waiting = await client.callTool(questioned('approve-then-repeat'));
-    expect(waiting.isError).toBe(true);
-    expect(waiting._meta?.['toolplane/status']).toBe('waiting');
-    const effectKey = waiting._meta?.['toolplane/effectKey'] as string;
-    expect((waiting.content as { text: string }[])[0]!.text).toContain(`toolplane approve ${workflowId} ${effectKey}`);
-    expect(desk.payments.all().filter((p) => p.memo === 'approve-then-repeat')).toHaveLength(0);
+test('the call waits; an approver approves out of band; the repeated call gets the refund, sent once', async () => {
+  const { client, workflowId } = await session();
+  const waiting = await client.callTool(questioned('approve-then-repeat'));
+  expect(waiting.isError).toBe(true);
+  expect(waiting._meta?.['toolplane/status']).toBe('waiting');
+  const effectKey = waiting._meta?.['toolplane/effectKey'] as string;
+  expect((waiting.content as { text: string }[])[0]!.text).toContain(`toolplane approve ${workflowId} ${effectKey}`);
+  expect(desk.payments.all().filter((p) => p.memo === 'approve-then-repeat')).toHaveLength(0);
 
-    await approve(h.client, workflowId, effectKey, {
-      credential: await issuer.approverCredential('fin@corp.example', ['finance-approvers']),
-    });
-    // The approved call goes on in the session's run, whether or not the client asks again.
-    await waitFor('the approved refund to land', 30_000, () =>
-      desk.payments.all().some((p) => p.memo === 'approve-then-repeat'),
-    );
-    const done = await waitFor('the repeated call to answer the approved refund', 15_000, async () => {
-      const r = await client.callTool(questioned('approve-then-repeat'));
-      return r._meta?.['toolplane/status'] === 'completed' ? r : undefined;
-    });
-    expect(done.structuredContent).toMatchObject({ status: 'refunded' });
-    expect(desk.payments.all().filter((p) => p.memo === 'approve-then-repeat')).toHaveLength(1);
-  },
-);
+  await approve(h.client, workflowId, effectKey, {
+    credential: await issuer.approverCredential('fin@corp.example', ['finance-approvers']),
+  });
+  // The approved call goes on in the session's run, whether or not the client asks again.
+  await waitFor('the approved refund to land', 30_000, () =>
+    desk.payments.all().some((p) => p.memo === 'approve-then-repeat'),
+  );
+  const done = await waitFor('the repeated call to answer the approved refund', 15_000, async () => {
+    const r = await client.callTool(questioned('approve-then-repeat'));
+    return r._meta?.['toolplane/status'] === 'completed' ? r : undefined;
+  });
+  expect(done.structuredContent).toMatchObject({ status: 'refunded' });
+  expect(desk.payments.all().filter((p) => p.memo === 'approve-then-repeat')).toHaveLength(1);
+});
 
 test('with a progressToken the request stays open and reports progress naming the effect key; the approved call lands in the run', async () => {
   const { client, workflowId } = await session();
@@ -129,21 +121,18 @@ test('with a progressToken the request stays open and reports progress naming th
   expect(desk.payments.all().filter((p) => p.memo === 'progress-then-cancel')).toHaveLength(1);
 });
 
-test.failing(
-  'with a progressToken the request stays open, reports progress, and returns the approved outcome',
-  async () => {
-    const { client, workflowId } = await session();
-    const approver = await issuer.approverCredential('fin@corp.example', ['finance-approvers']);
-    let approved: Promise<unknown> | undefined;
-    const result = await client.callTool(questioned('approve-while-open'), undefined, {
-      onprogress: (p) => {
-        const effectKey = /effect key (\S+)\./.exec(p.message ?? '')?.[1];
-        if (effectKey && !approved) approved = approve(h.client, workflowId, effectKey, { credential: approver });
-      },
-      timeout: 10_000,
-    });
-    await approved;
-    expect(result._meta?.['toolplane/status']).toBe('completed');
-    expect(desk.payments.all().filter((p) => p.memo === 'approve-while-open')).toHaveLength(1);
-  },
-);
+test('with a progressToken the request stays open, reports progress, and returns the approved outcome', async () => {
+  const { client, workflowId } = await session();
+  const approver = await issuer.approverCredential('fin@corp.example', ['finance-approvers']);
+  let approved: Promise<unknown> | undefined;
+  const result = await client.callTool(questioned('approve-while-open'), undefined, {
+    onprogress: (p) => {
+      const effectKey = /effect key (\S+)\./.exec(p.message ?? '')?.[1];
+      if (effectKey && !approved) approved = approve(h.client, workflowId, effectKey, { credential: approver });
+    },
+    timeout: 60_000,
+  });
+  await approved;
+  expect(result._meta?.['toolplane/status']).toBe('completed');
+  expect(desk.payments.all().filter((p) => p.memo === 'approve-while-open')).toHaveLength(1);
+});

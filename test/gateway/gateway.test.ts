@@ -225,10 +225,11 @@ describe('calls', () => {
     expect(desk.payments.repeats()).toBe(0);
   });
 
-  // KNOWN BUG (h-session): SessionClient's update id is a digest of (workflow id, key) only, so Temporal
-  // dedupes the repeat and answers the first call's outcome before the run's call memo can refuse the
-  // other arguments. Nothing is sent twice, but the contract says KeyReused. Remove `.failing` once
-  // the update id covers the tool and the arguments' digest.
+  // KNOWN BUG (h-session): SessionClient asks first under an update id that is a digest of (workflow id,
+  // key) only; when the key's first call completed, Temporal answers the repeat with that result before
+  // the run's call memo can refuse the other arguments (a first call that waited is re-asked under a
+  // one-off id, so its memo refuses). Nothing is sent twice, but the contract says KeyReused. Remove
+  // `.failing` once the update id covers the tool and the arguments' digest.
   test.failing('the same key with other arguments is refused (KeyReused), not answered or sent', async () => {
     const client = await open(await gatewayToken(issuer, gateway.resource, 'agent:desk'));
     await lookedUp(client, 'alice@example.com');

@@ -8,6 +8,7 @@ import { ToolDecl, type Manifest, type ToolDeclInput } from '../../catalog/manif
 import { runAgent } from '../support/agent';
 import { harness, testDir, type Harness } from '../support/env';
 import { historyOf, scheduledActivities } from '../support/history';
+import { journalQuery } from '../../workflows/journal-query';
 
 const decls: ToolDeclInput[] = [
   {
@@ -111,7 +112,7 @@ describe('failures keep their true type', () => {
   });
 
   it("a delegated child's InDoubt reaches the parent as InDoubt, not Failed", async () => {
-    const { result } = await runAgent(h, manifest, {
+    const { result, workflowId } = await runAgent(h, manifest, {
       prompt: 'Send a wire noted "rent".',
       turns: [{ tool_calls: [{ name: 'wire__send', arguments: { note: 'rent' } }] }, { final: 'x' }],
     });
@@ -121,5 +122,9 @@ describe('failures keep their true type', () => {
       error: { code: 'InDoubt' },
     });
     expect(sends).toEqual(['rent']);
+    // The parent sent nothing itself (attempts are sends); the child run sent it once and counts that send.
+    expect(result.journal[0]!.attempts).toBe(0);
+    const child = h.client.workflow.getHandle(`${workflowId}/delegated-${result.journal[0]!.position}`);
+    expect((await child.query(journalQuery))[0]).toMatchObject({ attempts: 1, outcome: 'in_doubt' });
   });
 });

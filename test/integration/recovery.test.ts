@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { buildProgram } from '../../cli';
 import { loadManifest } from '../../runtime/manifest-file';
 import { resolveEscalation } from '../../workflows/escalation';
+import { journalQuery } from '../../workflows/journal-query';
 import { waitForPending } from '../support/escalations';
 import type { ToolRunInput, ToolRunResult } from '../../workflows/tool-run';
 import { harness, testDir, type Harness } from '../support/env';
@@ -45,6 +46,8 @@ describe('recovery, as each tool declares it', () => {
     expect(result.status).toBe('completed');
     expect(result.outputs[0]).toEqual({ answer: 'result for balance', attempt: 2 });
     expect(activities.map((a) => a.type)).toEqual(['performTool']);
+    // One send (Temporal's retry of it is that same send): the journal counts sends.
+    expect(result.journal[0]).toMatchObject({ attempts: 1, outcome: 'ok' });
   });
 
   it('reconcile: a charge that landed but answered in doubt is confirmed, not resent', async () => {
@@ -102,6 +105,10 @@ describe('recovery, as each tool declares it', () => {
     const args = { to: `ops-${randomUUID()}@example.com`, text: 'hello' };
     const handle = await start([{ toolId: 'tool://flaky/notify', args }]);
     const pending = await waitForPending(handle);
+    // While a person decides, the run's journal shows the call as it stands: sent once, no outcome yet.
+    const [waiting] = await handle.query(journalQuery);
+    expect(waiting).toMatchObject({ attempts: 1, recovery: 'none' });
+    expect(waiting).not.toHaveProperty('outcome');
     expect(pending).toMatchObject({
       toolId: 'tool://flaky/notify',
       kind: 'in_doubt',
@@ -213,7 +220,7 @@ describe('client.ts show and replay on a live run', () => {
       /^#0\s+tool:\/\/flaky\/wire\s+-\s+0\s+none\s+refused\s+refused · unreachable · .*ungranted/,
     );
     expect(lines[3]).toMatch(
-      /^#1\s+tool:\/\/flaky\/charge\s+ek-[A-Za-z0-9_-]{11}…\s+2\s+reconciled_landed \[reconcile: landed\]\s+ok\s+allowed$/,
+      /^#1\s+tool:\/\/flaky\/charge\s+ek-[A-Za-z0-9_-]{11}…\s+1\s+reconciled_landed \[reconcile: landed\]\s+ok\s+allowed$/,
     );
     expect(lines[4]).toMatch(/replayed \d+ events with the current code, no divergence/);
   });

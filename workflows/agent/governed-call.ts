@@ -11,7 +11,11 @@ import type { StepCtx } from '../step-ctx';
 import { StepError } from '../step-error';
 import { produceToolOutput } from '../gate/tool-output-labels';
 
-/** What the model is told when a call is refused: the rule and the reason. */
+/**
+ * What the model is told when a call is refused: the rule and the reason.
+ *
+ * @experimental
+ */
 export interface RefusedToolResult {
   error: string;
   rule?: string;

@@ -49,6 +49,11 @@ function publish(state: BudgetState): void {
   setCurrentDetails(lines.length ? lines.join('\n') : 'No budget counted in any live window.');
 }
 
+/**
+ * One principal's budgets across runs (`toolplane-budget/<principal>`): every worker that serves toolplane's runs registers it.
+ *
+ * @experimental
+ */
 export async function budgetCounter(input: BudgetCounterInput = {}): Promise<void> {
   const principal = principalOfBudgetWorkflow(workflowInfo().workflowId) ?? workflowInfo().workflowId;
   const state = input.state ?? emptyBudgetState();

@@ -1,13 +1,12 @@
 // Workflow-safe, step 5 of a call: the request the worker receives, and the recovery state machine
-// (or a delegated child, for tools that run independently).
+// (or a delegated child, for tools that run independently). Returns what happened; writes nothing.
 import { shortDigest } from '../../catalog/digest';
 import type { Policy } from '../../catalog/policy';
 import type { ToolCall } from '../../catalog/tool-call';
 import { permitMac, toolPermit, type RunTicket } from '../../common/ticket';
-import type { CitedOrigin, PerformRequest, RemainingBudget } from '../../common/wire';
+import type { PerformRequest, RemainingBudget } from '../../common/wire';
 import type { LedgerDecision } from '../../common/ledger-ref';
-import type { JournalEntry } from '../../common/journal';
-import { performWithRecovery, type Escalator } from '../recovery';
+import { performWithRecovery, type Escalator, type Recovered, type RecoveryInput } from '../recovery';
 import { StepError, StepErrorCode } from '../step-error';
 
 /** Performs the governed call elsewhere (a child workflow for independent tools). */
@@ -17,7 +16,6 @@ export interface PerformContext {
   /** How the run decided the call, for the ledger reference the worker signs. */
   ledger: { decision: LedgerDecision; trustedArgs: boolean };
   budget?: RemainingBudget;
-  onOrigins?: (origins: CitedOrigin[]) => void;
   principal: string;
   /** The run's ticket: the request presents its MAC for the tool. */
   ticket: RunTicket;
@@ -28,8 +26,8 @@ export interface PerformContext {
   delegate?: Delegate;
   /** In an MCP session: the gateway's MAC of the call. */
   mcpCall?: { key: string; mac: string };
-  /** Called with what the worker reported (an extension starting). */
-  onStarted?: () => void;
+  /** Told the sends so far and the recovery path so far, while the call runs. */
+  onProgress?: RecoveryInput['onProgress'];
 }
 
 /** The request written to history with the call: only what the worker does not already know. */
@@ -52,51 +50,49 @@ function requestOf(call: ToolCall, args: Record<string, unknown>, c: PerformCont
   };
 }
 
-/** Sends the call under its effect key: the recovery state machine decides what an unknown outcome means. */
+/**
+ * Sends the call under its effect key and says what happened (the recovery state machine decides what
+ * an unknown outcome means); the pipeline writes it into the journal entry.
+ */
 export function performCall(
-  entry: JournalEntry,
   call: ToolCall,
   args: Record<string, unknown>,
   effectKey: string,
+  position: number,
   c: PerformContext,
-): Promise<unknown> {
-  if (c.delegate) return delegated(entry, call.toolId, args, c.delegate);
+): Promise<Recovered> {
+  if (c.delegate) return delegated(call.toolId, args, position, c.delegate);
   return performWithRecovery({
     decl: call.decl,
     request: requestOf(call, args, c),
     effectKey,
-    position: entry.position,
-    entry,
-    summary: `${call.toolId.replace(/^tool:\/\//, '')} #${entry.position}`,
+    position,
+    summary: `${call.toolId.replace(/^tool:\/\//, '')} #${position}`,
     escalator: c.escalator,
-    onEvents: c.onStarted
-      ? (events) => {
-          if (events.some((e) => e.kind === 'extension.started')) c.onStarted?.();
-        }
-      : undefined,
-    onOrigins: c.onOrigins,
+    onProgress: c.onProgress,
   });
 }
 
+/**
+ * The child run sends the call, and its own journal counts its sends: this run sent nothing itself.
+ * The child's verdict (InDoubt, Refused, ...) is kept, not flattened to Failed.
+ */
 async function delegated(
-  entry: JournalEntry,
   toolId: string,
   args: Record<string, unknown>,
+  position: number,
   delegate: Delegate,
-): Promise<unknown> {
-  entry.attempts = 1;
+): Promise<Recovered> {
   try {
-    const output = await delegate(toolId, args, entry.position);
-    entry.outcome = 'ok';
-    return output;
+    return { sends: 0, recovery: 'none', outcome: 'ok', output: await delegate(toolId, args, position) };
   } catch (err) {
-    // The child's own verdict (InDoubt, Refused, ...) is kept, not flattened to Failed.
     const code = StepError.is(err) ? err.code : StepErrorCode.Failed;
-    entry.outcome = code === StepErrorCode.InDoubt ? 'in_doubt' : 'failed';
-    throw new StepError(
-      code,
-      `${toolId} (delegated): ${(err as Error).message}`,
-      StepError.is(err) ? err.rule : undefined,
-    );
+    const rule = StepError.is(err) ? err.rule : undefined;
+    return {
+      sends: 0,
+      recovery: 'none',
+      outcome: code === StepErrorCode.InDoubt ? 'in_doubt' : 'failed',
+      error: { code, message: `${toolId} (delegated): ${(err as Error).message}`, ...(rule ? { rule } : {}) },
+    };
   }
 }

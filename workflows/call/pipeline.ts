@@ -1,7 +1,8 @@
-// Workflow-safe: one governed call, flat: prepare → gate → approval → lease → perform. Each step
-// returns its decision; this file alone writes them into the call's journal entry. The effect key
-// is computed once, from the arguments the gate let through, and travels as a value. A call the
-// gate decides at once awaits nothing before its activity: no step adds a promise it does not need.
+// Workflow-safe: one governed call, flat: prepare → gate (judged once; what the call carries is
+// resolved for it) → approval → lease → budgets across runs → perform. Each step returns its
+// decision; this file alone writes them into the call's journal entry. The effect key is computed
+// once, from the arguments the gate let through, and travels as a value. A call the gate decides at
+// once awaits nothing before its activity: no step adds a promise it does not need.
 import type { OfferedTool, ToolCatalog } from '../../catalog/tool-catalog';
 import type { Policy } from '../../catalog/policy';
 import type { EffectEvent } from '../../common/run-events';
@@ -9,11 +10,12 @@ import { effectKey } from '../../common/effect-key';
 import { permitMac, toolPermit, type RunTicket } from '../../common/ticket';
 import type { CitedOrigin } from '../../common/wire';
 import type { JournalEntry } from '../../common/journal';
-import type { Escalator } from '../recovery';
+import type { Escalator, Recovered } from '../recovery';
 import { StepError } from '../step-error';
 import { askApproval, type Approval, type Denial } from './approval';
 import { budgetRequest, reserveBudgets, settleAfterFailure, settleBudgets } from './budget';
 import { gatedArgs, type Gate, type GateVerdict } from './gate';
+import { judgeCall, type Judges } from './govern';
 import { takeLease } from './lease';
 import { performCall, type Delegate, type PerformContext } from './perform';
 import { prepareCall } from './prepare';
@@ -100,7 +102,7 @@ function recordAnswer(entry: JournalEntry, answer: Approval | Denial): void {
 
 const isPromise = <T>(v: T | Promise<T>): v is Promise<T> => typeof (v as { then?: unknown })?.then === 'function';
 
-/** What the send needs beside the call: how the run decided it, and where its results go. */
+/** What the send needs beside the call: how the run decided it, and where it tells how the send stands. */
 function performContext(
   host: CallHost,
   entry: JournalEntry,
@@ -114,13 +116,9 @@ function performContext(
       trustedArgs: verdict?.allow === true && verdict.trustedArgs === true,
     },
     budget: verdict?.remaining?.(),
-    onOrigins: (origins) => {
-      entry.cited = origins.map(({ trusted, origin, reason }) => ({
-        trusted,
-        ...(origin ? { origin } : {}),
-        ...(reason ? { reason } : {}),
-      }));
-      options.onOrigins?.(origins);
+    onProgress: ({ sends, recovery }) => {
+      entry.attempts = sends;
+      entry.recovery = recovery;
     },
     principal: host.principal,
     ticket: host.ticket,
@@ -130,22 +128,45 @@ function performContext(
     lease,
     delegate: options.delegate,
     ...(options.mcpCall ? { mcpCall: options.mcpCall } : {}),
-    onStarted: lease ? () => entry.lease?.states.push('started') : undefined,
   };
 }
 
-/** Runs one call through every step; refusals end it before any activity exists. */
+/** What the send did goes into the journal: its output to the caller, any other ending as a StepError. */
+function recordSent(entry: JournalEntry, sent: Recovered, options: CallOptions): unknown {
+  entry.attempts = sent.sends;
+  entry.recovery = sent.recovery;
+  if (sent.outcome === 'refused') refuse(entry, sent);
+  entry.outcome = sent.outcome;
+  if (sent.outcome !== 'ok') throw new StepError(sent.error.code, sent.error.message, sent.error.rule);
+  // What the worker reported: an extension started under the call's lease.
+  if (sent.events?.some((e) => e.kind === 'extension.started')) entry.lease?.states.push('started');
+  if (sent.origins) {
+    entry.cited = sent.origins.map(({ trusted, origin, reason }) => ({
+      trusted,
+      ...(origin ? { origin } : {}),
+      ...(reason ? { reason } : {}),
+    }));
+    options.onOrigins?.(sent.origins);
+  }
+  return sent.output;
+}
+
+/**
+ * Runs one call through every step; refusals end it before any activity exists. `judges`: who
+ * judges it beside (or instead of) the workflow's own `gate`; without, the `gate` alone.
+ */
 export async function runCall(
   host: CallHost,
   entry: JournalEntry,
   args: unknown,
   options: CallOptions,
+  judges?: Judges,
 ): Promise<unknown> {
   let done = false;
   try {
     const call = prepareCall(host.catalog, entry.toolId, args, options.answering);
     if (isRefusal(call)) refuse(entry, call);
-    const decided = options.gate?.(call);
+    const decided = judgeCall(call, options.gate, judges);
     const verdict = decided && isPromise(decided) ? await decided : decided;
     if (verdict) recordVerdict(entry, verdict);
     const sent = gatedArgs(call, verdict);
@@ -175,7 +196,8 @@ export async function runCall(
     host.publish?.(decidedEvent(entry, key));
     let output: unknown;
     try {
-      output = await performCall(entry, call, sent, key, performContext(host, entry, verdict, options, lease));
+      const context = performContext(host, entry, verdict, options, lease);
+      output = recordSent(entry, await performCall(call, sent, key, entry.position, context), options);
     } catch (err) {
       if (StepError.is(err)) entry.error = { code: err.code, message: err.message };
       if (reserved) await settleAfterFailure(reserved, err);

@@ -1,20 +1,21 @@
-// Workflow-safe: the gates a governed call passes, in order, before it may be scheduled.
-import { proxyActivities } from '@temporalio/workflow';
-import { permitMac, toolPermit, type RunTicket } from '../../common/ticket';
-import { shortDigest } from '../../catalog/digest';
+// Workflow-safe: the manifest's judgement of one governed call, pure: no Temporal call, no clock but
+// the workflow's. It reads the call once, in one direction: who may call (offer, the run's limits,
+// the credential), its arguments (data flow), what it carries beside them (handed over as data: the
+// pipeline resolves it with the worker), then what leaves (egress per destination, spend per payee,
+// the run's budgets, consulted once). A person only where the tool declares it.
 import { pointerCovers } from '../../catalog/json-pointer';
 import { paymentOf, type Payment } from '../../catalog/spend';
 import type { OfferedTool } from '../../catalog/tool-catalog';
 import type { ToolCall } from '../../catalog/tool-call';
-import type { CarriedActivities } from '../../common/wire';
-import { checkCarried, referencesCarried } from './carried-gate';
-import type { Budget } from './limits';
-import { outboundOf, type Outbound } from './outbound';
 import { leaves } from '../../common/json-leaves';
+import type { RunTicket } from '../../common/ticket';
+import type { CarriedContent } from '../../common/wire';
+import { checkCarried, referencesCarried } from './carried-gate';
+import type { Allowance, Budget } from './limits';
+import { outboundOf, type Outbound } from './outbound';
 import type { ProvenanceView } from './provenance';
-import type { Gate, GateVerdict } from '../call/gate';
-import { checkDataFlow } from './taint-gate';
-import { RunFailureType } from '../../catalog/failure-types';
+import { checkDataFlow, type Substitution } from './taint-gate';
+import type { Gate, GateVerdict } from './verdict';
 
 export interface GovernedCall {
   principal: string;
@@ -36,23 +37,8 @@ export interface GovernedCall {
   waiveTrustRules?: boolean;
 }
 
-/** The gates `governanceGate` made: the manifest's own rules, which a call needs no second time. */
-const MANIFEST_GATES = new WeakSet<Gate>();
-
-/** Whether a gate is the manifest's (`governanceGate`), as agentRun and the AI SDK tools pass it. */
-export function isManifestGate(gate: Gate | undefined): boolean {
-  return gate !== undefined && MANIFEST_GATES.has(gate);
-}
-
-/** The declaration as the data-flow check reads it when the trust rules are waived. */
-function withoutTrustRules(decl: ToolCall['decl']): ToolCall['decl'] {
-  return { ...decl, safety: 'read_only', protected_fields: [] };
-}
-
-const { resolveCarried } = proxyActivities<CarriedActivities>({
-  startToCloseTimeout: '30s',
-  retry: { maximumAttempts: 3, initialInterval: '200ms', nonRetryableErrorTypes: [RunFailureType.CarriedUnresolved] },
-});
+/** What the call carries beside its arguments, as the worker answered: its content, or why it could not say. */
+export type CarriedResolution = { content: CarriedContent } | { unresolved: string };
 
 type Refusal = Extract<GateVerdict, { allow: false }>;
 const refusal = (rule: string, reason: string): Refusal => ({ allow: false, rule, reason });
@@ -61,92 +47,87 @@ const messageOf = (err: unknown): string => {
   return e?.cause?.message ?? e?.message ?? String(err);
 };
 
-/**
- * Unreachable, limits, credential binding, data flow (arguments, then what the call carries),
- * then egress per destination and spend per payee; a person only where the tool declares it.
- * Nothing is charged here: the verdict's `charge` is called once the call goes ahead.
- */
-export function governanceGate(g: GovernedCall): Gate {
-  const gate = (call: ToolCall): GateVerdict | Promise<GateVerdict> => {
-    const decl = call.decl;
-    if (!g.offer)
-      return refusal('unreachable', `${call.toolId} is not offered to this run's model (the policy does not allow it)`);
-    const limit = g.budget.checkCall(decl, Date.now());
-    if (!limit.ok) return refusal(limit.rule, limit.reason);
-    if (decl.credential && decl.credential.principal !== 'run' && decl.credential.principal !== g.principal) {
-      return refusal(
-        'credential',
-        `${call.toolId} presents a credential for ${decl.credential.principal}, not for this run's principal ${g.principal}`,
-      );
-    }
-    const askable = decl.approval === 'on_violation' || decl.approval === 'always';
-    const flow = checkDataFlow(g.waiveTrustRules ? withoutTrustRules(decl) : decl, call.args, g.provenance);
-    if (!flow.allow && !askable) return flow;
-    const judged: Judged = {
-      // A violation a person may overrule: every hard limit below is still checked first.
-      violation: flow.allow ? undefined : flow,
-      args: flow.allow ? flow.args : call.args,
-      redacted: flow.allow ? [...flow.redacted] : [],
-      carriedBytes: 0,
-      substitutions: flow.allow ? flow.substitutions : undefined,
-      trustedArgs: flow.allow ? flow.trustedArgs : undefined,
-    };
-    // Only a call that carries something beside its arguments asks the worker: the rest decide at once.
-    if (referencesCarried(decl, judged.args)) return withCarried(g, call, judged, askable);
-    return conclude(g, call, judged);
-  };
-  MANIFEST_GATES.add(gate);
-  return gate;
-}
-
-/** What the data-flow check decided, and what the checks after it read and refine. */
-interface Judged {
+/** A call admitted on its arguments: what it would send, and what the judgement after reads and refines. */
+interface Admitted {
+  admitted: true;
+  /** A violation a person may overrule: every hard limit after it is still checked first. */
   violation?: Refusal;
+  /** The arguments as they would be sent (trusted values of protected fields, redactions). */
   args: Record<string, unknown>;
   redacted: string[];
+  /** Bytes carried beside the arguments, counted toward egress. */
   carriedBytes: number;
-  substitutions?: { pointer: string; written: string; sent: string }[];
+  substitutions?: Substitution[];
   trustedArgs?: boolean;
+  /** The run's budgets for this call, consulted once. */
+  allowance: Extract<Allowance, { ok: true }>;
+  /** The arguments reference something carried: the judgement asks for it before it concludes. */
+  carries: boolean;
 }
 
-/** What the call carries beside its arguments, asked of the worker and gated like an argument. */
-async function withCarried(g: GovernedCall, call: ToolCall, judged: Judged, askable: boolean): Promise<GateVerdict> {
-  let content;
-  try {
-    content = await resolveCarried({
-      toolId: call.toolId,
-      args: judged.args,
-      principal: g.principal,
-      ticket: permitMac(g.ticket, toolPermit(call.toolId)) ?? '',
-      digest: shortDigest(call.digest),
-    });
-  } catch (err) {
+/** The declaration as the data-flow check reads it when the trust rules are waived. */
+function withoutTrustRules(decl: ToolCall['decl']): ToolCall['decl'] {
+  return { ...decl, safety: 'read_only', protected_fields: [] };
+}
+
+const askable = (decl: ToolCall['decl']): boolean => decl.approval === 'on_violation' || decl.approval === 'always';
+
+/** Who may call (offer, the run's limits, the credential) and the call's arguments (data flow). */
+function admit(g: GovernedCall, call: ToolCall): Admitted | Refusal {
+  const decl = call.decl;
+  if (!g.offer)
+    return refusal('unreachable', `${call.toolId} is not offered to this run's model (the policy does not allow it)`);
+  const allowance = g.budget.consult(decl, Date.now());
+  if (!allowance.ok) return refusal(allowance.rule, allowance.reason);
+  if (decl.credential && decl.credential.principal !== 'run' && decl.credential.principal !== g.principal) {
     return refusal(
-      'carried',
-      `what ${call.toolId} would carry beside its arguments could not be resolved, so the call is refused: ${messageOf(err)}`,
+      'credential',
+      `${call.toolId} presents a credential for ${decl.credential.principal}, not for this run's principal ${g.principal}`,
     );
   }
-  const carried = checkCarried(call.decl, judged.args, content);
-  if (!carried.allow && !askable) return carried;
-  if (carried.allow) {
-    judged.args = carried.args;
-    judged.carriedBytes = carried.carriedBytes;
-    if (carried.redacted) judged.redacted.push(carried.redacted);
-  } else {
-    judged.violation ??= carried;
-    judged.carriedBytes = content.bytes;
-  }
-  return conclude(g, call, judged);
+  const flow = checkDataFlow(g.waiveTrustRules ? withoutTrustRules(decl) : decl, call.args, g.provenance);
+  if (!flow.allow && !askable(decl)) return flow;
+  const args = flow.allow ? flow.args : call.args;
+  return {
+    admitted: true,
+    ...(flow.allow ? {} : { violation: flow }),
+    args,
+    redacted: flow.allow ? [...flow.redacted] : [],
+    carriedBytes: 0,
+    substitutions: flow.allow ? flow.substitutions : undefined,
+    trustedArgs: flow.allow ? flow.trustedArgs : undefined,
+    allowance,
+    // Only a call that carries something beside its arguments asks the worker: the rest decide at once.
+    carries: referencesCarried(decl, args),
+  };
 }
 
-/** Egress per destination and spend per payee, then the verdict: allowed, or a question for a person. */
-function conclude(g: GovernedCall, call: ToolCall, judged: Judged): GateVerdict {
-  const decl = call.decl;
-  const { args, violation, redacted } = judged;
+/** What the call carries, gated like an argument: the admission refined, or a refusal. */
+function withCarried(call: ToolCall, a: Admitted, carried: CarriedResolution | undefined): Admitted | Refusal {
+  if (!carried) return a;
+  if ('unresolved' in carried)
+    return refusal(
+      'carried',
+      `what ${call.toolId} would carry beside its arguments could not be resolved, so the call is refused: ${carried.unresolved}`,
+    );
+  const { content } = carried;
+  const checked = checkCarried(call.decl, a.args, content);
+  if (!checked.allow && !askable(call.decl)) return checked;
+  if (!checked.allow) return { ...a, violation: a.violation ?? checked, carriedBytes: content.bytes };
+  return {
+    ...a,
+    args: checked.args,
+    carriedBytes: checked.carriedBytes,
+    redacted: checked.redacted ? [...a.redacted, checked.redacted] : a.redacted,
+  };
+}
+
+/** What leaves: the destinations and bytes (arguments and what is carried), and the payment. */
+function leavingOf(call: ToolCall, args: Record<string, unknown>, carriedBytes: number) {
   let outbound: Outbound;
   let payment: Payment | undefined;
   try {
-    outbound = outboundOf(decl, args, judged.carriedBytes);
+    outbound = outboundOf(call.decl, args, carriedBytes);
   } catch (err) {
     return refusal(
       'egress',
@@ -154,50 +135,99 @@ function conclude(g: GovernedCall, call: ToolCall, judged: Judged): GateVerdict 
     );
   }
   try {
-    payment = paymentOf(decl, args);
+    payment = paymentOf(call.decl, args);
   } catch (err) {
     return refusal(
       'spend',
       `the payment ${call.toolId} would make could not be read exactly, so the call is refused: ${messageOf(err)}`,
     );
   }
-  const leaving = g.budget.checkOutbound(decl, outbound, payment);
-  if (!leaving.ok) return refusal(leaving.rule, leaving.reason);
+  return { outbound, payment };
+}
+
+/**
+ * The verdict on an admitted call, given what it carries (absent: it carries nothing): egress per
+ * destination and spend per payee against the run's budgets, then allowed, or a question for a person.
+ * Nothing is charged here: the verdict's `charge` is called once the call goes ahead.
+ */
+function conclude(g: GovernedCall, call: ToolCall, admitted: Admitted, carried?: CarriedResolution): GateVerdict {
+  const a = withCarried(call, admitted, carried);
+  if (!('admitted' in a)) return a;
+  const decl = call.decl;
+  const leaving = leavingOf(call, a.args, a.carriedBytes);
+  if ('allow' in leaving) return leaving;
+  const { outbound, payment } = leaving;
+  const asks = !a.violation && (decl.approval === 'always' || g.asks === true);
   // A call waiting for a person holds nothing (a denial must cost nothing); one going ahead now is
   // held until the step charges it, so calls running beside it cannot together pass a budget.
-  const remaining = g.budget.remaining.bind(g.budget, decl, outbound.destinations);
-  if (violation)
-    return {
-      ...violation,
-      askPerson: true,
-      charge: g.budget.charger(decl, outbound, payment),
-      remaining,
-      leaving: { outbound, payment },
-    };
+  const cost = a.allowance.leave(outbound, payment, !a.violation && !asks);
+  if (!cost.ok) return refusal(cost.rule, cost.reason);
+  const charged = { charge: cost.charge, remaining: cost.remaining, leaving: { outbound, payment } };
+  if (a.violation) return { ...a.violation, askPerson: true, ...charged };
   // Read from the labels the data-flow check took (the same as `callTrusted(call.args)`), not a second time.
-  const trustedArgs = judged.trustedArgs ?? g.provenance.callTrusted(call.args);
+  const trustedArgs = a.trustedArgs ?? g.provenance.callTrusted(call.args);
   g.onAllowed(trustedArgs);
   // The tool's receipt may repeat these; that echo is not a foreign source of them.
-  g.provenance.noteSent(call.toolId, protectedValues(decl, args));
-  const asks = decl.approval === 'always' || g.asks === true;
-  const held = asks ? undefined : g.budget.hold(decl, outbound, payment);
+  g.provenance.noteSent(call.toolId, protectedValues(decl, a.args));
   return {
     allow: true,
-    args,
-    ...(judged.substitutions ? { substitutions: judged.substitutions } : {}),
-    charge: held ? held.charge : g.budget.charger(decl, outbound, payment),
-    ...(held ? { release: held.release } : {}),
-    leaving: { outbound, payment },
+    args: a.args,
+    ...(a.substitutions ? { substitutions: a.substitutions } : {}),
+    ...charged,
+    ...(cost.release ? { release: cost.release } : {}),
     trustedArgs,
-    remaining,
-    ...(redacted.length
+    ...(a.redacted.length
       ? {
-          rule: `redaction:${redacted.join(',')}`,
-          reason: `redacted ${redacted.join(', ')} to fit ${decl.sensitivity.max}`,
+          rule: `redaction:${a.redacted.join(',')}`,
+          reason: `redacted ${a.redacted.join(', ')} to fit ${decl.sensitivity.max}`,
         }
       : {}),
     ...(asks ? { askPerson: true } : {}),
   };
+}
+
+/** A call that carries something beside its arguments: what to resolve it from, and the rest of the judgement. */
+export interface CarriedQuestion {
+  /** The arguments as the gate admitted them (trusted values of protected fields, redactions applied). */
+  carriedArgs: Record<string, unknown>;
+  /** The verdict, given the worker's answer. */
+  answer(carried: CarriedResolution): GateVerdict;
+}
+
+export const isCarriedQuestion = (j: GateVerdict | CarriedQuestion): j is CarriedQuestion => 'answer' in j;
+
+/**
+ * The manifest's judgement of a call, in one pass: its verdict, or, for a call that carries something
+ * and was admitted on its arguments, the one question the pipeline must ask the worker first.
+ */
+export function judge(g: GovernedCall, call: ToolCall): GateVerdict | CarriedQuestion {
+  const a = admit(g, call);
+  if (!('admitted' in a)) return a;
+  if (!a.carries) return conclude(g, call, a);
+  return { carriedArgs: a.args, answer: (carried) => conclude(g, call, a, carried) };
+}
+
+/** The gates `governanceGate` made, with the call each judges: the manifest's own rules. */
+const MANIFEST_GATES = new WeakMap<Gate, GovernedCall>();
+
+/**
+ * The manifest's rules as a gate, for `StepCtx.callTool` (agentRun, the AI SDK tools): the pipeline
+ * recognises it (`governedBy`) and judges the call itself, resolving what it carries first. Called
+ * directly, it judges a call that carries nothing; one that carries something is refused (`carried`).
+ */
+export function governanceGate(g: GovernedCall): Gate {
+  const gate = (call: ToolCall): GateVerdict => {
+    const judged = judge(g, call);
+    if (!isCarriedQuestion(judged)) return judged;
+    return judged.answer({ unresolved: 'only the call pipeline asks the worker what a call carries' });
+  };
+  MANIFEST_GATES.set(gate, g);
+  return gate;
+}
+
+/** The call a manifest gate (`governanceGate`) judges, or undefined for any other gate. */
+export function governedBy(gate: Gate | undefined): GovernedCall | undefined {
+  return gate === undefined ? undefined : MANIFEST_GATES.get(gate);
 }
 
 function protectedValues(decl: ToolCall['decl'], args: Record<string, unknown>): string[] {

@@ -31,6 +31,15 @@ export interface Usage {
 
 const OK: LimitVerdict = { ok: true };
 
+type Exceeded = Extract<LimitVerdict, { ok: false }>;
+
+/** A call's standing with the run's budgets: refused by a limit that holds whatever it sends, or what it may send. */
+export type Allowance =
+  Exceeded | { ok: true; leave(outbound: Outbound, payment: Payment | undefined, holdNow: boolean): Leave };
+
+/** What sending costs: refused (egress per destination, spend per payee), or its charge and what then remains. */
+export type Leave = Exceeded | { ok: true; charge(): void; release?(): void; remaining(): RemainingBudget };
+
 /** What one call costs the run's budgets. */
 interface CallCharge {
   decl: ToolDecl;
@@ -143,8 +152,31 @@ export class Budget {
     return this.common(now);
   }
 
+  /**
+   * The run's budgets for one call, consulted once by the gate: the limits that hold whatever the call
+   * sends (calls, cost, deadline, delegation) now; what it sends (egress per destination, money per
+   * payee) once the gate knows it, read then, so calls decided meanwhile count. A call going ahead at
+   * once is held from then (`holdNow`), so calls beside it cannot together pass a budget; one waiting
+   * for a person holds nothing, so a denial costs nothing. The charge is made only when the call goes ahead.
+   */
+  consult(decl: ToolDecl, now: number): Allowance {
+    const limit = this.checkCall(decl, now);
+    if (!limit.ok) return limit;
+    return {
+      ok: true,
+      leave: (outbound, payment, holdNow) => {
+        const leaving = this.checkOutbound(decl, outbound, payment);
+        if (!leaving.ok) return leaving;
+        const remaining = () => this.remaining(decl, outbound.destinations);
+        if (!holdNow) return { ok: true, charge: this.charger(decl, outbound, payment), remaining };
+        const held = this.hold(decl, outbound, payment);
+        return { ok: true, charge: held.charge, release: held.release, remaining };
+      },
+    };
+  }
+
   /** Turns, calls, cost, deadline, delegation: what holds whatever the call sends. */
-  checkCall(decl: ToolDecl, now: number): LimitVerdict {
+  private checkCall(decl: ToolDecl, now: number): LimitVerdict {
     const common = this.common(now);
     if (!common.ok) return common;
     const spent = this.committed();
@@ -173,7 +205,7 @@ export class Budget {
   }
 
   /** Egress per destination and money per payee, over the run, for what this call would send. */
-  checkOutbound(decl: ToolDecl, outbound: Outbound, payment: Payment | undefined): LimitVerdict {
+  private checkOutbound(decl: ToolDecl, outbound: Outbound, payment: Payment | undefined): LimitVerdict {
     const spent = this.committed();
     if (decl.egress) {
       const max = Math.min(decl.egress.max_bytes_per_run, this.limits.maxEgressBytesPerDestination ?? Infinity);
@@ -202,7 +234,7 @@ export class Budget {
    * same time count it, and charged by `charge` (at most once); `release` lets it go uncharged
    * (the call was refused after the gate, by a budget across runs).
    */
-  hold(decl: ToolDecl, outbound: Outbound, payment: Payment | undefined): { charge(): void; release(): void } {
+  private hold(decl: ToolDecl, outbound: Outbound, payment: Payment | undefined): { charge(): void; release(): void } {
     const c: CallCharge = { decl, outbound, payment };
     this.held.add(c);
     return {
@@ -215,7 +247,7 @@ export class Budget {
   }
 
   /** The charge for a call that may go ahead later (after a person's approval): nothing is held meanwhile. */
-  charger(decl: ToolDecl, outbound: Outbound, payment: Payment | undefined): () => void {
+  private charger(decl: ToolDecl, outbound: Outbound, payment: Payment | undefined): () => void {
     let charged = false;
     return () => {
       if (charged) return;
@@ -225,7 +257,7 @@ export class Budget {
   }
 
   /** What remains once the calls charged and held so far are paid; `destinations` are those of the call asking. */
-  remaining(decl: ToolDecl, destinations: readonly string[]): RemainingBudget {
+  private remaining(decl: ToolDecl, destinations: readonly string[]): RemainingBudget {
     const spent = this.committed();
     const out: RemainingBudget = {};
     if (this.limits.maxToolCalls !== undefined) out.toolCalls = Math.max(0, this.limits.maxToolCalls - spent.toolCalls);

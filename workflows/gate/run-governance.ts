@@ -16,14 +16,12 @@ import type { RunCaps } from '../../catalog/caps';
 import type { Sensitivity } from '../../catalog/manifest';
 import { sensitivityRank } from '../../catalog/sensitivity';
 import { canUseTool, type Policy } from '../../catalog/policy';
-import type { ToolCall } from '../../catalog/tool-call';
 import type { OfferedTool, ToolCatalog } from '../../catalog/tool-catalog';
 import { offerName } from '../../catalog/tool-id';
 import { leaves } from '../../common/json-leaves';
 import type { RunTicket } from '../../common/ticket';
 import type { CitedOrigin } from '../../common/wire';
-import type { Gate, GateVerdict } from '../call/gate';
-import { governanceGate } from './governance';
+import type { Governance } from './own-call';
 import { Budget, type Usage } from './limits';
 import {
   Provenance,
@@ -54,16 +52,10 @@ export interface GovernedScope {
 
 /** How one workflow call asks to be judged. */
 export interface OwnCall {
-  /** The workflow's own gate: it may refuse or ask a person, on top of the manifest's rules. */
-  gate?: Gate;
   acceptUntrusted?: { reason: string };
   /** Receives whether the call's own arguments were all trusted. */
   onAllowed(callTrusted: boolean): void;
 }
-
-type Refusal = Extract<GateVerdict, { allow: false }>;
-const refusal = (rule: string, reason: string): Refusal => ({ allow: false, rule, reason });
-const isPromise = <T>(v: T | Promise<T>): v is Promise<T> => typeof (v as { then?: unknown })?.then === 'function';
 
 /** The labels as a workflow's own call reads them: a value no tool returned is the workflow's own words. */
 function workflowView(base: ProvenanceView, own: Label): ProvenanceView {
@@ -168,70 +160,30 @@ export class RunGovernance {
   }
 
   /**
-   * The gate of one workflow call: its own gate first (a refusal or a question for a person, nothing
-   * more), then every rule the manifest declares for the tool, judged on the arguments as written.
+   * How the manifest judges one workflow call (after its own gate, which the pipeline asks first):
+   * every rule the manifest declares for the tool, on the arguments as written, over the run's labels
+   * as they stand when the call is judged.
    */
-  gate(scope: GovernedScope, c: OwnCall): Gate {
-    return (call: ToolCall) => {
-      const accepting = c.acceptUntrusted;
-      if (accepting !== undefined) {
-        if (typeof accepting?.reason !== 'string' || accepting.reason.trim() === '')
-          return refusal('accept_untrusted', `a call that accepts untrusted data says why (acceptUntrusted.reason)`);
-        if (call.decl.accepts_untrusted_on_request !== true)
-          return refusal(
-            'accept_untrusted',
-            `${call.toolId} takes no untrusted data on a workflow's request: the worker's manifest does not declare accepts_untrusted_on_request for it`,
-          );
-      }
-      const first = c.gate?.(call);
-      if (first !== undefined && isPromise(first)) return first.then((v) => this.judge(scope, c, call, v));
-      return this.judge(scope, c, call, first);
-    };
-  }
-
-  private judge(
-    scope: GovernedScope,
-    c: OwnCall,
-    call: ToolCall,
-    mine: GateVerdict | undefined,
-  ): GateVerdict | Promise<GateVerdict> {
-    if (mine && !mine.allow) return mine;
-    if (mine?.args)
-      return refusal(
-        'gate',
-        `the workflow's own gate replaced the arguments of ${call.toolId}; on a governed call it may refuse or ask a person, not change what is sent (pass the changed arguments instead)`,
-      );
-    const base = this.provenance.snapshot();
-    const view = workflowView(base, this.own);
-    const verdict = governanceGate({
-      principal: scope.principal,
-      ticket: scope.ticket,
-      offer: this.offerOf(scope, call.toolId),
-      budget: this.budget,
-      provenance: view,
-      onAllowed: (trusted) => {
-        this.ownWords(base, call.args);
-        c.onAllowed(trusted);
-      },
-      asks: mine?.askPerson === true,
-      waiveTrustRules: c.acceptUntrusted !== undefined,
-    })(call);
-    const merge = (m: GateVerdict): GateVerdict => {
-      if (!m.allow && !m.askPerson) return m;
-      const accepted = c.acceptUntrusted ? { acceptedUntrusted: { reason: c.acceptUntrusted.reason } } : {};
-      // The workflow's question, where the manifest raised none of its own.
-      if (m.allow && mine?.askPerson)
+  governance(scope: GovernedScope, c: OwnCall): Governance {
+    return {
+      ...(c.acceptUntrusted !== undefined ? { acceptUntrusted: c.acceptUntrusted } : {}),
+      governed: (call, asks) => {
+        const base = this.provenance.snapshot();
         return {
-          ...m,
-          ...accepted,
-          askPerson: true,
-          ...(mine.rule !== undefined ? { rule: mine.rule } : {}),
-          ...(mine.reason !== undefined ? { reason: mine.reason } : {}),
-          ...(mine.deadline !== undefined ? { deadline: mine.deadline } : {}),
+          principal: scope.principal,
+          ticket: scope.ticket,
+          offer: this.offerOf(scope, call.toolId),
+          budget: this.budget,
+          provenance: workflowView(base, this.own),
+          onAllowed: (trusted) => {
+            this.ownWords(base, call.args);
+            c.onAllowed(trusted);
+          },
+          asks,
+          waiveTrustRules: c.acceptUntrusted !== undefined,
         };
-      return { ...m, ...accepted };
+      },
     };
-    return isPromise(verdict) ? verdict.then(merge) : merge(verdict);
   }
 
   /**

@@ -32,7 +32,7 @@ export function malformedCall(req: unknown): string | undefined {
   if (typeof req !== 'object' || req === null) return 'the request is not an object';
   const r = req as Partial<Record<keyof McpCallRequest, unknown>>;
   for (const field of ['key', 'toolId', 'mac'] as const)
-    if (typeof r[field] !== 'string' || (r[field]).length === 0)
+    if (typeof r[field] !== 'string' || r[field].length === 0)
       return `the request's ${field} must be a non-empty string`;
   if (!('args' in r)) return 'the request carries no args (send {} for a tool that takes none)';
   return undefined;

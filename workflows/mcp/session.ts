@@ -31,6 +31,7 @@ import { SessionProvenance } from './session-provenance';
 /** A session without a call for this long ends (the gateway's option overrides it). */
 export const DEFAULT_IDLE_TIMEOUT_MS = 30 * 60_000;
 
+/** How a session's run ended, and its calls. */
 export interface McpSessionResult {
   /** `ended`: the client ended it; `idle`: nobody called for the idle timeout. */
   status: 'ended' | 'idle';

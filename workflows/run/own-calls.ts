@@ -46,19 +46,23 @@ export class OwnCalls {
     const governance = this.runGovernance();
     let callTrusted = false;
     let origins: CitedOrigin[] = [];
-    const gate = governance.gate(this.scope, {
-      ...(options.gate ? { gate: options.gate } : {}),
+    const judged = governance.governance(this.scope, {
       ...(options.acceptUntrusted !== undefined ? { acceptUntrusted: options.acceptUntrusted } : {}),
       onAllowed: (trusted) => (callTrusted = trusted),
     });
-    const output = await runCall(host, entry, args, {
-      ...options,
-      gate,
-      onOrigins: (o) => {
-        origins = o;
-        options.onOrigins?.(o);
+    const output = await runCall(
+      host,
+      entry,
+      args,
+      {
+        ...options,
+        onOrigins: (o) => {
+          origins = o;
+          options.onOrigins?.(o);
+        },
       },
-    });
+      { own: judged },
+    );
     governance.produced({
       toolId: entry.toolId,
       output,

@@ -1,0 +1,40 @@
+// Workflow-safe: what a gate decides about a call (data flow, limits, credentials), and may replace
+// the arguments with (a declared redaction, the trusted value of a protected field).
+import type { ToolCall } from '../../catalog/tool-call';
+import type { Payment } from '../../catalog/spend';
+import type { RemainingBudget } from '../../common/wire';
+import type { Outbound } from './outbound';
+
+/**
+ * A check made after preparation and before the effect key exists. Returning a refusal stops
+ * the call; returning `args` replaces them. A workflow's own gate may ask something first (a
+ * promise); the manifest's gate is synchronous: the pipeline resolves what a call carries and hands
+ * it over as data, so a call it decides at once costs the workflow no promise.
+ */
+export type Gate = (call: ToolCall) => GateVerdict | Promise<GateVerdict>;
+
+interface VerdictCommon {
+  rule?: string;
+  reason?: string;
+  /** The tool declares that a person must approve (or may overrule a refusal). */
+  askPerson?: boolean;
+  deadline?: string | number;
+  /** Charges the run's budgets; called only when the call goes ahead, after any approval. */
+  charge?: () => void;
+  /** Lets go of what the gate held for the call, uncharged: it was refused after the gate. */
+  release?: () => void;
+  /** What the call pays and sends, as the gate read it: what it reserves against budgets across runs. */
+  leaving?: { outbound: Outbound; payment: Payment | undefined };
+  /** Values the gate replaced with the trusted production they matched. */
+  substitutions?: { pointer: string; written: string; sent: string }[];
+  /** Every argument was trusted when the gate decided; signed into the call's ledger reference. */
+  trustedArgs?: boolean;
+  /** What the run may still spend once this call is charged; the tool sees it as `ctx.budget`. */
+  remaining?: () => RemainingBudget;
+  /** The trust rules were waived for this call at the workflow's request (`acceptUntrusted`), as the tool allows. */
+  acceptedUntrusted?: { reason: string };
+}
+
+export type GateVerdict =
+  | (VerdictCommon & { allow: true; args?: Record<string, unknown> })
+  | (VerdictCommon & { allow: false; rule: string; reason: string });
