@@ -3,7 +3,6 @@
 // idempotencyKey. The client gets the call's one outcome; the payments store holds one refund, sent once.
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
@@ -14,7 +13,9 @@ import { mcpSessionWorkflowId } from '../../common/gateway-protocol';
 import { paymentsStore } from '../../examples/support-desk/payments-store';
 import { createGateway, type Gateway } from '../../gateway/gateway';
 import { writeManifest } from '../../scripts/worker-process';
+import { freePort } from '../../scripts/dev-server';
 import { harness, testAddress, testDir, type Harness } from '../support/env';
+import { waitFor } from '../support/wait';
 import { historyOf, scheduledActivities } from '../support/history';
 import { testIssuer, type TestIssuer } from '../support/identity';
 import { spawnTestWorker } from '../support/worker-process';
@@ -29,26 +30,6 @@ const CALL_TIMEOUT_MS = 120_000;
 function fastManifest(startToClose = '3s'): Manifest {
   const m = deskManifest();
   return { ...m, tools: m.tools.map((t) => ({ ...t, timeouts: { ...t.timeouts, start_to_close: startToClose } })) };
-}
-
-/** Waits for `check` to hold, asking again every 50 ms, failing with `what` after the deadline. */
-async function until(what: string, check: () => boolean, deadlineMs = 60_000): Promise<void> {
-  const end = Date.now() + deadlineMs;
-  while (!check()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 interface GatewayProcess {
@@ -140,7 +121,7 @@ function spawnGatewayOnly(opts: GatewaySetup): GatewayProcess {
 async function ready(g: GatewayProcess): Promise<void> {
   let ended = false;
   void g.exited.then(() => (ended = true));
-  await until('the gateway to listen', () => ended || g.output().includes('[gateway] MCP endpoint'), 120_000);
+  await waitFor('the gateway to listen', 120_000, () => ended || g.output().includes('[gateway] MCP endpoint'));
   if (ended) throw new Error(`the gateway process exited before listening:\n${g.output()}`);
 }
 
@@ -249,7 +230,7 @@ describe('the MCP gateway SIGKILLed mid-call', () => {
       (answer) => ({ answer }),
       (err: unknown) => ({ err }),
     );
-    await until('the refund to be in flight in the gateway', () =>
+    await waitFor('the refund to be in flight in the gateway', 60_000, () =>
       fs.readdirSync(w.dir).includes(`held-${first.child.pid}`),
     );
     first.child.kill('SIGKILL');
@@ -318,7 +299,9 @@ describe('the MCP gateway SIGKILLed mid-call', () => {
       (answer) => ({ answer }),
       (err: unknown) => ({ err }),
     );
-    await until('the refund to be in flight in the worker', () => fs.readdirSync(w.dir).includes(`held-${worker.pid}`));
+    await waitFor('the refund to be in flight in the worker', 60_000, () =>
+      fs.readdirSync(w.dir).includes(`held-${worker.pid}`),
+    );
     first.child.kill('SIGKILL');
     expect((await first.exited).signal).toBe('SIGKILL');
     expect(await inFlight).toEqual({ err: expect.anything() });
