@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineTool, type Tool } from 'toolplane';
-import { faultPoint } from '../fault';
+import { faultPoint, holdPoint } from '../fault';
 import { paymentsStore } from '../payments-store';
 
 export function createRefund(store = paymentsStore()): Tool {
@@ -18,6 +18,7 @@ export function createRefund(store = paymentsStore()): Tool {
     async call(ctx, a) {
       ctx.check();
       faultPoint('before_call');
+      await holdPoint('refund');
       const { record, duplicate } = await store.record({
         idempotencyKey: ctx.idempotencyKey,
         kind: 'refund',
