@@ -99,49 +99,87 @@ type Next = Recovered | typeof RESEND;
 /** The call as it stands, for the journal of a run that is queried while the call runs. */
 const tell = (input: RecoveryInput, n: Progress) => input.onProgress?.({ sends: n.sends, recovery: n.recovery });
 
-/** One send: the tool's output, or how it failed. */
-async function send(input: RecoveryInput, n: Progress): Promise<{ result: PerformResult } | { failure: Failure }> {
+/**
+ * One send: schedules the perform activity and hands back its promise as it is, nothing wrapped
+ * around it (a failure to schedule is a failed send too).
+ */
+function send(input: RecoveryInput, n: Progress): Promise<PerformResult> {
   const request = requestFor(input, n);
   n.sends++;
   tell(input, n);
   try {
-    return { result: await tools.performTool.executeWithOptions(performOptions(input, n.sends - 1), [request]) };
+    return tools.performTool.executeWithOptions(performOptions(input, n.sends - 1), [request]);
   } catch (err) {
-    if (isCancellation(err)) throw err;
-    return { failure: classify(err) };
+    return Promise.reject(err);
   }
 }
 
-/** Runs one prepared call to completion and says what happened: its output, or how it ended without one. */
-export async function performWithRecovery(input: RecoveryInput): Promise<Recovered> {
-  const { decl, request } = input;
-  const n: Progress = { sends: 0, rejections: 0, reconciles: 0, resends: 0, recovery: 'none' };
-  for (;;) {
-    const sent = await send(input, n);
-    if ('result' in sent) {
-      const { result } = sent;
-      return {
-        sends: n.sends,
-        recovery: n.recovery,
-        outcome: 'ok',
-        output: result.stored ? storedHandle(result.stored) : result.output,
-        ...(result.events ? { events: result.events } : {}),
-        ...(result.origins ? { origins: result.origins } : {}),
-      };
-    }
-    const { failure } = sent;
-    const ended = finalFailure(decl, request.toolId, failure, n);
-    if (ended) return ended;
-    if (failure.kind === 'rejected') {
-      const wait = afterRejection(decl, request.toolId, failure, n);
-      if (typeof wait !== 'number') return wait;
-      tell(input, n);
-      await sleep(wait);
-      continue;
-    }
-    const next = await unknownOutcome(input, failure, n);
-    if (next !== RESEND) return next;
+/** A send the tool answered: its output, as the call ends with it. */
+function returned(n: Progress, result: PerformResult): Recovered {
+  return {
+    sends: n.sends,
+    recovery: n.recovery,
+    outcome: 'ok',
+    output: result.stored ? storedHandle(result.stored) : result.output,
+    ...(result.events ? { events: result.events } : {}),
+    ...(result.origins ? { origins: result.origins } : {}),
+  };
+}
+
+/**
+ * What the caller does when the send is over: `ended` with what happened (an output or how the call
+ * ended without one), `threw` with what the send let out (a cancellation). Whatever either returns or
+ * throws is what the call comes to.
+ */
+export interface AfterSend<T> {
+  ended(r: Recovered): T | PromiseLike<T>;
+  threw(err: unknown): T | PromiseLike<T>;
+}
+
+/**
+ * Runs one prepared call to completion and hands what happened to `after`. A send that succeeds costs
+ * one promise beyond its activity's: the `.then` that calls `after.ended`. Only a failed send waits on
+ * anything else (a backoff, a reconcile, a person), and only then does the state machine run.
+ */
+export function performWithRecovery<T>(input: RecoveryInput, after: AfterSend<T>): Promise<T> {
+  return sendThen(input, { sends: 0, rejections: 0, reconciles: 0, resends: 0, recovery: 'none' }, after);
+}
+
+function sendThen<T>(input: RecoveryInput, n: Progress, after: AfterSend<T>): Promise<T> {
+  return send(input, n).then(
+    (result) => after.ended(returned(n, result)),
+    (err: unknown) => {
+      if (isCancellation(err)) return after.threw(err);
+      return afterFailure(input, classify(err), n).then(
+        (next) => (next === RESEND ? resend(input, n, after) : after.ended(next)),
+        (e: unknown) => after.threw(e),
+      );
+    },
+  );
+}
+
+/** Sends again; what fails before the send is scheduled is the caller's to handle, as on the first send. */
+function resend<T>(input: RecoveryInput, n: Progress, after: AfterSend<T>): T | PromiseLike<T> {
+  try {
+    return sendThen(input, n, after);
+  } catch (err) {
+    return after.threw(err);
   }
+}
+
+/** A send failed: the call ends as it is, waits and sends again (`RESEND`), or recovers as the tool declares. */
+async function afterFailure(input: RecoveryInput, failure: Failure, n: Progress): Promise<Next> {
+  const { decl, request } = input;
+  const ended = finalFailure(decl, request.toolId, failure, n);
+  if (ended) return ended;
+  if (failure.kind === 'rejected') {
+    const wait = afterRejection(decl, request.toolId, failure, n);
+    if (typeof wait !== 'number') return wait;
+    tell(input, n);
+    await sleep(wait);
+    return RESEND;
+  }
+  return unknownOutcome(input, failure, n);
 }
 
 /** The outcome is unknown: reconcile with the provider, fail, or ask a person, as the tool declares. */

@@ -6,7 +6,7 @@ import type { ToolCall } from '../../catalog/tool-call';
 import { permitMac, toolPermit, type RunTicket } from '../../common/ticket';
 import type { PerformRequest, RemainingBudget } from '../../common/wire';
 import type { LedgerDecision } from '../../common/ledger-ref';
-import { performWithRecovery, type Escalator, type Recovered, type RecoveryInput } from '../recovery';
+import { performWithRecovery, type AfterSend, type Escalator, type Recovered, type RecoveryInput } from '../recovery';
 import { StepError, StepErrorCode } from '../step-error';
 
 /** Performs the governed call elsewhere (a child workflow for independent tools). */
@@ -51,26 +51,31 @@ function requestOf(call: ToolCall, args: Record<string, unknown>, c: PerformCont
 }
 
 /**
- * Sends the call under its effect key and says what happened (the recovery state machine decides what
- * an unknown outcome means); the pipeline writes it into the journal entry.
+ * Sends the call under its effect key and hands what happened to `after` (the recovery state machine
+ * decides what an unknown outcome means); the pipeline writes it into the journal entry. A send that
+ * succeeds awaits its activity and nothing else.
  */
-export function performCall(
+export function performCall<T>(
   call: ToolCall,
   args: Record<string, unknown>,
   effectKey: string,
   position: number,
   c: PerformContext,
-): Promise<Recovered> {
-  if (c.delegate) return delegated(call.toolId, args, position, c.delegate);
-  return performWithRecovery({
-    decl: call.decl,
-    request: requestOf(call, args, c),
-    effectKey,
-    position,
-    summary: `${call.toolId.replace(/^tool:\/\//, '')} #${position}`,
-    escalator: c.escalator,
-    onProgress: c.onProgress,
-  });
+  after: AfterSend<T>,
+): Promise<T> {
+  if (c.delegate) return delegated(call.toolId, args, position, c.delegate).then((r) => after.ended(r));
+  return performWithRecovery(
+    {
+      decl: call.decl,
+      request: requestOf(call, args, c),
+      effectKey,
+      position,
+      summary: `${call.toolId.replace(/^tool:\/\//, '')} #${position}`,
+      escalator: c.escalator,
+      onProgress: c.onProgress,
+    },
+    after,
+  );
 }
 
 /**

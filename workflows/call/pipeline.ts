@@ -2,72 +2,26 @@
 // resolved for it) → approval → lease → budgets across runs → perform. Each step returns its
 // decision; this file alone writes them into the call's journal entry. The effect key is computed
 // once, from the arguments the gate let through, and travels as a value. A call the gate decides at
-// once awaits nothing before its activity: no step adds a promise it does not need.
-import type { OfferedTool, ToolCatalog } from '../../catalog/tool-catalog';
-import type { Policy } from '../../catalog/policy';
-import type { EffectEvent } from '../../common/run-events';
+// once runs every step synchronously and awaits its activity and nothing else: the one promise it
+// adds is the `.then` in which the send's result is written down (bench/replay-promises.ts counts them).
+import type { ToolCall } from '../../catalog/tool-call';
 import { effectKey } from '../../common/effect-key';
-import { permitMac, toolPermit, type RunTicket } from '../../common/ticket';
-import type { CitedOrigin } from '../../common/wire';
+import { permitMac, toolPermit } from '../../common/ticket';
 import type { JournalEntry } from '../../common/journal';
-import type { Escalator, Recovered } from '../recovery';
+import type { AfterSend, Recovered } from '../recovery';
 import { StepError } from '../step-error';
 import { askApproval, type Approval, type Denial } from './approval';
-import { budgetRequest, reserveBudgets, settleAfterFailure, settleBudgets } from './budget';
-import { gatedArgs, type Gate, type GateVerdict } from './gate';
+import { budgetRequest, reserveBudgets, settleAfterFailure, settleBudgets, type Reservation } from './budget';
+import { decidedEvent, settledEvent } from './call-events';
+import { gatedArgs, type GateVerdict } from './gate';
 import { judgeCall, type Judges } from './govern';
 import { takeLease } from './lease';
-import { performCall, type Delegate, type PerformContext } from './perform';
+import type { CallHost, CallOptions } from './options';
+import { performCall, type PerformContext } from './perform';
 import { prepareCall } from './prepare';
 import { isRefusal, type Refusal } from './refuse';
 
-export interface CallOptions {
-  /** The model's tool call this execution answers; telemetry only, never in the effect key. */
-  modelCallId?: string;
-  /** The offer the model named; a call to any other tool is refused. */
-  answering?: OfferedTool;
-  /**
-   * A check of the workflow's own. On a workflow's own call it only adds to the manifest's rules,
-   * which run after it: it may refuse the call or ask a person, never change the arguments or let
-   * through what the manifest refuses.
-   */
-  gate?: Gate;
-  /**
-   * Waives the manifest's trust rules (protected fields, the taint rule for mutating tools) for this
-   * call, saying why: allowed only for a tool whose declaration says `accepts_untrusted_on_request`,
-   * else the call is refused (rule `accept_untrusted`) before any activity exists. Sensitivity, what
-   * the call carries, egress, spend and the run's limits still hold. Recorded in the call's journal
-   * entry (`acceptedUntrusted`) and the run's Current Details.
-   */
-  acceptUntrusted?: { reason: string };
-  /** A position reserved with `reserve()`, so concurrent calls keep the order the model gave. */
-  position?: number;
-  /** Performs the prepared, governed call elsewhere (a child workflow for independent tools). */
-  delegate?: Delegate;
-  /** Receives the labels of what the tool cited (recalled facts), verified by the worker. */
-  onOrigins?: (origins: CitedOrigin[]) => void;
-  /** In an MCP session: the gateway's call key and MAC, which the worker checks before the tool runs. */
-  mcpCall?: { key: string; mac: string };
-}
-
-/** What the pipeline needs of the run it calls for. */
-export interface CallHost {
-  catalog: ToolCatalog;
-  principal: string;
-  ticket: RunTicket;
-  policy: Policy;
-  capabilities?: readonly string[];
-  escalator: Escalator;
-  /** The run's leases changed (one granted, started or committed). */
-  leasesChanged(): void;
-  /** The call ended: performed (`done`), or refused or failed, its journal entry final. */
-  settled(entry: JournalEntry, done: boolean): void;
-  /** Tells the run's stream (a view for clients; nothing decides from it). */
-  publish?(event: EffectEvent): void;
-}
-
-/** The call's journal entry as it stands, for an event (a copy: the entry changes after). */
-const snapshot = (entry: JournalEntry): JournalEntry => JSON.parse(JSON.stringify(entry)) as JournalEntry;
+export type { CallHost, CallOptions } from './options';
 
 /** Ends the call: the refusal goes into the journal, and the caller gets a StepError. */
 function refuse(entry: JournalEntry, r: Refusal): never {
@@ -151,94 +105,176 @@ function recordSent(entry: JournalEntry, sent: Recovered, options: CallOptions):
   return sent.output;
 }
 
+/** What the steps before the send decided: the call, its verdict, what it sends under which key, its lease. */
+interface Decided {
+  call: ToolCall;
+  verdict: GateVerdict | undefined;
+  sent: Record<string, unknown>;
+  key: string;
+  lease?: string;
+}
+
 /**
  * Runs one call through every step; refusals end it before any activity exists. `judges`: who
- * judges it beside (or instead of) the workflow's own `gate`; without, the `gate` alone.
+ * judges it beside (or instead of) the workflow's own `gate`; without, the `gate` alone. `landed`
+ * hears the output of a call that landed, once the call is settled, before its caller does.
  */
-export async function runCall(
+export function runCall(
   host: CallHost,
   entry: JournalEntry,
   args: unknown,
   options: CallOptions,
   judges?: Judges,
+  landed?: (output: unknown) => void,
 ): Promise<unknown> {
-  let done = false;
-  try {
-    const call = prepareCall(host.catalog, entry.toolId, args, options.answering);
-    if (isRefusal(call)) refuse(entry, call);
-    const decided = judgeCall(call, options.gate, judges);
-    const verdict = decided && isPromise(decided) ? await decided : decided;
+  return new CallRun(host, entry, options, landed).run(args, judges);
+}
+
+/**
+ * One call on its way through the steps. A step that waits (the worker resolving what the call
+ * carries, a person, the budgets across runs) chains what follows on it; a call the gate decides at
+ * once runs every step synchronously and awaits its activity and nothing else.
+ */
+class CallRun implements AfterSend<unknown> {
+  /** The budgets across runs the call holds until it is settled. */
+  private reserved?: Reservation;
+
+  constructor(
+    private readonly host: CallHost,
+    private readonly entry: JournalEntry,
+    private readonly options: CallOptions,
+    private readonly landed?: (output: unknown) => void,
+  ) {}
+
+  run(args: unknown, judges: Judges | undefined): Promise<unknown> {
+    try {
+      const call = prepareCall(this.host.catalog, this.entry.toolId, args, this.options.answering);
+      if (isRefusal(call)) refuse(this.entry, call);
+      const verdict = judgeCall(call, this.options.gate, judges);
+      const decided = isPromise(verdict) ? verdict.then((v) => this.judged(call, v)) : this.judged(call, verdict);
+      if (!isPromise(decided)) return this.send(decided);
+      return decided.then(
+        (d) => this.send(d),
+        (err: unknown) => this.unsent(err),
+      );
+    } catch (err) {
+      return this.unsent(err);
+    }
+  }
+
+  /** Steps 2–3: the verdict goes into the journal, the call gets its key, and a person decides where asked. */
+  private judged(call: ToolCall, verdict: GateVerdict | undefined): Decided | Promise<Decided> {
+    const { entry } = this;
     if (verdict) recordVerdict(entry, verdict);
     const sent = gatedArgs(call, verdict);
     const key = effectKey({ tool: call.toolId, args: sent }, entry.position);
     entry.effectKey = key;
-    if (verdict?.askPerson) {
-      const asked = { effectKey: key, position: entry.position, sent, modelCallId: options.modelCallId };
-      recordAnswer(entry, await askApproval(call, verdict, asked, host.escalator, host.publish));
-    }
-    const lease = takeLease(call.toolId, entry.position, host.capabilities);
+    const decided: Decided = { call, verdict, sent, key };
+    if (!verdict?.askPerson) return this.held(decided);
+    const asked = { effectKey: key, position: entry.position, sent, modelCallId: this.options.modelCallId };
+    return askApproval(call, verdict, asked, this.host.escalator, this.host.publish).then((answer) => {
+      recordAnswer(entry, answer);
+      return this.held(decided);
+    });
+  }
+
+  /** Step 4: the lease, then the budgets across runs, reserved last, just before the send. */
+  private held(d: Decided): Decided | Promise<Decided> {
+    const { entry, host } = this;
+    const lease = takeLease(d.call.toolId, entry.position, host.capabilities);
     if (typeof lease === 'object') refuse(entry, lease);
     if (lease) {
+      d.lease = lease;
       entry.lease = { id: lease, states: ['granted'] };
       host.leasesChanged();
     }
-    // Budgets across runs, reserved last, just before the send (a delegated call reserves in its child).
-    const budget = options.delegate
+    // A delegated call reserves in its child.
+    const budget = this.options.delegate
       ? undefined
-      : budgetRequest(call, sent, verdict, host.principal, permitMac(host.ticket, toolPermit(call.toolId)) ?? '', key);
-    const reserved = budget && !isRefusal(budget) ? await reserveBudgets(call, budget) : budget;
-    if (reserved && isRefusal(reserved)) {
-      verdict?.release?.();
-      refuse(entry, reserved);
+      : budgetRequest(
+          d.call,
+          d.sent,
+          d.verdict,
+          host.principal,
+          permitMac(host.ticket, toolPermit(d.call.toolId)) ?? '',
+          d.key,
+        );
+    if (!budget) return this.charged(d);
+    if (isRefusal(budget)) this.unreserved(d, budget);
+    return reserveBudgets(d.call, budget).then((reserved) => {
+      if (isRefusal(reserved)) this.unreserved(d, reserved);
+      this.reserved = reserved;
+      return this.charged(d);
+    });
+  }
+
+  private unreserved(d: Decided, r: Refusal): never {
+    d.verdict?.release?.();
+    refuse(this.entry, r);
+  }
+
+  /** Charged only now: a call refused at any step before, the lease included, costs nothing. */
+  private charged(d: Decided): Decided {
+    d.verdict?.charge?.();
+    this.host.publish?.(decidedEvent(this.entry, d.key));
+    return d;
+  }
+
+  /** Step 5: the send; what it did comes back to `ended` or `threw`. */
+  private send(d: Decided): Promise<unknown> {
+    try {
+      const context = performContext(this.host, this.entry, d.verdict, this.options, d.lease);
+      return performCall(d.call, d.sent, d.key, this.entry.position, context, this);
+    } catch (err) {
+      return this.threw(err);
     }
-    // Charged only now: a call refused at any step before, the lease included, costs nothing.
-    verdict?.charge?.();
-    host.publish?.(decidedEvent(entry, key));
+  }
+
+  /** The send is over: its output to the caller once the budgets and the lease are settled, any other ending a StepError. */
+  ended(sent: Recovered): unknown {
     let output: unknown;
     try {
-      const context = performContext(host, entry, verdict, options, lease);
-      output = recordSent(entry, await performCall(call, sent, key, entry.position, context), options);
+      output = recordSent(this.entry, sent, this.options);
     } catch (err) {
-      if (StepError.is(err)) entry.error = { code: err.code, message: err.message };
-      if (reserved) await settleAfterFailure(reserved, err);
-      throw err;
+      return this.threw(err);
     }
-    if (reserved) await settleBudgets(reserved, 'commit');
+    if (!this.reserved) return this.done(output);
+    return settleBudgets(this.reserved, 'commit').then(
+      () => this.done(output),
+      (err: unknown) => this.unsent(err),
+    );
+  }
+
+  /** The send ended without an output: what it reserved is settled as the failure says, and the caller gets the error. */
+  threw(err: unknown): Promise<never> {
+    if (StepError.is(err)) this.entry.error = { code: err.code, message: err.message };
+    const settling = this.reserved ? settleAfterFailure(this.reserved, err) : undefined;
+    if (!settling) return this.unsent(err);
+    return settling.then(
+      () => this.unsent(err),
+      (e: unknown) => this.unsent(e),
+    );
+  }
+
+  private done(output: unknown): unknown {
+    const { entry } = this;
     if (entry.lease) {
       entry.lease.states.push('committed');
-      host.leasesChanged();
+      this.host.leasesChanged();
     }
-    done = true;
+    this.settle(true);
+    this.landed?.(output);
     return output;
-  } finally {
-    host.settled(entry, done);
-    host.publish?.(settledEvent(entry, done));
   }
-}
 
-/** The event that tells the call goes out. */
-function decidedEvent(entry: JournalEntry, key: string): EffectEvent {
-  return {
-    type: 'call-decided',
-    position: entry.position,
-    toolId: entry.toolId,
-    effectKey: key,
-    decision: entry.decision === 'approved' ? 'approved' : 'allowed',
-    entry: snapshot(entry),
-  };
-}
+  /** The call ends without landing: refused, failed or cancelled. */
+  private unsent(err: unknown): Promise<never> {
+    this.settle(false);
+    return Promise.reject(err);
+  }
 
-/** The event that tells how the call ended. */
-function settledEvent(entry: JournalEntry, done: boolean): EffectEvent {
-  const base = { position: entry.position, toolId: entry.toolId, entry: snapshot(entry) };
-  if (done) return { type: 'call-landed', ...base, effectKey: entry.effectKey ?? '' };
-  const keyed = { ...base, ...(entry.effectKey ? { effectKey: entry.effectKey } : {}) };
-  if (entry.outcome === 'refused')
-    return {
-      type: 'call-refused',
-      ...keyed,
-      ...(entry.rule ? { rule: entry.rule } : {}),
-      reason: entry.reason ?? entry.error?.message ?? 'refused',
-    };
-  return { type: 'call-failed', ...keyed };
+  private settle(done: boolean): void {
+    this.host.settled(this.entry, done);
+    this.host.publish?.(settledEvent(this.entry, done));
+  }
 }

@@ -5,6 +5,7 @@ import type { Sensitivity } from '../../catalog/manifest';
 import type { JournalEntry } from '../../common/journal';
 import type { CitedOrigin } from '../../common/wire';
 import { runCall, type CallHost, type CallOptions } from '../call/pipeline';
+import type { Governance } from '../gate/own-call';
 import { RunGovernance, type RunGovernanceState } from '../gate/run-governance';
 import type { RunScope } from '../step-ctx';
 
@@ -41,35 +42,39 @@ export class OwnCalls {
     if (state) this.carried = state;
   }
 
-  /** A workflow's own call, judged by the manifest's rules; its output enters the run's labels. */
-  async call(host: CallHost, entry: JournalEntry, args: unknown, options: CallOptions): Promise<unknown> {
-    const governance = this.runGovernance();
+  /**
+   * A workflow's own call, judged by the manifest's rules; its output enters the run's labels as the
+   * call lands, before the workflow sees it. Nothing here waits: the pipeline's promise is the call's.
+   */
+  call(host: CallHost, entry: JournalEntry, args: unknown, options: CallOptions): Promise<unknown> {
+    let governance: RunGovernance;
+    let judged: Governance;
     let callTrusted = false;
     let origins: CitedOrigin[] = [];
-    const judged = governance.governance(this.scope, {
-      ...(options.acceptUntrusted !== undefined ? { acceptUntrusted: options.acceptUntrusted } : {}),
-      onAllowed: (trusted) => (callTrusted = trusted),
-    });
-    const output = await runCall(
-      host,
-      entry,
-      args,
-      {
-        ...options,
-        onOrigins: (o) => {
-          origins = o;
-          options.onOrigins?.(o);
-        },
+    try {
+      governance = this.runGovernance();
+      judged = governance.governance(this.scope, {
+        ...(options.acceptUntrusted !== undefined ? { acceptUntrusted: options.acceptUntrusted } : {}),
+        onAllowed: (trusted) => (callTrusted = trusted),
+      });
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    const heard: CallOptions = {
+      ...options,
+      onOrigins: (o) => {
+        origins = o;
+        options.onOrigins?.(o);
       },
-      { own: judged },
+    };
+    return runCall(host, entry, args, heard, { own: judged }, (output) =>
+      governance.produced({
+        toolId: entry.toolId,
+        output,
+        callTrusted,
+        origins,
+        sensitivity: this.scope.catalog.declared(entry.toolId)!.decl.sensitivity.output,
+      }),
     );
-    governance.produced({
-      toolId: entry.toolId,
-      output,
-      callTrusted,
-      origins,
-      sensitivity: this.scope.catalog.declared(entry.toolId)!.decl.sensitivity.output,
-    });
-    return output;
   }
 }
