@@ -9,6 +9,8 @@ import { Worker } from '@temporalio/worker';
 import type { AuthorizeResult } from '../common/wire';
 import { effectsFromHistory, journalFromCompletion } from '../inspect/journal';
 import type { AgentRunInput, AgentRunResult } from '../workflows/agent/run';
+import { writeWorkflowBundle } from '../scripts/workflow-bundle';
+import { testDir } from './support/env';
 
 const dir = path.resolve(__dirname, 'histories');
 const files = fs
@@ -16,6 +18,22 @@ const files = fs
   .filter((f) => f.endsWith('.json'))
   .sort();
 const load = (f: string) => historyFromJSON(JSON.parse(fs.readFileSync(path.join(dir, f), 'utf8')));
+
+/** A team's own workflow beside toolplane's: the histories of such runs replay with that worker's bundle. */
+const OWN_WORKFLOWS = path.resolve(__dirname, 'fixtures', 'own-workflows', 'recorded.ts');
+const ownTypes = new Set(['ownConcurrent']);
+let ownBundle: string;
+
+beforeAll(async () => {
+  ownBundle = path.join(testDir('replay-own'), 'bundle.js');
+  await writeWorkflowBundle(ownBundle, OWN_WORKFLOWS);
+});
+
+/** The bundle of the worker that wrote the history. */
+function bundleOf(f: string): string {
+  const type = load(f).events![0]!.workflowExecutionStartedEventAttributes!.workflowType!.name!;
+  return ownTypes.has(type) ? ownBundle : process.env.TOOLPLANE_TEST_BUNDLE!;
+}
 
 describe('replaying committed histories', () => {
   it('covers plain, retried, reconciled, escalated, refused and budgeted runs, and a budget workflow', () => {
@@ -34,6 +52,9 @@ describe('replaying committed histories', () => {
         'long-run-continued.json',
         'budgeted.json',
         'budget-counter.json',
+        // Calls that finish at once beside calls that settle a budget, in one task: agentRun's lanes, a workflow's own Promise.all.
+        'agent-concurrent-budgeted.json',
+        'own-concurrent-budgeted.json',
       ]),
     );
   });
@@ -41,7 +62,7 @@ describe('replaying committed histories', () => {
   it.each(files)('%s replays without divergence and performs nothing', async (file) => {
     const history = load(file);
     await Worker.runReplayHistory(
-      { workflowBundle: { codePath: process.env.TOOLPLANE_TEST_BUNDLE! }, sinks: workflowSpanSinks() },
+      { workflowBundle: { codePath: bundleOf(file) }, sinks: workflowSpanSinks() },
       history,
       file,
     );

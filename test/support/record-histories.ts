@@ -21,10 +21,13 @@ import { budgetWorkflowId } from '../../common/budget-id';
 import { resolveEscalation } from '../../workflows/escalation';
 import { waitForPending } from './escalations';
 import type { ToolRunInput } from '../../workflows/tool-run';
+import type { Tool } from '../../activities/tool';
 import type { AgentRunInput } from '../../workflows/agent/run';
 import { readScript } from '../../cli';
 import { createWorker } from '../../worker';
 import { SCENARIO_MANIFEST, scenarioTools } from './scenario-tools';
+import { writeWorkflowBundle } from '../../scripts/workflow-bundle';
+import type { OwnConcurrentInput } from '../fixtures/own-workflows';
 
 export const HISTORIES_DIR = path.resolve(__dirname, '..', 'histories');
 
@@ -41,8 +44,62 @@ interface Recording {
   askable?: boolean;
   /** Acts on the running workflow (a person's decision). */
   during?: (client: Client, workflowId: string) => Promise<void>;
-  /** Served by the worker whose refund counts a budget across runs; the principal's budget workflow is recorded as `budget-counter`. */
+  /** Served by the worker whose refund counts a budget across runs. */
   budgeted?: boolean;
+  /** Also record the principal's budget workflow, as `budget-counter`. */
+  counter?: boolean;
+  /** Served by the worker whose close_ticket ends with the next refund (it runs toolplane's workflows and a team's own). */
+  together?: boolean;
+  /** A team's own workflow (`ownConcurrent`, test/fixtures/own-workflows) instead, on the worker that serves it beside toolplane's. */
+  own?: Omit<OwnConcurrentInput, 'principal'>;
+}
+
+/** The resolutions that make a close_ticket call end together with the next refund: just after it, or just before. */
+const CLOSE_AFTER_REFUND = 'Refunded the duplicate charge.';
+const CLOSE_BEFORE_REFUND = 'Refunded.';
+
+/**
+ * The support desk's tools, where a close_ticket call with one of the resolutions above waits for the next
+ * refund to start (then closes, as the refund runs) or to end (then closes at once): the two activities
+ * complete together, so one workflow task hears both, the refund's (which then settles its budget) and
+ * the close's (a tool new to the run, whose name is upserted).
+ */
+function endingTogether(tools: Tool[]): Tool[] {
+  const waiting = { start: [] as (() => void)[], end: [] as (() => void)[] };
+  const next = (at: 'start' | 'end') =>
+    new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, 10_000);
+      waiting[at].push(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  const wake = (at: 'start' | 'end') => waiting[at].splice(0).forEach((w) => w());
+  return tools.map((t): Tool => {
+    const id = t.def().id;
+    if (id === 'tool://payments/refund')
+      return {
+        ...t,
+        call: async (ctx, raw) => {
+          wake('start');
+          try {
+            return await t.call(ctx, raw);
+          } finally {
+            wake('end');
+          }
+        },
+      };
+    if (id !== 'tool://tickets/close_ticket') return t;
+    return {
+      ...t,
+      call: async (ctx, raw) => {
+        const { resolution } = raw as { resolution?: string };
+        if (resolution === CLOSE_AFTER_REFUND) await next('end');
+        if (resolution === CLOSE_BEFORE_REFUND) await next('start');
+        return t.call(ctx, raw);
+      },
+    };
+  });
 }
 
 /** An agent that reads ticket T-101, then mails `to`: an address no trusted source produced, so a person is asked. */
@@ -124,6 +181,17 @@ async function main(): Promise<void> {
     manifest: budgeted,
     tools: createTools(),
     allowUngovernedToolRun: true,
+  });
+
+  // toolplane's workflows and a team's own on one worker, whose refund counts the same budget.
+  const ownBundle = path.join(dir, 'own-bundle.js');
+  await writeWorkflowBundle(ownBundle, path.resolve(__dirname, '..', 'fixtures', 'own-workflows', 'recorded.ts'));
+  const ownWorker = await createWorker({
+    connection: native,
+    taskQueue: `${taskQueue}-own`,
+    manifest: budgeted,
+    tools: endingTogether(createTools()),
+    workflowBundle: { codePath: ownBundle },
   });
 
   const only = process.argv.slice(2);
@@ -225,7 +293,81 @@ async function main(): Promise<void> {
     toolId: 'tool://payments/refund',
     args: { account_id: 'acct_alice_001', amount_cents: cents, currency: 'EUR', memo: 'budgeted' },
   });
-  recordings.push({ name: 'budgeted', manifest: budgeted, budgeted: true, calls: [refund(100000), refund(60000)] });
+  recordings.push({
+    name: 'budgeted',
+    manifest: budgeted,
+    budgeted: true,
+    counter: true,
+    calls: [refund(100000), refund(60000)],
+  });
+
+  // One turn calls tools the run has not called before (their first ToolplaneToolsCalled upserts) together
+  // with read-only calls, the next two budgeted refunds in one keyed lane beside the global lane and
+  // read-only calls: the follow-ups of calls that finish at once and of calls that settle a budget mix.
+  const desk100 =
+    'Ticket T-100 is from alice@example.com: she was charged twice for order 5512. Refund the duplicate 25.00 EUR to her account and close the ticket.';
+  const refundArgs = (account: unknown, cents: number, memo: string) => ({
+    account_id: account,
+    amount_cents: cents,
+    currency: 'EUR',
+    memo,
+  });
+  recordings.push({
+    name: 'agent-concurrent-budgeted',
+    manifest: budgeted,
+    together: true,
+    agent: {
+      prompt: desk100,
+      model: {
+        endpoint: 'scripted',
+        script: [
+          {
+            tool_calls: [
+              { name: 'tickets__read_ticket', arguments: { ticket_id: 'T-100' } },
+              { name: 'crm__lookup_customer', arguments: { email: 'alice@example.com' } },
+              { name: 'tickets__read_ticket', arguments: { ticket_id: 'T-101' } },
+            ],
+          },
+          {
+            tool_calls: [
+              {
+                name: 'payments__refund',
+                arguments: refundArgs('acct_alice_001', 2500, 'Duplicate charge on order 5512'),
+              },
+              { name: 'crm__lookup_customer', arguments: { email: 'alice@example.com' } },
+              {
+                name: 'tickets__close_ticket',
+                arguments: { ticket_id: 'T-100', resolution: CLOSE_AFTER_REFUND },
+              },
+              {
+                name: 'payments__refund',
+                arguments: refundArgs('acct_alice_001', 2500, 'Second duplicate charge on order 5512'),
+              },
+              { name: 'tickets__read_ticket', arguments: { ticket_id: 'T-100' } },
+            ],
+          },
+          { final: 'Refunded and closed T-100.' },
+        ],
+      },
+    },
+  });
+  // A team's own workflow: a lookup, then Promise.all over a budgeted refund, tools new to the run and read-only calls.
+  const fromLookup = { $from: { call: 0, pointer: '/account_id' } };
+  recordings.push({
+    name: 'own-concurrent-budgeted',
+    manifest: budgeted,
+    own: {
+      given: desk100,
+      calls: [{ toolId: 'tool://crm/lookup_customer', args: { email: 'alice@example.com' } }],
+      together: [
+        { toolId: 'tool://tickets/read_ticket', args: { ticket_id: 'T-100' } },
+        { toolId: 'tool://payments/refund', args: refundArgs(fromLookup, 2500, 'Duplicate charge on order 5512') },
+        { toolId: 'tool://crm/lookup_customer', args: { email: 'bob@example.com' } },
+        { toolId: 'tool://tickets/close_ticket', args: { ticket_id: 'T-100', resolution: CLOSE_BEFORE_REFUND } },
+        { toolId: 'tool://tickets/read_ticket', args: { ticket_id: 'T-101' } },
+      ],
+    },
+  });
 
   // A run that continues as new every couple of turns: the last run starts from carried state.
   const injected = recordings.find((x) => x.name === 'agent-injected-ticket')!;
@@ -239,39 +381,47 @@ async function main(): Promise<void> {
   fs.mkdirSync(HISTORIES_DIR, { recursive: true });
   await worker.runUntil(
     askableWorker.runUntil(
-      budgetedWorker.runUntil(async () => {
-        for (const r of recordings.filter((x) => only.length === 0 || only.includes(x.name))) {
-          const workflowId = `history-${r.name}-${randomUUID().slice(0, 8)}`;
-          const grants = r.grants ?? r.manifest.tools.map((t) => t.id);
-          const handle = r.agent
-            ? await client.workflow.start('agentRun', {
-                taskQueue: r.askable ? `${taskQueue}-askable` : taskQueue,
-                workflowId,
-                args: [
-                  // The worker's manifest governs: the run only names what it asks for.
-                  { ...r.agent, grants, principal: 'agent:recorder' },
-                ],
-              })
-            : await client.workflow.start('toolRun', {
-                taskQueue: r.budgeted ? `${taskQueue}-budgeted` : taskQueue,
-                workflowId,
-                args: [{ grants, principal: 'agent:recorder', calls: r.calls!, continueOnError: true }],
-              });
-          await r.during?.(client, workflowId);
-          await handle.result();
-          const runs: [string, string | undefined, string?][] = [[r.name, undefined]];
-          if (r.chain) runs.push([`${r.name.replace(/-continued$/, '')}-first`, handle.firstExecutionRunId]);
-          if (r.budgeted) runs.push(['budget-counter', undefined, budgetWorkflowId('agent:recorder')]);
-          for (const [name, runId, otherId] of runs) {
-            const history = await client.workflow.getHandle(otherId ?? workflowId, runId).fetchHistory();
-            fs.writeFileSync(
-              path.join(HISTORIES_DIR, `${name}.json`),
-              JSON.stringify(JSON.parse(historyToJSON(history)), null, 1) + '\n',
-            );
-            console.log(`recorded ${name}: ${history.events?.length} events`);
+      budgetedWorker.runUntil(
+        ownWorker.runUntil(async () => {
+          for (const r of recordings.filter((x) => only.length === 0 || only.includes(x.name))) {
+            const workflowId = `history-${r.name}-${randomUUID().slice(0, 8)}`;
+            const grants = r.grants ?? r.manifest.tools.map((t) => t.id);
+            const handle = r.own
+              ? await client.workflow.start('ownConcurrent', {
+                  taskQueue: `${taskQueue}-own`,
+                  workflowId,
+                  args: [{ ...r.own, principal: 'agent:recorder' }],
+                })
+              : r.agent
+                ? await client.workflow.start('agentRun', {
+                    taskQueue: r.together ? `${taskQueue}-own` : r.askable ? `${taskQueue}-askable` : taskQueue,
+                    workflowId,
+                    args: [
+                      // The worker's manifest governs: the run only names what it asks for.
+                      { ...r.agent, grants, principal: 'agent:recorder' },
+                    ],
+                  })
+                : await client.workflow.start('toolRun', {
+                    taskQueue: r.budgeted ? `${taskQueue}-budgeted` : taskQueue,
+                    workflowId,
+                    args: [{ grants, principal: 'agent:recorder', calls: r.calls!, continueOnError: true }],
+                  });
+            await r.during?.(client, workflowId);
+            await handle.result();
+            const runs: [string, string | undefined, string?][] = [[r.name, undefined]];
+            if (r.chain) runs.push([`${r.name.replace(/-continued$/, '')}-first`, handle.firstExecutionRunId]);
+            if (r.counter) runs.push(['budget-counter', undefined, budgetWorkflowId('agent:recorder')]);
+            for (const [name, runId, otherId] of runs) {
+              const history = await client.workflow.getHandle(otherId ?? workflowId, runId).fetchHistory();
+              fs.writeFileSync(
+                path.join(HISTORIES_DIR, `${name}.json`),
+                JSON.stringify(JSON.parse(historyToJSON(history)), null, 1) + '\n',
+              );
+              console.log(`recorded ${name}: ${history.events?.length} events`);
+            }
           }
-        }
-      }),
+        }),
+      ),
     ),
   );
   await native.close();
