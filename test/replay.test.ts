@@ -104,6 +104,49 @@ describe('replaying committed histories', () => {
     ).rejects.toThrow(/[Nn]ondeterminism|DeterminismViolation/);
   });
 
+  it.each(['agent-concurrent-budgeted.json', 'own-concurrent-budgeted.json'])(
+    '%s: one task settles a budget and upserts a tool new to the run; in the other order it does not replay',
+    async (file) => {
+      const history = load(file);
+      const events = history.events!;
+      const scheduled = (e: (typeof events)[number]) => e.activityTaskScheduledEventAttributes?.activityType?.name;
+      const upsertsTools = (e: (typeof events)[number] | undefined) =>
+        !!e?.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields?.ToolplaneToolsCalled;
+      // The two commands of one task: a settle beside an upsert, in either order.
+      const i = events.findIndex(
+        (e, k) =>
+          (scheduled(e) === 'settleBudget' && upsertsTools(events[k + 1])) ||
+          (upsertsTools(e) && scheduled(events[k + 1]!) === 'settleBudget'),
+      );
+      expect(i).toBeGreaterThan(0);
+      await Worker.runReplayHistory(
+        { workflowBundle: { codePath: bundleOf(file) }, sinks: workflowSpanSinks() },
+        history,
+        file,
+      );
+      // The same task had the code issued them the other way round: the settle's events follow it.
+      const [a, b] = [events[i]!, events[i + 1]!];
+      const [idA, idB] = [a.eventId, b.eventId];
+      events[i] = { ...b, eventId: idA };
+      events[i + 1] = { ...a, eventId: idB };
+      const moved = new Map([
+        [String(idA), idB],
+        [String(idB), idA],
+      ]);
+      for (const e of events)
+        for (const attrs of [e.activityTaskStartedEventAttributes, e.activityTaskCompletedEventAttributes])
+          if (attrs && moved.has(String(attrs.scheduledEventId)))
+            attrs.scheduledEventId = moved.get(String(attrs.scheduledEventId));
+      await expect(
+        Worker.runReplayHistory(
+          { workflowBundle: { codePath: bundleOf(file) }, sinks: workflowSpanSinks() },
+          history,
+          `${file}-swapped`,
+        ),
+      ).rejects.toThrow(/[Nn]ondeterminism|DeterminismViolation/);
+    },
+  );
+
   it('records governed decisions in history: the refusals the model was told', () => {
     const events = load('agent-injected-ticket.json').events!;
     const journal = journalFromCompletion(events)!;
