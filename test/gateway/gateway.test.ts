@@ -9,7 +9,7 @@ import { harness, testDir, type Harness } from '../support/env';
 import { supportDesk } from '../support/desk';
 import { playScript } from '../../examples/ai-sdk-agent/scripted-model';
 import { testIssuer, type TestIssuer } from '../support/identity';
-import { deskManifest, gatewayToken, mcpClient, post, sessionIdOf } from './support';
+import { deskBehindGateway, deskManifest, gatewayToken, mcpClient, post, sessionIdOf } from './support';
 
 const manifest = deskManifest();
 let h: Harness;
@@ -29,18 +29,10 @@ beforeAll(async () => {
   h = await harness(`gateway-auth-${process.pid}`);
   issuer = await testIssuer();
   desk = supportDesk(testDir('gateway'));
-  await h.runWorker({
+  gateway = await deskBehindGateway(h, {
     manifest,
+    issuer,
     tools: desk.tools,
-    identity: issuer.identity,
-    insecureAssertedPrincipals: false,
-    ticketKey: TICKET_KEY,
-  });
-  gateway = await createGateway({
-    client: h.client,
-    taskQueue: h.taskQueue,
-    manifest,
-    identity: issuer.identity,
     ticketKey: TICKET_KEY,
     maxArgumentBytes: 4096,
   });
