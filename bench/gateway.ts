@@ -1,0 +1,343 @@
+/**
+ * The MCP gateway measured beside what it replaces, in one process against one server, sides in
+ * alternating rounds (issue 32's bench item). The same fast in-process tool (the CRM lookup) each way:
+ *
+ * - plain: a running workflow gets an update whose handler runs one plain proxied activity;
+ * - direct: `SessionClient.call` into an `mcpSession` run (the governed call, no HTTP);
+ * - gateway: the MCP SDK's `Client` over Streamable HTTP against `createGateway`, with a bearer token
+ *   and an `_meta.idempotencyKey` per call;
+ * - hand-rolled: a minimal MCP server starting one workflow per call (bench/hand-rolled-mcp.ts).
+ *
+ * Latency from sequential calls of one client; calls per second from `clients` concurrent ones.
+ * Part of `npm run bench` (skip it with `--no-gateway`); alone, against a dev server of its own:
+ *
+ *   npx tsx bench/gateway.ts [--rounds 3] [--calls 50] [--clients 4] [--per-client 25]
+ */
+import { randomUUID } from 'node:crypto';
+import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@temporalio/client';
+import type { NativeConnection, WorkerOptions } from '@temporalio/worker';
+import { manifestDigest } from '../catalog/digest';
+import type { Manifest } from '../catalog/manifest';
+import { offerName } from '../catalog/tool-id';
+import type { RunIdentity } from '../common/ticket';
+import { createTools } from '../examples/support-desk/tools';
+import { createGateway, type Gateway } from '../gateway/gateway';
+import { SessionClient } from '../gateway/session-client';
+import { generateIssuerKey, signCredential, type IssuerKey } from '../identity/mint';
+import { createWorker } from '../worker';
+import { createBenchActivities } from './activities';
+import { plainCallUpdate, plainEndSignal } from './gateway-workflows';
+import { HAND_ROLLED_TOOL, startHandRolled, type HandRolledServer } from './hand-rolled-mcp';
+
+export const GATEWAY_SIDES = ['plain', 'direct', 'gateway', 'handRolled'] as const;
+export type GatewaySide = (typeof GATEWAY_SIDES)[number];
+
+export interface GatewayBenchOptions {
+  client: Client;
+  native: NativeConnection;
+  workflowBundle: NonNullable<WorkerOptions['workflowBundle']>;
+  /** The worker's manifest; it must declare the CRM lookup. */
+  manifest: Manifest;
+  rounds: number;
+  /** Sequential calls per side and round (latency). */
+  calls: number;
+  /** Concurrent clients per side and round (throughput), each making `perClient` calls. */
+  clients: number;
+  perClient: number;
+}
+
+export interface SideFigures {
+  p50: number;
+  p99: number;
+  /** Calls per second with `clients` concurrent clients. */
+  throughput: number;
+  latencyCalls: number;
+  throughputCalls: number;
+}
+
+export interface GatewayFigures {
+  workload: { rounds: number; calls: number; clients: number; perClient: number };
+  sides: Record<GatewaySide, SideFigures>;
+  ratios: {
+    gatewayVsPlainP50: number;
+    gatewayVsPlainP99: number;
+    gatewayVsPlainThroughput: number;
+    gatewayVsHandRolledP50: number;
+    gatewayVsHandRolledThroughput: number;
+    directVsPlainP50: number;
+    gatewayVsDirectP50: number;
+  };
+  goals: Record<string, boolean>;
+}
+
+const CRM = 'tool://crm/lookup_customer';
+const PRINCIPAL = 'agent:bench';
+const ISSUER = 'https://issuer.bench';
+const EMAILS = ['alice@example.com', 'bob@example.com', 'chen@example.com'];
+const emailOf = (i: number) => ({ email: EMAILS[i % EMAILS.length]! });
+
+/** One client of a side: its session (or workflow, or connection), calls made one after another. */
+interface Caller {
+  call(i: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+interface World {
+  client: Client;
+  taskQueue: string;
+  sessions: SessionClient;
+  gateway: Gateway;
+  issuer: IssuerKey;
+  hand: HandRolledServer;
+}
+
+async function mcpCaller(
+  url: string,
+  headers: Record<string, string>,
+  call: (c: McpClient, i: number) => Promise<void>,
+) {
+  const c = new McpClient({ name: 'toolplane-bench', version: '0.0.0' });
+  const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } });
+  await c.connect(transport);
+  return {
+    call: (i: number) => call(c, i),
+    async close() {
+      if (transport.sessionId) await transport.terminateSession();
+      await c.close();
+    },
+  };
+}
+
+function failedCall(side: GatewaySide, what: unknown): Error {
+  return new Error(`a ${side} call did not complete: ${JSON.stringify(what).slice(0, 300)}`);
+}
+
+/** How each side opens one client. Every call is checked to have completed: a refusal is not a figure. */
+function openers(w: World): Record<GatewaySide, () => Promise<Caller>> {
+  const identity: RunIdentity = { principal: PRINCIPAL, groups: [], issuer: ISSUER };
+  const gatewayTool = offerName(CRM);
+  return {
+    async plain() {
+      const handle = await w.client.workflow.start('plainSession', {
+        taskQueue: w.taskQueue,
+        workflowId: `bench-plain-session-${randomUUID()}`,
+      });
+      return {
+        async call(i) {
+          if (!(await handle.executeUpdate(plainCallUpdate, { args: [emailOf(i)] }))) throw failedCall('plain', i);
+        },
+        close: () => handle.signal(plainEndSignal),
+      };
+    },
+    async direct() {
+      const sessionId = w.sessions.newSessionId(identity);
+      return {
+        async call(i) {
+          const call = { key: `k:${randomUUID()}`, toolId: CRM, args: emailOf(i) };
+          const outcome = await w.sessions.call(sessionId, identity, call);
+          if (outcome.status !== 'completed') throw failedCall('direct', outcome);
+        },
+        close: () => w.sessions.end(sessionId),
+      };
+    },
+    async gateway() {
+      const token = await signCredential(w.issuer, {
+        audience: w.gateway.resource,
+        subject: PRINCIPAL,
+        expiresIn: '2h',
+      });
+      return mcpCaller(w.gateway.url, { Authorization: `Bearer ${token}` }, async (c, i) => {
+        const r = await c.callTool({
+          name: gatewayTool,
+          arguments: emailOf(i),
+          _meta: { idempotencyKey: randomUUID() },
+        });
+        if (r.isError) throw failedCall('gateway', r);
+      });
+    },
+    handRolled: () =>
+      mcpCaller(w.hand.url, {}, async (c, i) => {
+        const r = await c.callTool({ name: HAND_ROLLED_TOOL, arguments: emailOf(i) });
+        if (r.isError) throw failedCall('handRolled', r);
+      }),
+  };
+}
+
+/** Opens a client and makes its first call unmeasured (it starts the session's run on the session sides). */
+async function warmCaller(open: () => Promise<Caller>): Promise<Caller> {
+  const c = await open();
+  await c.call(0);
+  return c;
+}
+
+/** `calls` sequential calls of one client: each call's latency in ms. */
+async function sequential(open: () => Promise<Caller>, calls: number): Promise<number[]> {
+  const c = await warmCaller(open);
+  const out: number[] = [];
+  try {
+    for (let i = 1; i <= calls; i++) {
+      const t0 = process.hrtime.bigint();
+      await c.call(i);
+      out.push(Number(process.hrtime.bigint() - t0) / 1e6);
+    }
+  } finally {
+    await c.close();
+  }
+  return out;
+}
+
+/** `clients` clients, each making `perClient` sequential calls, all at once: seconds for all of them. */
+async function concurrent(open: () => Promise<Caller>, clients: number, perClient: number): Promise<number> {
+  const cs = await Promise.all(Array.from({ length: clients }, () => warmCaller(open)));
+  try {
+    const t0 = process.hrtime.bigint();
+    await Promise.all(
+      cs.map(async (c, k) => {
+        for (let i = 1; i <= perClient; i++) await c.call(k + i);
+      }),
+    );
+    return Number(process.hrtime.bigint() - t0) / 1e9;
+  } finally {
+    await Promise.all(cs.map((c) => c.close()));
+  }
+}
+
+function percentile(xs: number[], p: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? NaN;
+}
+
+/** The gateway, its worker and the hand-rolled server on `client`'s server, each side's client opener, and a stop. */
+async function setUp(o: GatewayBenchOptions) {
+  const taskQueue = `bench-gateway-${randomUUID()}`;
+  const ticketKey = randomUUID() + randomUUID();
+  const issuer = await generateIssuerKey(ISSUER, 'bench-1');
+  const identity = { issuers: [{ issuer: ISSUER, audience: 'toolplane-bench', jwks: issuer.jwks }] };
+  const worker = await createWorker({
+    connection: o.native,
+    taskQueue,
+    manifest: o.manifest,
+    tools: createTools(),
+    workflowBundle: o.workflowBundle,
+    activities: createBenchActivities(),
+    identity,
+    insecureAssertedPrincipals: false,
+    ticketKey,
+  });
+  const running = worker.run();
+  const idleTimeoutMs = 10 * 60_000;
+  const gateway = await createGateway({
+    client: o.client,
+    taskQueue,
+    manifest: o.manifest,
+    identity,
+    ticketKey,
+    idleTimeoutMs,
+  });
+  const sessions = new SessionClient({
+    client: o.client,
+    taskQueue,
+    ticketKey,
+    idleTimeoutMs,
+    manifestDigest: manifestDigest(o.manifest),
+  });
+  const hand = await startHandRolled(o.client, taskQueue);
+  const world: World = { client: o.client, taskQueue, sessions, gateway, issuer, hand };
+  return {
+    open: openers(world),
+    async stop() {
+      await gateway.close();
+      await hand.close();
+      worker.shutdown();
+      await running;
+    },
+  };
+}
+
+function figures(
+  o: GatewayBenchOptions,
+  latencies: Record<GatewaySide, number[]>,
+  seconds: Record<GatewaySide, number>,
+) {
+  const throughputCalls = o.rounds * o.clients * o.perClient;
+  const sides = Object.fromEntries(
+    GATEWAY_SIDES.map((s) => [
+      s,
+      {
+        p50: percentile(latencies[s], 50),
+        p99: percentile(latencies[s], 99),
+        throughput: throughputCalls / seconds[s],
+        latencyCalls: latencies[s].length,
+        throughputCalls,
+      },
+    ]),
+  ) as Record<GatewaySide, SideFigures>;
+  const { plain, direct, gateway, handRolled } = sides;
+  const ratios = {
+    gatewayVsPlainP50: gateway.p50 / plain.p50,
+    gatewayVsPlainP99: gateway.p99 / plain.p99,
+    gatewayVsPlainThroughput: gateway.throughput / plain.throughput,
+    gatewayVsHandRolledP50: gateway.p50 / handRolled.p50,
+    gatewayVsHandRolledThroughput: gateway.throughput / handRolled.throughput,
+    directVsPlainP50: direct.p50 / plain.p50,
+    gatewayVsDirectP50: gateway.p50 / direct.p50,
+  };
+  /** Issue 32's bench goal, as it states it; "ahead" of hand-rolled on both p50 and calls per second. */
+  const goals = {
+    'gateway p50 <= 1.3x a plain activity behind an update': ratios.gatewayVsPlainP50 <= 1.3,
+    'gateway ahead of a hand-rolled activity-per-MCP-call server (p50 and calls/s)':
+      ratios.gatewayVsHandRolledP50 < 1 && ratios.gatewayVsHandRolledThroughput > 1,
+  };
+  return {
+    workload: { rounds: o.rounds, calls: o.calls, clients: o.clients, perClient: o.perClient },
+    sides,
+    ratios,
+    goals,
+  };
+}
+
+/** Runs every side in alternating rounds; the order flips each round so machine noise hits every side alike. */
+export async function gatewayBench(
+  o: GatewayBenchOptions,
+  log: (line: string) => void = () => {},
+): Promise<GatewayFigures> {
+  const { open, stop } = await setUp(o);
+  const latencies = { plain: [], direct: [], gateway: [], handRolled: [] } as Record<GatewaySide, number[]>;
+  const seconds = { plain: 0, direct: 0, gateway: 0, handRolled: 0 } as Record<GatewaySide, number>;
+  try {
+    for (const side of GATEWAY_SIDES) await sequential(open[side], 3); // warm-up: every path compiled and cached
+    for (let r = 0; r < o.rounds; r++) {
+      const order = r % 2 === 1 ? [...GATEWAY_SIDES].reverse() : GATEWAY_SIDES;
+      for (const side of order) latencies[side].push(...(await sequential(open[side], o.calls)));
+      for (const side of [...order].reverse()) seconds[side] += await concurrent(open[side], o.clients, o.perClient);
+      log(`gateway round ${r + 1}/${o.rounds} done`);
+    }
+  } finally {
+    await stop();
+  }
+  return figures(o, latencies, seconds);
+}
+
+/** The table `npm run bench` prints. */
+export function gatewayRows(f: GatewayFigures): string[] {
+  const cell = (x: number, d = 1) => x.toFixed(d).padStart(12);
+  const names: Record<GatewaySide, string> = {
+    plain: 'plain activity (update)',
+    direct: 'direct (SessionClient)',
+    gateway: 'gateway (MCP over HTTP)',
+    handRolled: 'hand-rolled MCP server',
+  };
+  const w = f.workload;
+  return [
+    `\nMCP gateway: ${w.calls} sequential calls per side and round for latency, ${w.clients} clients × ${w.perClient} calls for calls/s, ${w.rounds} rounds`,
+    `${''.padEnd(28)}${'p50 ms'.padStart(12)}${'p99 ms'.padStart(12)}${'calls/s'.padStart(12)}`,
+    ...GATEWAY_SIDES.map(
+      (s) => `${names[s].padEnd(28)}${cell(f.sides[s].p50, 2)}${cell(f.sides[s].p99, 2)}${cell(f.sides[s].throughput)}`,
+    ),
+    `gateway / plain:        p50 ${f.ratios.gatewayVsPlainP50.toFixed(2)}x, p99 ${f.ratios.gatewayVsPlainP99.toFixed(2)}x, calls/s ${f.ratios.gatewayVsPlainThroughput.toFixed(2)}x`,
+    `gateway / hand-rolled:  p50 ${f.ratios.gatewayVsHandRolledP50.toFixed(2)}x, calls/s ${f.ratios.gatewayVsHandRolledThroughput.toFixed(2)}x`,
+    `where the p50 goes:     direct / plain ${f.ratios.directVsPlainP50.toFixed(2)}x (the governed session call), gateway / direct ${f.ratios.gatewayVsDirectP50.toFixed(2)}x (HTTP, MCP, bearer)`,
+  ];
+}
