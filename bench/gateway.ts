@@ -14,25 +14,20 @@
  *   npx tsx bench/gateway.ts [--rounds 3] [--calls 50] [--clients 4] [--per-client 25]
  */
 import { randomUUID } from 'node:crypto';
-import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Client } from '@temporalio/client';
 import type { NativeConnection, WorkerOptions } from '@temporalio/worker';
 import { manifestDigest } from '../catalog/digest';
 import type { Manifest } from '../catalog/manifest';
-import { offerName } from '../catalog/tool-id';
-import type { RunIdentity } from '../common/ticket';
 import { createTools } from '../examples/support-desk/tools';
-import { createGateway, type Gateway } from '../gateway/gateway';
+import { createGateway } from '../gateway/gateway';
 import { SessionClient } from '../gateway/session-client';
-import { generateIssuerKey, signCredential, type IssuerKey } from '../identity/mint';
+import { generateIssuerKey } from '../identity/mint';
 import { createWorker } from '../worker';
 import { createBenchActivities } from './activities';
-import { plainCallUpdate, plainEndSignal } from './gateway-workflows';
-import { HAND_ROLLED_TOOL, startHandRolled, type HandRolledServer } from './hand-rolled-mcp';
+import { GATEWAY_SIDES, ISSUER, openers, type Caller, type GatewaySide, type World } from './gateway-sides';
+import { startHandRolled } from './hand-rolled-mcp';
 
-export const GATEWAY_SIDES = ['plain', 'direct', 'gateway', 'handRolled'] as const;
-export type GatewaySide = (typeof GATEWAY_SIDES)[number];
+export { GATEWAY_SIDES, type GatewaySide };
 
 export interface GatewayBenchOptions {
   client: Client;
@@ -70,99 +65,6 @@ export interface GatewayFigures {
     gatewayVsDirectP50: number;
   };
   goals: Record<string, boolean>;
-}
-
-const CRM = 'tool://crm/lookup_customer';
-const PRINCIPAL = 'agent:bench';
-const ISSUER = 'https://issuer.bench';
-const EMAILS = ['alice@example.com', 'bob@example.com', 'chen@example.com'];
-const emailOf = (i: number) => ({ email: EMAILS[i % EMAILS.length]! });
-
-/** One client of a side: its session (or workflow, or connection), calls made one after another. */
-interface Caller {
-  call(i: number): Promise<void>;
-  close(): Promise<void>;
-}
-
-interface World {
-  client: Client;
-  taskQueue: string;
-  sessions: SessionClient;
-  gateway: Gateway;
-  issuer: IssuerKey;
-  hand: HandRolledServer;
-}
-
-async function mcpCaller(
-  url: string,
-  headers: Record<string, string>,
-  call: (c: McpClient, i: number) => Promise<void>,
-) {
-  const c = new McpClient({ name: 'toolplane-bench', version: '0.0.0' });
-  const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } });
-  await c.connect(transport);
-  return {
-    call: (i: number) => call(c, i),
-    async close() {
-      if (transport.sessionId) await transport.terminateSession();
-      await c.close();
-    },
-  };
-}
-
-function failedCall(side: GatewaySide, what: unknown): Error {
-  return new Error(`a ${side} call did not complete: ${JSON.stringify(what).slice(0, 300)}`);
-}
-
-/** How each side opens one client. Every call is checked to have completed: a refusal is not a figure. */
-function openers(w: World): Record<GatewaySide, () => Promise<Caller>> {
-  const identity: RunIdentity = { principal: PRINCIPAL, groups: [], issuer: ISSUER };
-  const gatewayTool = offerName(CRM);
-  return {
-    async plain() {
-      const handle = await w.client.workflow.start('plainSession', {
-        taskQueue: w.taskQueue,
-        workflowId: `bench-plain-session-${randomUUID()}`,
-      });
-      return {
-        async call(i) {
-          if (!(await handle.executeUpdate(plainCallUpdate, { args: [emailOf(i)] }))) throw failedCall('plain', i);
-        },
-        close: () => handle.signal(plainEndSignal),
-      };
-    },
-    async direct() {
-      const sessionId = w.sessions.newSessionId(identity);
-      return {
-        async call(i) {
-          const call = { key: `k:${randomUUID()}`, toolId: CRM, args: emailOf(i) };
-          const outcome = await w.sessions.call(sessionId, identity, call);
-          if (outcome.status !== 'completed') throw failedCall('direct', outcome);
-        },
-        close: () => w.sessions.end(sessionId),
-      };
-    },
-    async gateway() {
-      const token = await signCredential(w.issuer, {
-        audience: w.gateway.resource,
-        subject: PRINCIPAL,
-        expiresIn: '2h',
-      });
-      return mcpCaller(w.gateway.url, { Authorization: `Bearer ${token}` }, async (c, i) => {
-        const r = await c.callTool({
-          name: gatewayTool,
-          arguments: emailOf(i),
-          _meta: { idempotencyKey: randomUUID() },
-        });
-        if (r.isError) throw failedCall('gateway', r);
-      });
-    },
-    handRolled: () =>
-      mcpCaller(w.hand.url, {}, async (c, i) => {
-        const r = await c.callTool({ name: HAND_ROLLED_TOOL, arguments: emailOf(i) });
-        if (r.isError) throw failedCall('handRolled', r);
-      }),
-  };
 }
 
 /** Opens a client and makes its first call unmeasured (it starts the session's run on the session sides). */
