@@ -5,6 +5,7 @@ import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Client } from '@temporalio/client';
 import { offerName } from '../catalog/tool-id';
+import { mcpSessionWorkflowId } from '../common/gateway-protocol';
 import type { RunIdentity } from '../common/ticket';
 import type { Gateway } from '../gateway/gateway';
 import type { SessionClient } from '../gateway/session-client';
@@ -25,6 +26,8 @@ const emailOf = (i: number) => ({ email: EMAILS[i % EMAILS.length]! });
 export interface Caller {
   call(i: number): Promise<void>;
   close(): Promise<void>;
+  /** The workflows whose histories hold this client's calls (its session's run, or one per call). */
+  workflowIds(): string[];
 }
 
 export interface World {
@@ -40,12 +43,15 @@ async function mcpCaller(
   url: string,
   headers: Record<string, string>,
   call: (c: McpClient, i: number) => Promise<void>,
-) {
+  workflowIds: (sessionId: string | undefined) => string[],
+): Promise<Caller> {
   const c = new McpClient({ name: 'toolplane-bench', version: '0.0.0' });
   const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } });
   await c.connect(transport);
+  const sessionId = transport.sessionId;
   return {
     call: (i: number) => call(c, i),
+    workflowIds: () => workflowIds(sessionId),
     async close() {
       if (transport.sessionId) await transport.terminateSession();
       await c.close();
@@ -72,6 +78,7 @@ export function openers(w: World): Record<GatewaySide, () => Promise<Caller>> {
           if (!(await handle.executeUpdate(plainCallUpdate, { args: [emailOf(i)] }))) throw failedCall('plain', i);
         },
         close: () => handle.signal(plainEndSignal),
+        workflowIds: () => [handle.workflowId],
       };
     },
     async direct() {
@@ -83,6 +90,7 @@ export function openers(w: World): Record<GatewaySide, () => Promise<Caller>> {
           if (outcome.status !== 'completed') throw failedCall('direct', outcome);
         },
         close: () => w.sessions.end(sessionId),
+        workflowIds: () => [mcpSessionWorkflowId(sessionId)],
       };
     },
     async gateway() {
@@ -91,19 +99,26 @@ export function openers(w: World): Record<GatewaySide, () => Promise<Caller>> {
         subject: PRINCIPAL,
         expiresIn: '2h',
       });
-      return mcpCaller(w.gateway.url, { Authorization: `Bearer ${token}` }, async (c, i) => {
+      const call = async (c: McpClient, i: number) => {
         const r = await c.callTool({
           name: gatewayTool,
           arguments: emailOf(i),
           _meta: { idempotencyKey: randomUUID() },
         });
         if (r.isError) throw failedCall('gateway', r);
-      });
+      };
+      return mcpCaller(w.gateway.url, { Authorization: `Bearer ${token}` }, call, (sid) =>
+        sid ? [mcpSessionWorkflowId(sid)] : [],
+      );
     },
-    handRolled: () =>
-      mcpCaller(w.hand.url, {}, async (c, i) => {
+    handRolled() {
+      const from = w.hand.started.length;
+      const call = async (c: McpClient, i: number) => {
         const r = await c.callTool({ name: HAND_ROLLED_TOOL, arguments: emailOf(i) });
         if (r.isError) throw failedCall('handRolled', r);
-      }),
+      };
+      // Sequential callers only: concurrent ones would share the server's list.
+      return mcpCaller(w.hand.url, {}, call, () => w.hand.started.slice(from));
+    },
   };
 }

@@ -49,6 +49,10 @@ export interface SideFigures {
   /** Calls per second with `clients` concurrent clients. */
   throughput: number;
   latencyCalls: number;
+  /** History events per call of the sequential clients (a session's opening and end spread over its calls). */
+  eventsPerCall: number;
+  /** Workflow tasks per call, likewise: each is a round trip between the server and the worker. */
+  workflowTasksPerCall: number;
   throughputCalls: number;
 }
 
@@ -74,8 +78,20 @@ async function warmCaller(open: () => Promise<Caller>): Promise<Caller> {
   return c;
 }
 
-/** `calls` sequential calls of one client: each call's latency in ms. */
-async function sequential(open: () => Promise<Caller>, calls: number): Promise<number[]> {
+/** What the histories of a side's sequential calls hold, summed (with the calls, so per call can be taken). */
+interface HistoryTally {
+  calls: number;
+  events: number;
+  workflowTasks: number;
+}
+
+/** `calls` sequential calls of one client: each call's latency in ms; the histories that hold them, counted. */
+async function sequential(
+  client: Client,
+  open: () => Promise<Caller>,
+  calls: number,
+  tally: HistoryTally = { calls: 0, events: 0, workflowTasks: 0 },
+): Promise<number[]> {
   const c = await warmCaller(open);
   const out: number[] = [];
   try {
@@ -86,6 +102,13 @@ async function sequential(open: () => Promise<Caller>, calls: number): Promise<n
     }
   } finally {
     await c.close();
+  }
+  // The warm call's events too: a session's opening and end are spread over its calls.
+  tally.calls += calls + 1;
+  for (const id of c.workflowIds()) {
+    const events = (await client.workflow.getHandle(id).fetchHistory()).events ?? [];
+    tally.events += events.length;
+    tally.workflowTasks += events.filter((e) => e.workflowTaskCompletedEventAttributes).length;
   }
   return out;
 }
@@ -162,6 +185,7 @@ function figures(
   o: GatewayBenchOptions,
   latencies: Record<GatewaySide, number[]>,
   seconds: Record<GatewaySide, number>,
+  histories: Record<GatewaySide, HistoryTally>,
 ) {
   const throughputCalls = o.rounds * o.clients * o.perClient;
   const sides = Object.fromEntries(
@@ -172,6 +196,8 @@ function figures(
         p99: percentile(latencies[s], 99),
         throughput: throughputCalls / seconds[s],
         latencyCalls: latencies[s].length,
+        eventsPerCall: histories[s].events / histories[s].calls,
+        workflowTasksPerCall: histories[s].workflowTasks / histories[s].calls,
         throughputCalls,
       },
     ]),
@@ -208,23 +234,27 @@ export async function gatewayBench(
   const { open, stop } = await setUp(o);
   const latencies = { plain: [], direct: [], gateway: [], handRolled: [] } as Record<GatewaySide, number[]>;
   const seconds = { plain: 0, direct: 0, gateway: 0, handRolled: 0 } as Record<GatewaySide, number>;
+  const histories = Object.fromEntries(
+    GATEWAY_SIDES.map((s) => [s, { calls: 0, events: 0, workflowTasks: 0 }]),
+  ) as Record<GatewaySide, HistoryTally>;
   try {
-    for (const side of GATEWAY_SIDES) await sequential(open[side], 3); // warm-up: every path compiled and cached
+    for (const side of GATEWAY_SIDES) await sequential(o.client, open[side], 3); // warm-up: every path compiled and cached
     for (let r = 0; r < o.rounds; r++) {
       const order = r % 2 === 1 ? [...GATEWAY_SIDES].reverse() : GATEWAY_SIDES;
-      for (const side of order) latencies[side].push(...(await sequential(open[side], o.calls)));
+      for (const side of order)
+        latencies[side].push(...(await sequential(o.client, open[side], o.calls, histories[side])));
       for (const side of [...order].reverse()) seconds[side] += await concurrent(open[side], o.clients, o.perClient);
       log(`gateway round ${r + 1}/${o.rounds} done`);
     }
   } finally {
     await stop();
   }
-  return figures(o, latencies, seconds);
+  return figures(o, latencies, seconds, histories);
 }
 
 /** The table `npm run bench` prints. */
 export function gatewayRows(f: GatewayFigures): string[] {
-  const cell = (x: number, d = 1) => x.toFixed(d).padStart(12);
+  const cell = (x: number, d = 1) => x.toFixed(d).padStart(14);
   const names: Record<GatewaySide, string> = {
     plain: 'plain activity (update)',
     direct: 'direct (SessionClient)',
@@ -234,10 +264,11 @@ export function gatewayRows(f: GatewayFigures): string[] {
   const w = f.workload;
   return [
     `\nMCP gateway: ${w.calls} sequential calls per side and round for latency, ${w.clients} clients × ${w.perClient} calls for calls/s, ${w.rounds} rounds`,
-    `${''.padEnd(28)}${'p50 ms'.padStart(12)}${'p99 ms'.padStart(12)}${'calls/s'.padStart(12)}`,
-    ...GATEWAY_SIDES.map(
-      (s) => `${names[s].padEnd(28)}${cell(f.sides[s].p50, 2)}${cell(f.sides[s].p99, 2)}${cell(f.sides[s].throughput)}`,
-    ),
+    `${''.padEnd(28)}${['p50 ms', 'p99 ms', 'calls/s', 'events/call', 'wf tasks/call'].map((h) => h.padStart(14)).join('')}`,
+    ...GATEWAY_SIDES.map((s) => {
+      const x = f.sides[s];
+      return `${names[s].padEnd(28)}${[x.p50, x.p99, x.throughput, x.eventsPerCall, x.workflowTasksPerCall].map((v) => cell(v, 2)).join('')}`;
+    }),
     `gateway / plain:        p50 ${f.ratios.gatewayVsPlainP50.toFixed(2)}x, p99 ${f.ratios.gatewayVsPlainP99.toFixed(2)}x, calls/s ${f.ratios.gatewayVsPlainThroughput.toFixed(2)}x`,
     `gateway / hand-rolled:  p50 ${f.ratios.gatewayVsHandRolledP50.toFixed(2)}x, calls/s ${f.ratios.gatewayVsHandRolledThroughput.toFixed(2)}x`,
     `where the p50 goes:     direct / plain ${f.ratios.directVsPlainP50.toFixed(2)}x (the governed session call), gateway / direct ${f.ratios.gatewayVsDirectP50.toFixed(2)}x (HTTP, MCP, bearer)`,

@@ -14,10 +14,12 @@ export const HAND_ROLLED_TOOL = 'lookup_customer';
 
 export interface HandRolledServer {
   url: string;
+  /** The workflow ids its calls started, in order. */
+  started: string[];
   close(): Promise<void>;
 }
 
-function mcpServer(client: Client, taskQueue: string): Server {
+function mcpServer(client: Client, taskQueue: string, started: string[]): Server {
   const server = new Server({ name: 'hand-rolled', version: '0.0.0' }, { capabilities: { tools: {} } });
   server.setRequestHandler(ListToolsRequestSchema, () => ({
     tools: [
@@ -29,9 +31,11 @@ function mcpServer(client: Client, taskQueue: string): Server {
     ],
   }));
   server.setRequestHandler(CallToolRequestSchema, async (request) => {
+    const workflowId = `hand-rolled-${randomUUID()}`;
+    started.push(workflowId);
     const result = await client.workflow.execute('handRolledCall', {
       taskQueue,
-      workflowId: `hand-rolled-${randomUUID()}`,
+      workflowId,
       args: [request.params.arguments ?? {}],
     });
     return { content: [{ type: 'text', text: JSON.stringify(result) }], structuredContent: { result } };
@@ -41,10 +45,11 @@ function mcpServer(client: Client, taskQueue: string): Server {
 
 /** Serves the hand-rolled MCP server on a free port of 127.0.0.1 until `close()`. */
 export async function startHandRolled(client: Client, taskQueue: string): Promise<HandRolledServer> {
+  const started: string[] = [];
   const httpServer = http.createServer((req, res) => {
     // As the gateway answers: JSON responses, not an SSE stream per call.
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-    const server = mcpServer(client, taskQueue);
+    const server = mcpServer(client, taskQueue, started);
     res.on('close', () => {
       void transport.close();
       void server.close();
@@ -60,6 +65,7 @@ export async function startHandRolled(client: Client, taskQueue: string): Promis
   const { port } = httpServer.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}/mcp`,
+    started,
     close: () =>
       new Promise<void>((resolve, reject) => {
         httpServer.close((err) => (err ? reject(err) : resolve()));
