@@ -49,6 +49,8 @@ export interface SideFigures {
   /** Calls per second with `clients` concurrent clients. */
   throughput: number;
   latencyCalls: number;
+  /** CPU of this process (clients, gateway, worker) per call during the concurrent calls; the server's is not in it. */
+  cpuMsPerCall: number;
   /** History events per call of the sequential clients (a session's opening and end spread over its calls). */
   eventsPerCall: number;
   /** Workflow tasks per call, likewise: each is a round trip between the server and the worker. */
@@ -113,17 +115,28 @@ async function sequential(
   return out;
 }
 
-/** `clients` clients, each making `perClient` sequential calls, all at once: seconds for all of them. */
-async function concurrent(open: () => Promise<Caller>, clients: number, perClient: number): Promise<number> {
+/**
+ * `clients` clients, each making `perClient` sequential calls, all at once: the seconds for all of them and the
+ * CPU this process spent meanwhile (clients, gateway, worker and its SDK core; not the Temporal server's).
+ */
+async function concurrent(
+  open: () => Promise<Caller>,
+  clients: number,
+  perClient: number,
+  spent: { seconds: number; cpuMicros: number },
+): Promise<void> {
   const cs = await Promise.all(Array.from({ length: clients }, () => warmCaller(open)));
   try {
     const t0 = process.hrtime.bigint();
+    const cpu = process.cpuUsage();
     await Promise.all(
       cs.map(async (c, k) => {
         for (let i = 1; i <= perClient; i++) await c.call(k + i);
       }),
     );
-    return Number(process.hrtime.bigint() - t0) / 1e9;
+    const used = process.cpuUsage(cpu);
+    spent.seconds += Number(process.hrtime.bigint() - t0) / 1e9;
+    spent.cpuMicros += used.user + used.system;
   } finally {
     await Promise.all(cs.map((c) => c.close()));
   }
@@ -184,7 +197,7 @@ async function setUp(o: GatewayBenchOptions) {
 function figures(
   o: GatewayBenchOptions,
   latencies: Record<GatewaySide, number[]>,
-  seconds: Record<GatewaySide, number>,
+  spent: Record<GatewaySide, { seconds: number; cpuMicros: number }>,
   histories: Record<GatewaySide, HistoryTally>,
 ) {
   const throughputCalls = o.rounds * o.clients * o.perClient;
@@ -194,7 +207,8 @@ function figures(
       {
         p50: percentile(latencies[s], 50),
         p99: percentile(latencies[s], 99),
-        throughput: throughputCalls / seconds[s],
+        throughput: throughputCalls / spent[s].seconds,
+        cpuMsPerCall: spent[s].cpuMicros / 1000 / throughputCalls,
         latencyCalls: latencies[s].length,
         eventsPerCall: histories[s].events / histories[s].calls,
         workflowTasksPerCall: histories[s].workflowTasks / histories[s].calls,
@@ -233,7 +247,10 @@ export async function gatewayBench(
 ): Promise<GatewayFigures> {
   const { open, stop } = await setUp(o);
   const latencies = { plain: [], direct: [], gateway: [], handRolled: [] } as Record<GatewaySide, number[]>;
-  const seconds = { plain: 0, direct: 0, gateway: 0, handRolled: 0 } as Record<GatewaySide, number>;
+  const spent = Object.fromEntries(GATEWAY_SIDES.map((s) => [s, { seconds: 0, cpuMicros: 0 }])) as Record<
+    GatewaySide,
+    { seconds: number; cpuMicros: number }
+  >;
   const histories = Object.fromEntries(
     GATEWAY_SIDES.map((s) => [s, { calls: 0, events: 0, workflowTasks: 0 }]),
   ) as Record<GatewaySide, HistoryTally>;
@@ -243,13 +260,13 @@ export async function gatewayBench(
       const order = r % 2 === 1 ? [...GATEWAY_SIDES].reverse() : GATEWAY_SIDES;
       for (const side of order)
         latencies[side].push(...(await sequential(o.client, open[side], o.calls, histories[side])));
-      for (const side of [...order].reverse()) seconds[side] += await concurrent(open[side], o.clients, o.perClient);
+      for (const side of [...order].reverse()) await concurrent(open[side], o.clients, o.perClient, spent[side]);
       log(`gateway round ${r + 1}/${o.rounds} done`);
     }
   } finally {
     await stop();
   }
-  return figures(o, latencies, seconds, histories);
+  return figures(o, latencies, spent, histories);
 }
 
 /** The table `npm run bench` prints. */
@@ -264,10 +281,10 @@ export function gatewayRows(f: GatewayFigures): string[] {
   const w = f.workload;
   return [
     `\nMCP gateway: ${w.calls} sequential calls per side and round for latency, ${w.clients} clients × ${w.perClient} calls for calls/s, ${w.rounds} rounds`,
-    `${''.padEnd(28)}${['p50 ms', 'p99 ms', 'calls/s', 'events/call', 'wf tasks/call'].map((h) => h.padStart(14)).join('')}`,
+    `${''.padEnd(28)}${['p50 ms', 'p99 ms', 'calls/s', 'CPU ms/call', 'events/call', 'wf tasks/call'].map((h) => h.padStart(14)).join('')}`,
     ...GATEWAY_SIDES.map((s) => {
       const x = f.sides[s];
-      return `${names[s].padEnd(28)}${[x.p50, x.p99, x.throughput, x.eventsPerCall, x.workflowTasksPerCall].map((v) => cell(v, 2)).join('')}`;
+      return `${names[s].padEnd(28)}${[x.p50, x.p99, x.throughput, x.cpuMsPerCall, x.eventsPerCall, x.workflowTasksPerCall].map((v) => cell(v, 2)).join('')}`;
     }),
     `gateway / plain:        p50 ${f.ratios.gatewayVsPlainP50.toFixed(2)}x, p99 ${f.ratios.gatewayVsPlainP99.toFixed(2)}x, calls/s ${f.ratios.gatewayVsPlainThroughput.toFixed(2)}x`,
     `gateway / hand-rolled:  p50 ${f.ratios.gatewayVsHandRolledP50.toFixed(2)}x, calls/s ${f.ratios.gatewayVsHandRolledThroughput.toFixed(2)}x`,
