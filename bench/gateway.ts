@@ -13,7 +13,7 @@
  *
  *   npx tsx bench/gateway.ts [--rounds 3] [--calls 50] [--clients 4] [--per-client 25]
  */
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import type { NativeConnection, WorkerOptions } from '@temporalio/worker';
 import { manifestDigest } from '../catalog/digest';
@@ -150,7 +150,7 @@ function percentile(xs: number[], p: number): number {
 /** The gateway, its worker and the hand-rolled server on `client`'s server, each side's client opener, and a stop. */
 async function setUp(o: GatewayBenchOptions) {
   const taskQueue = `bench-gateway-${randomUUID()}`;
-  const ticketKey = randomUUID() + randomUUID();
+  const ticketKey = randomBytes(32).toString('base64url');
   const issuer = await generateIssuerKey(ISSUER, 'bench-1');
   const identity = { issuers: [{ issuer: ISSUER, audience: 'toolplane-bench', jwks: issuer.jwks }] };
   const worker = await createWorker({
