@@ -12,9 +12,12 @@
  *
  * - where the bytes go (`bench/breakdown.ts`: per call, by field) and where replay CPU goes
  *   (`bench/replay-profile.ts`: per call, by step), each side;
- * - sandbox promises per call (`bench/replay-promises.ts`).
+ * - sandbox promises per call (`bench/replay-promises.ts`);
+ * - the MCP gateway beside a plain activity behind an update, a direct SessionClient call and a
+ *   hand-rolled activity-per-MCP-call server (`bench/gateway.ts`; skip with `--no-gateway`).
  *
  *   npm run bench -- [--rounds 3] [--workflows 4] [--calls 25] [--sizes 10,100,1000] [--no-eager] [--long]
+ *                    [--no-gateway] [--gateway-calls 50] [--gateway-clients 4] [--gateway-per-client 25]
  */
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -41,6 +44,7 @@ import {
   type Breakdown,
 } from './breakdown';
 import { type GateFigures } from './gate';
+import { gatewayBench, gatewayRows, type GatewayFigures } from './gateway';
 import type { PromiseFigures } from './replay-promises';
 import { perCallSteps, profiledReplay } from './replay-profile';
 import { agentRunInput, benchManifest, chainOf, longRun } from './long';
@@ -220,6 +224,10 @@ async function main(): Promise<void> {
     .option('--replay-calls <n>', 'calls in the histories replayed', '1000')
     .option('--no-eager', 'run the dev server without eager activity execution')
     .option('--long', 'also run one 10,000-call agentRun through continue-as-new')
+    .option('--no-gateway', 'skip the MCP gateway sides')
+    .option('--gateway-calls <n>', 'sequential calls per gateway side and round (latency)', '50')
+    .option('--gateway-clients <n>', 'concurrent clients per gateway side and round (calls/s)', '4')
+    .option('--gateway-per-client <n>', 'calls each concurrent gateway client makes', '25')
     .option('--out <file>', 'results file', path.resolve(__dirname, 'results', 'latest.json'))
     .parse(process.argv)
     .opts<{
@@ -231,6 +239,10 @@ async function main(): Promise<void> {
       replayCalls: string;
       eager: boolean;
       long?: boolean;
+      gateway: boolean;
+      gatewayCalls: string;
+      gatewayClients: string;
+      gatewayPerClient: string;
       out: string;
     }>();
   const rounds = Number(o.rounds);
@@ -347,6 +359,25 @@ async function main(): Promise<void> {
     };
     await measure();
 
+    // The MCP gateway's sides, on the same server with a worker of their own (issuers, ticket key).
+    let gateway: GatewayFigures | undefined;
+    if (o.gateway) {
+      gateway = await gatewayBench(
+        {
+          client,
+          native,
+          workflowBundle: bundle,
+          manifest,
+          rounds,
+          calls: Number(o.gatewayCalls),
+          clients: Number(o.gatewayClients),
+          perClient: Number(o.gatewayPerClient),
+        },
+        (line) => process.stderr.write(`${line}\n`),
+      );
+      load.push(os.loadavg());
+    }
+
     // Replay CPU per call on 1,000-call histories: each side's recorded run replayed with its code.
     process.stderr.write(`replaying ${replayCalls}-call histories…\n`);
     const replaySteps: Record<string, [step: string, micros: number][]> = {};
@@ -451,6 +482,8 @@ async function main(): Promise<void> {
       'agentRun replay CPU per call <= 1.25x the hand loop': ratios.agentReplayVsHandRatio <= 1.25,
       'gate <= 15 µs per call at 10 / 1,000 / 10,000 prior results': gate.every((g) => g.microsPerCall <= 15),
       'callTool sandbox promises per call <= 4': promisesPerCall <= 4,
+      // Issue 32's bench item.
+      ...(gateway?.goals ?? {}),
     };
     /** Checked besides: what earlier work promised and should not lose. */
     const alsoChecked = {
@@ -487,6 +520,7 @@ async function main(): Promise<void> {
       gate,
       ...(promises ? { promises } : {}),
       ...(long ? { long } : {}),
+      ...(gateway ? { gateway } : {}),
       goals,
       alsoChecked,
     };
@@ -543,8 +577,9 @@ async function main(): Promise<void> {
       );
     } else console.log('\nsandbox promises per call: not measured');
     printBreakdowns({ plain, plane, agentFigures, replay });
+    if (gateway) for (const line of gatewayRows(gateway)) console.log(line);
     console.log(`\nload average during the run: ${load.map((l) => l[0]!.toFixed(2)).join(' → ')}`);
-    console.log("\nissue 33's goals:");
+    console.log(gateway ? "\nissue 33's goals, and issue 32's gateway goals:" : "\nissue 33's goals:");
     for (const [goal, ok] of Object.entries(goals)) console.log(`${ok ? 'PASS' : 'FAIL'}  ${goal}`);
     console.log('also checked:');
     for (const [goal, ok] of Object.entries(alsoChecked)) console.log(`${ok ? 'PASS' : 'FAIL'}  ${goal}`);

@@ -9,7 +9,9 @@ import { StepCtx } from '../workflows/step-ctx';
 import type { BenchActivities } from './activities';
 
 // The toolplane workflows, so one worker serves every side.
-export { agentRun, toolRun, delegatedCall } from '../workflows/index';
+export { agentRun, toolRun, delegatedCall, mcpSession } from '../workflows/index';
+// The gateway bench's baselines (bench/gateway.ts).
+export { plainSession, handRolledCall } from './gateway-workflows';
 
 const CRM = 'tool://crm/lookup_customer';
 

@@ -2,6 +2,7 @@
 // each request's bearer token against the issuers the worker trusts, for the gateway's own resource
 // URI as audience, and describes itself with Protected Resource Metadata (RFC 9728). The token is
 // read here and nowhere else: it is never logged, stored, or written to a history.
+import { createHash } from 'node:crypto';
 import { CredentialVerifier, IdentityRefused, type IdentityConfig } from '../identity/credentials';
 import type { RunIdentity } from '../common/ticket';
 
@@ -48,9 +49,17 @@ export type BearerResult = { ok: true; identity: RunIdentity } | { ok: false; re
 /** RFC 6750 §3 quoted-string: no quote or backslash survives unescaped. */
 const quoted = (s: string) => `"${s.replace(/["\\]/g, '\\$&')}"`;
 
+/** How many verified tokens the gateway remembers (a client sends the same token with every request). */
+const REMEMBERED_TOKENS = 1_000;
+
 export class BearerVerifier {
   private readonly verifier: CredentialVerifier;
   private readonly resourceMetadata: string;
+  /**
+   * Tokens verified before, by their SHA-256, until their `exp`: a signature check per request costs
+   * a third of a millisecond, and a verified JWT stays valid until it expires (nothing revokes it sooner).
+   */
+  private readonly verified = new Map<string, { identity: RunIdentity; expiresAt: number }>();
 
   constructor(identity: IdentityConfig, resource: string) {
     // The gateway is its own audience: a token for the worker (or any other resource) is not for it.
@@ -85,13 +94,20 @@ export class BearerVerifier {
           authorization !== undefined,
         ),
       };
+    const digest = createHash('sha256').update(match[1]!).digest('base64url');
+    const known = this.verified.get(digest);
+    if (known && Date.now() < known.expiresAt * 1000) return { ok: true, identity: known.identity };
+    this.verified.delete(digest);
     try {
       const v = await this.verifier.verify(match[1], {
         workflowId: '',
         requireBinding: false,
         what: 'the MCP request',
       });
-      return { ok: true, identity: { principal: v.principal, groups: v.groups, issuer: v.issuer } };
+      const identity = { principal: v.principal, groups: v.groups, issuer: v.issuer };
+      if (this.verified.size >= REMEMBERED_TOKENS) this.verified.delete(this.verified.keys().next().value!);
+      this.verified.set(digest, { identity, expiresAt: v.spend.expiresAt });
+      return { ok: true, identity };
     } catch (err) {
       if (err instanceof IdentityRefused)
         return { ok: false, refusal: this.refuse(`${err.data?.reason ?? 'refused'}: ${err.message}`, true) };

@@ -51,16 +51,22 @@ export function spawnWorker(opts: SpawnOptions): WorkerProcess {
   ];
   for (const t of opts.tools ?? [path.join(root, 'examples', 'support-desk', 'tools')]) args.push('--tools', t);
   args.push(...(opts.args ?? []));
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    TOOLPLANE_STORE_DIR: opts.storeDir,
-    TOOLPLANE_STICKY_TIMEOUT: '1s',
-    ...opts.env,
-  };
+  const env: Record<string, string> = { ...opts.env };
   if (opts.workflowBundle) env.TOOLPLANE_WORKFLOW_BUNDLE = opts.workflowBundle;
-  delete env.TOOLPLANE_KILL_AT;
   if (opts.killAt) env.TOOLPLANE_KILL_AT = opts.killAt;
-  const child = spawn(process.execPath, args, { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  return spawnNode(args, opts.storeDir, env);
+}
+
+/**
+ * A child process of node running `args` from the project's root with the suite's store and a short sticky
+ * timeout; fault hooks inherited from this process are dropped (only `env` sets them). One process, so a
+ * SIGKILL leaves nothing behind. `stop()` asks with SIGTERM, and kills after ten seconds.
+ */
+export function spawnNode(args: string[], storeDir: string, env: Record<string, string> = {}): WorkerProcess {
+  const childEnv: NodeJS.ProcessEnv = { ...process.env, TOOLPLANE_STORE_DIR: storeDir, TOOLPLANE_STICKY_TIMEOUT: '1s' };
+  for (const name of ['TOOLPLANE_KILL_AT', 'TOOLPLANE_HOLD_AT', 'TOOLPLANE_HOLD_DIR']) delete childEnv[name];
+  Object.assign(childEnv, env);
+  const child = spawn(process.execPath, args, { cwd: root, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout.on('data', (d) => (out += d));
   child.stderr.on('data', (d) => (out += d));

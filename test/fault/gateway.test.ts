@@ -1,7 +1,6 @@
 // The MCP gateway under SIGKILL (issue 32): a real process is killed while a refund is in flight, a new
 // one starts, and the MCP SDK's own Client (Streamable HTTP, bearer token) repeats the call under its
 // idempotencyKey. The client gets the call's one outcome; the payments store holds one refund, sent once.
-import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
@@ -12,7 +11,7 @@ import { idempotencyKey } from '../../common/effect-key';
 import { mcpSessionWorkflowId } from '../../common/gateway-protocol';
 import { paymentsStore } from '../../examples/support-desk/payments-store';
 import { createGateway, type Gateway } from '../../gateway/gateway';
-import { writeManifest } from '../../scripts/worker-process';
+import { spawnNode as spawnProcess, writeManifest, type WorkerProcess } from '../../scripts/worker-process';
 import { freePort } from '../../scripts/dev-server';
 import { harness, testAddress, testDir, type Harness } from '../support/env';
 import { waitFor } from '../support/wait';
@@ -32,44 +31,11 @@ function fastManifest(startToClose = '3s'): Manifest {
   return { ...m, tools: m.tools.map((t) => ({ ...t, timeouts: { ...t.timeouts, start_to_close: startToClose } })) };
 }
 
-interface GatewayProcess {
-  child: ChildProcess;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  output(): string;
-  stop(): Promise<void>;
-}
+type GatewayProcess = WorkerProcess;
 
-/** A child process of node (one process, so SIGKILL leaves nothing behind) with the suite's store, key and sticky timeout. */
-function spawnNode(args: string[], storeDir: string, extraEnv: Record<string, string> = {}): GatewayProcess {
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    TOOLPLANE_STORE_DIR: storeDir,
-    TOOLPLANE_TICKET_KEY: TICKET_KEY,
-    TOOLPLANE_STICKY_TIMEOUT: '1s',
-  };
-  for (const name of ['TOOLPLANE_KILL_AT', 'TOOLPLANE_HOLD_AT', 'TOOLPLANE_HOLD_DIR']) delete env[name];
-  Object.assign(env, extraEnv);
-  const child = spawn(process.execPath, args, { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  child.stdout.on('data', (d) => (out += d));
-  child.stderr.on('data', (d) => (out += d));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.on('exit', (code, signal) => resolve({ code, signal })),
-  );
-  return {
-    child,
-    exited,
-    output: () => out,
-    async stop() {
-      if (child.exitCode === null && child.signalCode === null) {
-        child.kill('SIGTERM');
-        const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-        await exited;
-        clearTimeout(timer);
-      }
-    },
-  };
-}
+/** A node process with the suite's ticket key, which the gateway and the worker share. */
+const spawnNode = (args: string[], storeDir: string, env: Record<string, string> = {}): GatewayProcess =>
+  spawnProcess(args, storeDir, { TOOLPLANE_TICKET_KEY: TICKET_KEY, ...env });
 
 interface GatewaySetup {
   manifestFile: string;

@@ -6,13 +6,13 @@ import path from 'node:path';
 import type { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { main } from '../../cli';
 import { approve } from '../../inspect/decisions';
-import { createGateway, type Gateway } from '../../gateway/gateway';
+import type { Gateway } from '../../gateway/gateway';
 import { loadManifest } from '../../runtime/manifest-file';
 import { harness, testAddress, testDir, type Harness } from '../support/env';
 import { supportDesk } from '../support/desk';
 import { testIssuer, type TestIssuer } from '../support/identity';
 import { waitFor } from '../support/wait';
-import { gatewayToken, mcpClient, sessionIdOf } from './support';
+import { deskBehindGateway, gatewayToken, mcpClient, sessionIdOf } from './support';
 
 const manifest = loadManifest(
   path.resolve(__dirname, '..', '..', 'examples', 'support-desk', 'manifest.identity.yaml'),
@@ -28,18 +28,10 @@ beforeAll(async () => {
   h = await harness(`gateway-approval-${process.pid}`);
   issuer = await testIssuer();
   desk = supportDesk(testDir('gateway-approval'));
-  await h.runWorker({
+  gateway = await deskBehindGateway(h, {
     manifest,
+    issuer,
     tools: desk.tools,
-    identity: issuer.identity,
-    insecureAssertedPrincipals: false,
-    ticketKey: TICKET_KEY,
-  });
-  gateway = await createGateway({
-    client: h.client,
-    taskQueue: h.taskQueue,
-    manifest,
-    identity: issuer.identity,
     ticketKey: TICKET_KEY,
     progressPollMs: 100,
   });

@@ -9,7 +9,9 @@ import { harness, testDir, type Harness } from '../support/env';
 import { supportDesk } from '../support/desk';
 import { playScript } from '../../examples/ai-sdk-agent/scripted-model';
 import { testIssuer, type TestIssuer } from '../support/identity';
-import { deskManifest, gatewayToken, mcpClient, post, sessionIdOf } from './support';
+import { signCredential } from '../../identity/mint';
+import { waitFor } from '../support/wait';
+import { deskBehindGateway, deskManifest, gatewayToken, mcpClient, post, sessionIdOf } from './support';
 
 const manifest = deskManifest();
 let h: Harness;
@@ -18,6 +20,7 @@ let gateway: Gateway;
 let desk: ReturnType<typeof supportDesk>;
 const TICKET_KEY = Buffer.alloc(32, 7).toString('base64url');
 const opened: McpClient[] = [];
+const INITIALIZE = { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'test', version: '1' } };
 
 async function open(token: string, sessionId?: string): Promise<McpClient> {
   const c = await mcpClient(gateway.url, token, sessionId);
@@ -29,18 +32,10 @@ beforeAll(async () => {
   h = await harness(`gateway-auth-${process.pid}`);
   issuer = await testIssuer();
   desk = supportDesk(testDir('gateway'));
-  await h.runWorker({
+  gateway = await deskBehindGateway(h, {
     manifest,
+    issuer,
     tools: desk.tools,
-    identity: issuer.identity,
-    insecureAssertedPrincipals: false,
-    ticketKey: TICKET_KEY,
-  });
-  gateway = await createGateway({
-    client: h.client,
-    taskQueue: h.taskQueue,
-    manifest,
-    identity: issuer.identity,
     ticketKey: TICKET_KEY,
     maxArgumentBytes: 4096,
   });
@@ -84,6 +79,37 @@ describe('authorization (OAuth 2.1 resource server)', () => {
     expect(wrong.status).toBe(401);
     expect(wrong.headers.get('www-authenticate')).toContain('wrong_audience');
     await expect(mcpClient(gateway.url, forWorker)).rejects.toMatchObject({ code: 401 });
+  });
+
+  test('a token the gateway verified before is refused once it expires (remembered verifications end at exp)', async () => {
+    // A gateway that allows no clock skew, so the token's exp is the end for a fresh check and a remembered one alike.
+    const strict = await createGateway({
+      client: h.client,
+      taskQueue: h.taskQueue,
+      manifest,
+      identity: { ...issuer.identity, clockToleranceSeconds: 0 },
+      ticketKey: TICKET_KEY,
+    });
+    try {
+      const token = await signCredential(issuer.key, {
+        audience: strict.resource,
+        subject: 'agent:desk',
+        expiresIn: '3s',
+      });
+      const initialize = () =>
+        post(strict.url, JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: INITIALIZE }), {
+          Authorization: `Bearer ${token}`,
+        });
+      expect((await initialize()).status).toBe(200);
+      expect((await initialize()).status).toBe(200);
+      const refused = await waitFor('the expired token to be refused', 30_000, async () => {
+        const r = await initialize();
+        return r.status === 401 ? r : undefined;
+      });
+      expect(refused.headers.get('www-authenticate')).toMatch(/error="invalid_token".*expired/);
+    } finally {
+      await strict.close();
+    }
   });
 });
 

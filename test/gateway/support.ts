@@ -2,9 +2,11 @@
 // the gateway's resource, and MCP SDK clients connected with a bearer token.
 import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Tool } from '../../activities/tool';
 import type { Manifest } from '../../catalog/manifest';
+import { createGateway, type Gateway, type GatewayOptions } from '../../gateway/gateway';
 import { signCredential } from '../../identity/mint';
-import { exampleManifest } from '../support/env';
+import { exampleManifest, type Harness } from '../support/env';
 import type { TestIssuer } from '../support/identity';
 
 /**
@@ -87,4 +89,21 @@ export async function post(
     json = text;
   }
   return { status: res.status, headers: res.headers, json };
+}
+
+/** A worker serving `manifest` with the support desk's tools, verifying `issuer`'s tokens, and a gateway in front of it. */
+export async function deskBehindGateway(
+  h: Harness,
+  o: { manifest: Manifest; issuer: TestIssuer; tools: Tool[]; ticketKey: string } & Partial<GatewayOptions>,
+): Promise<Gateway> {
+  const { manifest, issuer, tools, ticketKey, ...gatewayOptions } = o;
+  await h.runWorker({ manifest, tools, identity: issuer.identity, insecureAssertedPrincipals: false, ticketKey });
+  return createGateway({
+    client: h.client,
+    taskQueue: h.taskQueue,
+    manifest,
+    identity: issuer.identity,
+    ticketKey,
+    ...gatewayOptions,
+  });
 }
