@@ -232,7 +232,15 @@ export async function startSeaweed(opts: { weed?: string; deadlineMs?: number } 
     'metricsPort',
   ];
   const ports: Record<string, number> = {};
-  for (const flag of flags) ports[flag] = await freePort();
+  // Each a different port: the OS may hand a just-closed port out again, and weed refused to start
+  // when its S3 port was its master's gRPC port (bind: address already in use).
+  const taken = new Set<number>();
+  for (const flag of flags) {
+    let port = await freePort();
+    while (taken.has(port)) port = await freePort();
+    taken.add(port);
+    ports[flag] = port;
+  }
   const args = [
     'server',
     `-dir=${dir}`,
