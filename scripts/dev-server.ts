@@ -38,7 +38,10 @@ export function serverConnectOptions(server: TemporalServer): ReturnType<typeof 
   return server.connection ? connectOptions(server.connection) : { address: server.address };
 }
 
-export async function freePort(): Promise<number> {
+/** Ports this process handed out: the OS may hand a just-closed port out again, to the next caller. */
+const handedOut = new Set<number>();
+
+function unusedPort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = net.createServer();
     srv.unref();
@@ -48,6 +51,17 @@ export async function freePort(): Promise<number> {
       srv.close(() => resolve(port));
     });
   });
+}
+
+/**
+ * A port nothing listens on now, and one this process has not handed out before: two servers started
+ * side by side (a dev server and its UI, weed's twelve listeners) never get the same one.
+ */
+export async function freePort(): Promise<number> {
+  let port = await unusedPort();
+  while (handedOut.has(port)) port = await unusedPort();
+  handedOut.add(port);
+  return port;
 }
 
 export interface DevServerOptions {

@@ -232,15 +232,8 @@ export async function startSeaweed(opts: { weed?: string; deadlineMs?: number } 
     'metricsPort',
   ];
   const ports: Record<string, number> = {};
-  // Each a different port: the OS may hand a just-closed port out again, and weed refused to start
-  // when its S3 port was its master's gRPC port (bind: address already in use).
-  const taken = new Set<number>();
-  for (const flag of flags) {
-    let port = await freePort();
-    while (taken.has(port)) port = await freePort();
-    taken.add(port);
-    ports[flag] = port;
-  }
+  // Distinct: freePort never hands the same port out twice (weed exited 255 when two listeners shared one).
+  for (const flag of flags) ports[flag] = await freePort();
   const args = [
     'server',
     `-dir=${dir}`,
