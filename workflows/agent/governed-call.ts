@@ -7,7 +7,7 @@ import { governanceGate } from '../gate/governance';
 import type { Budget } from '../gate/limits';
 import type { Provenance, ProvenanceView } from '../gate/provenance';
 import type { Delegate } from '../call/perform';
-import type { StepCtx } from '../step-ctx';
+import type { CallOptions, StepCtx } from '../step-ctx';
 import { StepError } from '../step-error';
 import { produceToolOutput } from '../gate/tool-output-labels';
 
@@ -45,15 +45,37 @@ export interface AgentCallScope {
   provenance: Provenance;
 }
 
-export async function governedAgentCall(
+/** What a governed call comes to: the tool's output, or the refusal the model is told. */
+export type AgentCallResult = { output: unknown } | { refused: RefusedToolResult };
+
+/**
+ * One governed call of an agent. `reply` (default: the result as it is) turns what the call came to
+ * into what the caller wants, in the same step: the call costs the pipeline's promise and one more,
+ * however many layers read its result (each promise in the sandbox costs a stack capture on replay).
+ */
+export function governedAgentCall(scope: AgentCallScope, c: AgentCall): Promise<AgentCallResult>;
+export function governedAgentCall<T>(
   scope: AgentCallScope,
   c: AgentCall,
-): Promise<{ output: unknown } | { refused: RefusedToolResult }> {
+  reply: (r: AgentCallResult) => T,
+): Promise<T>;
+export function governedAgentCall<T>(
+  scope: AgentCallScope,
+  c: AgentCall,
+  reply?: (r: AgentCallResult) => T,
+): Promise<T | AgentCallResult> {
   let callTrusted = false;
   let origins: CitedOrigin[] = [];
   const { step } = scope;
+  const answer = (r: AgentCallResult) => (reply ? reply(r) : r);
+  // A refusal is an answer; anything else the call lets out is the caller's.
+  const refused = (err: unknown) => {
+    if (!StepError.is(err)) throw err;
+    return answer({ refused: { error: err.code, rule: err.rule, reason: err.message } });
+  };
+  let sent: Promise<unknown>;
   try {
-    const output = await step.callTool(c.toolId, c.args, {
+    const options: CallOptions = {
       position: c.position,
       modelCallId: c.callId,
       answering: c.offer,
@@ -66,19 +88,26 @@ export async function governedAgentCall(
         provenance: c.seen,
         onAllowed: (t) => (callTrusted = t),
       }),
-      ...(c.delegate ? { delegate: c.delegate } : {}),
-      ...(c.mcpCall ? { mcpCall: c.mcpCall } : {}),
-    });
-    produceToolOutput(scope.provenance, {
-      toolId: c.toolId,
-      output,
-      callTrusted,
-      origins,
-      sensitivity: step.catalog.declared(c.toolId)!.decl.sensitivity.output,
-    });
-    return { output };
+    };
+    if (c.delegate) options.delegate = c.delegate;
+    if (c.mcpCall) options.mcpCall = c.mcpCall;
+    sent = step.callTool(c.toolId, c.args, options);
   } catch (err) {
-    if (!StepError.is(err)) throw err;
-    return { refused: { error: err.code, rule: err.rule, reason: err.message } };
+    // As a throw in an async function: the caller hears it as the call's rejection.
+    return Promise.reject(err).catch(refused);
   }
+  return sent.then((output) => {
+    try {
+      produceToolOutput(scope.provenance, {
+        toolId: c.toolId,
+        output,
+        callTrusted,
+        origins,
+        sensitivity: step.catalog.declared(c.toolId)!.decl.sensitivity.output,
+      });
+    } catch (err) {
+      return refused(err);
+    }
+    return answer({ output });
+  }, refused);
 }

@@ -13,7 +13,7 @@ import { nameRunSpan } from '../run-span';
 import { StepCtx } from '../step-ctx';
 import { continueChain, historyIsLong, refuseForeignCarry, type AgentRunCarry, type ChainState } from './chain';
 import { delegateTo } from './delegate';
-import { governedAgentCall } from './governed-call';
+import { governedAgentCall, type AgentCall, type AgentCallResult } from './governed-call';
 import { byReference, Conversation, readCall, turnKey } from './turn';
 
 export type { AgentRunCarry } from './chain';
@@ -131,26 +131,23 @@ function callTools(run: ChainState, input: AgentRunInput, calls: ModelToolCall[]
       const decl = step.catalog.declared(toolId)?.decl;
       const position = base + i;
       const independent = decl?.concurrency?.class === 'independent';
+      const call: AgentCall = { toolId, args, offer, position, callId: c.id, seen };
+      if (independent) call.delegate = delegate;
       return {
         lane: laneOf(decl, args, position),
-        run: async (): Promise<ChatMessage> => {
-          const r = await governedAgentCall(run, {
-            toolId,
-            args,
-            offer,
-            position,
-            callId: c.id,
-            seen,
-            ...(independent ? { delegate } : {}),
-          });
-          if ('refused' in r) return { role: 'tool', toolCallId: c.id, content: JSON.stringify(r.refused) };
-          if (isStoredHandle(r.output))
-            return { role: 'tool', toolCallId: c.id, content: r.output.preview, stored: storedOf(r.output) };
-          return { role: 'tool', toolCallId: c.id, content: JSON.stringify(r.output) };
-        },
+        // Not async: the call's own promise is what the lane waits on, the reply written in its last step.
+        run: () => governedAgentCall(run, call, (r) => toolMessage(c.id, r)),
       };
     }),
   );
+}
+
+/** What the model reads of a call: its output, a stored output's preview, or the refusal. */
+function toolMessage(toolCallId: string, r: AgentCallResult): ChatMessage {
+  if ('refused' in r) return { role: 'tool', toolCallId, content: JSON.stringify(r.refused) };
+  if (isStoredHandle(r.output))
+    return { role: 'tool', toolCallId, content: r.output.preview, stored: storedOf(r.output) };
+  return { role: 'tool', toolCallId, content: JSON.stringify(r.output) };
 }
 
 function finish(run: ChainState, r: Omit<AgentRunResult, 'journal' | 'usage'>): AgentRunResult {
