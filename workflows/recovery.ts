@@ -52,14 +52,33 @@ function requestFor(input: RecoveryInput, n: Progress): PerformRequest {
   return n.sends === 0 ? input.request : { ...input.request, recoveryPath: n.recovery };
 }
 
+/**
+ * What every send of a tool schedules alike, read from its declaration once per run: its timeouts and
+ * retry policy in milliseconds (the values Temporal would parse from the manifest's duration strings).
+ */
+type SendOptions = Pick<ActivityOptions, 'startToCloseTimeout' | 'heartbeatTimeout' | 'retry'>;
+const sendOptions = new WeakMap<ToolDecl, SendOptions>();
+
+function sendOptionsOf(decl: ToolDecl): SendOptions {
+  let o = sendOptions.get(decl);
+  if (o) return o;
+  const retry = activityRetry(decl);
+  for (const k of ['initialInterval', 'maximumInterval'] as const)
+    if (retry[k] !== undefined) retry[k] = durationMs(retry[k]);
+  o = { startToCloseTimeout: durationMs(decl.timeouts.start_to_close), retry };
+  if (decl.timeouts.heartbeat !== undefined) o.heartbeatTimeout = durationMs(decl.timeouts.heartbeat);
+  sendOptions.set(decl, o);
+  return o;
+}
+
 function performOptions(input: RecoveryInput, sendIndex: number): ActivityOptions {
-  const { decl } = input;
+  const o = sendOptionsOf(input.decl);
   return {
     activityId: performActivityId(input.effectKey, sendIndex),
     summary: input.summary,
-    startToCloseTimeout: decl.timeouts.start_to_close,
-    heartbeatTimeout: decl.timeouts.heartbeat,
-    retry: activityRetry(decl),
+    startToCloseTimeout: o.startToCloseTimeout,
+    heartbeatTimeout: o.heartbeatTimeout,
+    retry: o.retry,
   };
 }
 
@@ -116,14 +135,16 @@ function send(input: RecoveryInput, n: Progress): Promise<PerformResult> {
 
 /** A send the tool answered: its output, as the call ends with it. */
 function returned(n: Progress, result: PerformResult): Recovered {
-  return {
+  // Written field by field: the workflow bundle's target (es2017) turns an object spread into a helper call.
+  const r: Recovered = {
     sends: n.sends,
     recovery: n.recovery,
     outcome: 'ok',
     output: result.stored ? storedHandle(result.stored) : result.output,
-    ...(result.events ? { events: result.events } : {}),
-    ...(result.origins ? { origins: result.origins } : {}),
   };
+  if (result.events) r.events = result.events;
+  if (result.origins) r.origins = result.origins;
+  return r;
 }
 
 /**

@@ -43,7 +43,8 @@ const PUBLISHER_TTL_MS = 15 * 60_000;
 
 interface Item {
   topic: string;
-  data: unknown;
+  /** The item as JSON, written when it was published and read back only when a client asks for it. */
+  json: string;
   /** Its JSON's length, for the answer's size limit. */
   size: number;
 }
@@ -81,7 +82,7 @@ export class RunStream {
 
   /** Publishes one of the run's effects. */
   publish(event: EffectEvent): void {
-    // A copy as JSON holds it: an entry the run changes later stays as it was when published.
+    // A copy as JSON holds it, written now: an entry the run changes later stays as it was when published.
     this.append(RunTopic.Effects, event);
   }
 
@@ -111,7 +112,7 @@ export class RunStream {
 
   private append(topic: string, data: unknown): void {
     const json = JSON.stringify(data);
-    this.log.push({ topic, data: JSON.parse(json) as unknown, size: json.length + topic.length });
+    this.log.push({ topic, json, size: json.length + topic.length });
   }
 
   /** A token batch by signal: applied once per publisher and sequence number, tokens only, nothing else kept. */
@@ -157,7 +158,7 @@ export class RunStream {
       if (topics && !topics.has(item.topic)) continue;
       if (items.length > 0 && size + item.size > limit) return { items, next: offset, more: true };
       size += item.size;
-      items.push({ offset, topic: item.topic, data: item.data });
+      items.push({ offset, topic: item.topic, data: JSON.parse(item.json) as unknown });
     }
     return { items, next: this.end(), more: false };
   }

@@ -54,11 +54,7 @@ export type AgentCallResult = { output: unknown } | { refused: RefusedToolResult
  * however many layers read its result (each promise in the sandbox costs a stack capture on replay).
  */
 export function governedAgentCall(scope: AgentCallScope, c: AgentCall): Promise<AgentCallResult>;
-export function governedAgentCall<T>(
-  scope: AgentCallScope,
-  c: AgentCall,
-  reply: (r: AgentCallResult) => T,
-): Promise<T>;
+export function governedAgentCall<T>(scope: AgentCallScope, c: AgentCall, reply: (r: AgentCallResult) => T): Promise<T>;
 export function governedAgentCall<T>(
   scope: AgentCallScope,
   c: AgentCall,

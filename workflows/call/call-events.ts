@@ -1,10 +1,9 @@
 // Workflow-safe: what the call pipeline tells the run's stream about one call (a view for clients;
-// nothing decides from it): that it goes out, and how it ended.
+// nothing decides from it): that it goes out, and how it ended. An event holds the call's journal entry
+// itself: the stream copies an event as it is published (CallHost.publish), so it shows the entry as it
+// stood then.
 import type { JournalEntry } from '../../common/journal';
 import type { EffectEvent } from '../../common/run-events';
-
-/** The call's journal entry as it stands, for an event (a copy: the entry changes after). */
-const snapshot = (entry: JournalEntry): JournalEntry => JSON.parse(JSON.stringify(entry)) as JournalEntry;
 
 /** The event that tells the call goes out. */
 export function decidedEvent(entry: JournalEntry, key: string): EffectEvent {
@@ -14,14 +13,21 @@ export function decidedEvent(entry: JournalEntry, key: string): EffectEvent {
     toolId: entry.toolId,
     effectKey: key,
     decision: entry.decision === 'approved' ? 'approved' : 'allowed',
-    entry: snapshot(entry),
+    entry,
   };
 }
 
 /** The event that tells how the call ended. */
 export function settledEvent(entry: JournalEntry, done: boolean): EffectEvent {
-  const base = { position: entry.position, toolId: entry.toolId, entry: snapshot(entry) };
-  if (done) return { type: 'call-landed', ...base, effectKey: entry.effectKey ?? '' };
+  if (done)
+    return {
+      type: 'call-landed',
+      position: entry.position,
+      toolId: entry.toolId,
+      entry,
+      effectKey: entry.effectKey ?? '',
+    };
+  const base = { position: entry.position, toolId: entry.toolId, entry };
   const keyed = { ...base, ...(entry.effectKey ? { effectKey: entry.effectKey } : {}) };
   if (entry.outcome === 'refused')
     return {

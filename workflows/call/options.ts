@@ -51,6 +51,9 @@ export interface CallHost {
   leasesChanged(): void;
   /** The call ended: performed (`done`), or refused or failed, its journal entry final. */
   settled(entry: JournalEntry, done: boolean): void;
-  /** Tells the run's stream (a view for clients; nothing decides from it). */
+  /**
+   * Tells the run's stream (a view for clients; nothing decides from it). The event holds the call's
+   * journal entry, which changes after: it is copied as it is published (RunStream.publish).
+   */
   publish?(event: EffectEvent): void;
 }

@@ -64,7 +64,7 @@ function performContext(
   options: CallOptions,
   lease: string | undefined,
 ): PerformContext {
-  return {
+  const c: PerformContext = {
     ledger: {
       decision: verdict === undefined ? 'ungoverned' : entry.decision === 'approved' ? 'approved' : 'allowed',
       trustedArgs: verdict?.allow === true && verdict.trustedArgs === true,
@@ -81,8 +81,9 @@ function performContext(
     modelCallId: options.modelCallId,
     lease,
     delegate: options.delegate,
-    ...(options.mcpCall ? { mcpCall: options.mcpCall } : {}),
   };
+  if (options.mcpCall) c.mcpCall = options.mcpCall;
+  return c;
 }
 
 /** What the send did goes into the journal: its output to the caller, any other ending as a StepError. */
