@@ -8,6 +8,7 @@ import type { Budget } from '../gate/limits';
 import type { Provenance, ProvenanceView } from '../gate/provenance';
 import type { Delegate } from '../call/perform';
 import type { CallOptions, StepCtx } from '../step-ctx';
+import { replyingWith } from '../call/options';
 import { StepError } from '../step-error';
 import { produceToolOutput } from '../gate/tool-output-labels';
 
@@ -69,7 +70,20 @@ export function governedAgentCall<T>(
     if (!StepError.is(err)) throw err;
     return answer({ refused: { error: err.code, rule: err.rule, reason: err.message } });
   };
-  let sent: Promise<unknown>;
+  const landed = (output: unknown) => {
+    try {
+      produceToolOutput(scope.provenance, {
+        toolId: c.toolId,
+        output,
+        callTrusted,
+        origins,
+        sensitivity: step.catalog.declared(c.toolId)!.decl.sensitivity.output,
+      });
+    } catch (err) {
+      return refused(err);
+    }
+    return answer({ output });
+  };
   try {
     const options: CallOptions = {
       position: c.position,
@@ -87,23 +101,12 @@ export function governedAgentCall<T>(
     };
     if (c.delegate) options.delegate = c.delegate;
     if (c.mcpCall) options.mcpCall = c.mcpCall;
-    sent = step.callTool(c.toolId, c.args, options);
+    // The call's own promise resolves to the answer: the pipeline writes it in the call's last step.
+    return step.callTool(c.toolId, c.args, replyingWith(options, { landed, failed: refused })) as Promise<
+      T | AgentCallResult
+    >;
   } catch (err) {
     // As a throw in an async function: the caller hears it as the call's rejection.
     return Promise.reject(err).catch(refused);
   }
-  return sent.then((output) => {
-    try {
-      produceToolOutput(scope.provenance, {
-        toolId: c.toolId,
-        output,
-        callTrusted,
-        origins,
-        sensitivity: step.catalog.declared(c.toolId)!.decl.sensitivity.output,
-      });
-    } catch (err) {
-      return refused(err);
-    }
-    return answer({ output });
-  }, refused);
 }

@@ -57,3 +57,27 @@ export interface CallHost {
    */
   publish?(event: EffectEvent): void;
 }
+
+/**
+ * What the promise of a call resolves to, written in the call's last step: `landed` with the output of a
+ * call that landed, `failed` with what ended any other (a refusal, a failure, a cancellation). Whatever
+ * either returns or throws is what the call comes to. It spares the caller a `.then` of its own, and the
+ * promise that costs on replay (a stack capture in the sandbox): the agent paths answer the model this way.
+ */
+export interface CallReply {
+  landed(output: unknown): unknown;
+  failed(err: unknown): unknown;
+}
+
+/** Calls' replies, by the options they were made with: a way in for the agent paths that CallOptions does not show. */
+const replies = new WeakMap<CallOptions, CallReply>();
+
+/** The options, with the reply the call's promise resolves to (`CallReply`). */
+export function replyingWith(options: CallOptions, reply: CallReply): CallOptions {
+  replies.set(options, reply);
+  return options;
+}
+
+export function replyOf(options: CallOptions): CallReply | undefined {
+  return replies.get(options);
+}

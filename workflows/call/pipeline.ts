@@ -16,7 +16,7 @@ import { decidedEvent, settledEvent } from './call-events';
 import { gatedArgs, type GateVerdict } from './gate';
 import { judgeCall, type Judges } from './govern';
 import { takeLease } from './lease';
-import type { CallHost, CallOptions } from './options';
+import { replyOf, type CallHost, type CallOptions, type CallReply } from './options';
 import { performCall, type PerformContext } from './perform';
 import { prepareCall } from './prepare';
 import { isRefusal, type Refusal } from './refuse';
@@ -139,13 +139,17 @@ export function runCall(
 class CallRun implements AfterSend<unknown> {
   /** The budgets across runs the call holds until it is settled. */
   private reserved?: Reservation;
+  /** What the call's promise resolves to, if its caller said (`replyingWith`). */
+  private readonly reply?: CallReply;
 
   constructor(
     private readonly host: CallHost,
     private readonly entry: JournalEntry,
     private readonly options: CallOptions,
     private readonly landed?: (output: unknown) => void,
-  ) {}
+  ) {
+    this.reply = replyOf(options);
+  }
 
   run(args: unknown, judges: Judges | undefined): Promise<unknown> {
     try {
@@ -159,7 +163,8 @@ class CallRun implements AfterSend<unknown> {
         (err: unknown) => this.unsent(err),
       );
     } catch (err) {
-      return this.unsent(err);
+      // Refused before anything was sent.
+      return Promise.resolve(this.unsent(err));
     }
   }
 
@@ -227,7 +232,7 @@ class CallRun implements AfterSend<unknown> {
       const context = performContext(this.host, this.entry, d.verdict, this.options, d.lease);
       return performCall(d.call, d.sent, d.key, this.entry.position, context, this);
     } catch (err) {
-      return this.threw(err);
+      return Promise.resolve(this.threw(err));
     }
   }
 
@@ -247,7 +252,7 @@ class CallRun implements AfterSend<unknown> {
   }
 
   /** The send ended without an output: what it reserved is settled as the failure says, and the caller gets the error. */
-  threw(err: unknown): Promise<never> {
+  threw(err: unknown): unknown {
     if (StepError.is(err)) this.entry.error = { code: err.code, message: err.message };
     const settling = this.reserved ? settleAfterFailure(this.reserved, err) : undefined;
     if (!settling) return this.unsent(err);
@@ -265,13 +270,18 @@ class CallRun implements AfterSend<unknown> {
     }
     this.settle(true);
     this.landed?.(output);
-    return output;
+    return this.reply ? this.reply.landed(output) : output;
   }
 
-  /** The call ends without landing: refused, failed or cancelled. */
-  private unsent(err: unknown): Promise<never> {
+  /** The call ends without landing: refused, failed or cancelled. The caller gets the error, or its reply to it. */
+  private unsent(err: unknown): unknown {
     this.settle(false);
-    return Promise.reject(err);
+    if (!this.reply) return Promise.reject(err);
+    try {
+      return this.reply.failed(err);
+    } catch (e) {
+      return Promise.reject(e);
+    }
   }
 
   private settle(done: boolean): void {
