@@ -73,13 +73,16 @@ function sendOptionsOf(decl: ToolDecl): SendOptions {
 
 function performOptions(input: RecoveryInput, sendIndex: number): ActivityOptions {
   const o = sendOptionsOf(input.decl);
-  return {
+  const options: ActivityOptions = {
     activityId: performActivityId(input.effectKey, sendIndex),
-    summary: input.summary,
     startToCloseTimeout: o.startToCloseTimeout,
     heartbeatTimeout: o.heartbeatTimeout,
     retry: o.retry,
   };
+  // The timeline labels what an operator looks for: a call that changes the world, and every resend.
+  // A read-only call's first send shows its tool in its input.
+  if (sendIndex > 0 || input.decl.safety !== 'read_only') options.summary = input.summary;
+  return options;
 }
 
 async function reconcile(input: RecoveryInput, round: number): Promise<Reconciliation> {
@@ -87,7 +90,7 @@ async function reconcile(input: RecoveryInput, round: number): Promise<Reconcili
   const req: ReconcileRequest = {
     toolId: request.toolId,
     principal: request.principal,
-    ticket: request.ticket,
+    ...(request.ticket !== undefined ? { ticket: request.ticket } : {}),
     ...(request.lease ? { lease: request.lease } : {}),
   };
   try {
