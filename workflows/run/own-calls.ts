@@ -5,6 +5,7 @@ import type { Sensitivity } from '../../catalog/manifest';
 import type { JournalEntry } from '../../common/journal';
 import type { CitedOrigin } from '../../common/wire';
 import { runCall, type CallHost, type CallOptions } from '../call/pipeline';
+import { replyingWith, replyOf } from '../call/options';
 import type { Governance } from '../gate/own-call';
 import { RunGovernance, type RunGovernanceState } from '../gate/run-governance';
 import type { RunScope } from '../step-ctx';
@@ -67,6 +68,9 @@ export class OwnCalls {
         options.onOrigins?.(o);
       },
     };
+    // A reply the caller gave (CallReply) goes with the options it was given with.
+    const reply = replyOf(options);
+    if (reply) replyingWith(heard, reply);
     return runCall(host, entry, args, heard, { own: judged }, (output) =>
       governance.produced({
         toolId: entry.toolId,
