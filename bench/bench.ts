@@ -28,6 +28,7 @@ import { AiSdkPlugin } from '@temporalio/ai-sdk';
 import { Client, Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import { AS_SHIPPED } from '../scripts/workflow-bundle';
 import { Command } from 'commander';
 import { loadManifest } from '../runtime/manifest-file';
 import { createTools } from '../examples/support-desk/tools';
@@ -270,7 +271,11 @@ async function main(): Promise<void> {
   const decl = manifest.tools.find((t) => t.id === 'tool://crm/lookup_customer')!;
   try {
     process.stderr.write('bundling workflows…\n');
-    const bundle = await bundleWorkflowCode({ workflowsPath: require.resolve('./workflows'), logger: quiet });
+    const bundle = await bundleWorkflowCode({
+      workflowsPath: require.resolve('./workflows'),
+      logger: quiet,
+      ...AS_SHIPPED,
+    });
     const native = await NativeConnection.connect({ address: server.address });
     // A peer's history page can pass gRPC's default 4 MB: read it whole rather than fail the bench.
     const client = new Client({

@@ -9,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
+import { AS_SHIPPED } from '../scripts/workflow-bundle';
 import { Command } from 'commander';
 import { loadManifest } from '../runtime/manifest-file';
 import { EAGER_ACTIVITIES, freePort, startDevServer } from '../scripts/dev-server';
@@ -37,7 +38,11 @@ async function main(): Promise<void> {
     dynamicConfig: o.eager ? EAGER_ACTIVITIES : {},
   });
   try {
-    const workflowBundle = await bundleWorkflowCode({ workflowsPath: require.resolve('./workflows'), logger: quiet });
+    const workflowBundle = await bundleWorkflowCode({
+      workflowsPath: require.resolve('./workflows'),
+      logger: quiet,
+      ...AS_SHIPPED,
+    });
     const native = await NativeConnection.connect({ address: server.address });
     const client = new Client({ connection: await Connection.connect({ address: server.address }) });
     const manifest = loadManifest(path.resolve(__dirname, '..', 'examples', 'support-desk', 'manifest.yaml')).manifest;

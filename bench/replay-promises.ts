@@ -18,6 +18,7 @@ import v8 from 'node:v8';
 import { Client, Connection } from '@temporalio/client';
 import { historyFromJSON, historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import { AS_SHIPPED } from '../scripts/workflow-bundle';
 import { Command } from 'commander';
 import { loadManifest } from '../runtime/manifest-file';
 import { createTools } from '../examples/support-desk/tools';
@@ -120,7 +121,11 @@ async function main(): Promise<void> {
   try {
     const manifest = loadManifest(path.resolve(__dirname, '..', 'examples', 'support-desk', 'manifest.yaml')).manifest;
     const decl = manifest.tools.find((t) => t.id === 'tool://crm/lookup_customer')!;
-    const bundle = await bundleWorkflowCode({ workflowsPath: require.resolve('./workflows'), logger: quiet });
+    const bundle = await bundleWorkflowCode({
+      workflowsPath: require.resolve('./workflows'),
+      logger: quiet,
+      ...AS_SHIPPED,
+    });
     const native = await NativeConnection.connect({ address: server.address });
     const client = new Client({ connection: await Connection.connect({ address: server.address }) });
     const taskQueue = `replay-${randomUUID()}`;
