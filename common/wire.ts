@@ -3,7 +3,8 @@
 // the names in `names.ts`. Activities implement these; workflows proxy them.
 import type { ModelRequest, ResolvedModel, RunAuthority, RunRequest } from '../catalog/authority';
 import type { RunCaps } from '../catalog/caps';
-import type { Sensitivity, ToolDecl } from '../catalog/manifest';
+import type { Sensitivity } from '../catalog/manifest';
+import type { SentToolDecl } from '../catalog/tool-decl-defaults';
 import type { Policy } from '../catalog/policy';
 import type { OfferedTool } from '../catalog/tool-catalog';
 import type { LedgerDecision } from './ledger-ref';
@@ -193,19 +194,32 @@ export interface AuthorizeRequest extends Omit<RunRequest, 'principal' | 'groups
 
 /**
  * The run's authority, with the declarations of exactly the tools it holds: a run reaches only
- * what this worker declares, and its history does not grow with the size of the manifest.
+ * what this worker declares, and its history does not grow with the size of the manifest. Recorded
+ * once per run (the `authorizeRun` marker), so it carries nothing the run can restore itself: a
+ * declaration's fields at their default, the granted tools' identities twice, empty lists. The run
+ * reads it through `readAuthority`, which restores them; answers recorded whole read the same.
  */
-export interface AuthorizeResult extends RunAuthority {
-  /** The granted tools' declarations, as the worker's manifest has them. */
-  tools: ToolDecl[];
-  /** Every tool the manifest declares, by identity: an ungranted one is refused as such, not as unknown. */
+export interface AuthorizeResult extends Omit<RunAuthority, 'grants' | 'capabilities' | 'withheld'> {
+  /** Absent: exactly the identities of `tools`. */
+  grants?: string[];
+  /** Absent: none. */
+  capabilities?: string[];
+  /** Absent: nothing withheld. */
+  withheld?: RunAuthority['withheld'];
+  /** The granted tools' declarations, as the worker's manifest has them (fields at their default left out). */
+  tools: SentToolDecl[];
+  /**
+   * Tools the manifest declares that the run was not granted, by identity: an ungranted one is
+   * refused as such, not as unknown. (Answers recorded before format v1's first revision list every
+   * declared tool, the granted ones too.)
+   */
   declared: string[];
   /** The endpoint the run's model turns go to, as the worker declares it (a key variable's name, never its value). */
   model?: ResolvedModel;
   /** Who the run acts for, as the worker established it. */
   identity: RunIdentity;
-  /** The worker's ticket: each call presents its permit's MAC. */
-  ticket: RunTicket;
+  /** The worker's ticket: each call presents its permit's MAC. Its `identity` is absent: it is `identity`. */
+  ticket: Omit<RunTicket, 'identity'> & { identity?: RunIdentity };
   /**
    * The worker verifies who decides this run's waiting calls (it has an identity): every decision
    * carries the approver's credential and goes through `authorizeDecision`. Absent: a decision's

@@ -10,7 +10,9 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { AuthorizeActivities, AuthorizeRequest, AuthorizeResult, CarriedAuthority } from '../../common/wire';
-import type { TicketCarry } from '../../common/ticket';
+import type { RunTicket, TicketCarry } from '../../common/ticket';
+import type { ToolDecl } from '../../catalog/manifest';
+import { withDefaults } from '../../catalog/tool-decl-defaults';
 import { CatalogErrorCode } from '../../catalog/errors';
 import { MANIFEST_DIGEST, PRINCIPAL } from '../../common/search-attributes';
 import { ALLOW_ALL, type Policy } from '../../catalog/policy';
@@ -82,15 +84,36 @@ function refused(err: unknown, asking: string | undefined): never {
   throw err;
 }
 
-function scopeOf(authority: AuthorizeResult, policy: Policy | undefined): RunScope {
+/** The worker's answer whole: what it leaves out because the run restores it (see `AuthorizeResult`). */
+export interface ReadAuthority extends Required<Pick<AuthorizeResult, 'grants' | 'capabilities' | 'withheld'>> {
+  answer: AuthorizeResult;
+  tools: ToolDecl[];
+  ticket: RunTicket;
+}
+
+/** Restores what the answer left out; an answer recorded whole reads as it was. */
+export function readAuthority(answer: AuthorizeResult): ReadAuthority {
+  const tools = answer.tools.map(withDefaults);
   return {
-    catalog: ToolCatalog.fromGranted(authority.tools, authority.declared),
+    answer,
+    tools,
+    grants: answer.grants ?? tools.map((t) => t.id),
+    capabilities: answer.capabilities ?? [],
+    withheld: answer.withheld ?? { grants: [], capabilities: [] },
+    ticket: { ...answer.ticket, identity: answer.ticket.identity ?? answer.identity },
+  };
+}
+
+function scopeOf(read: ReadAuthority, policy: Policy | undefined): RunScope {
+  const authority = read.answer;
+  return {
+    catalog: ToolCatalog.fromGranted(read.tools, authority.declared),
     principal: authority.principal,
     identity: authority.identity,
-    ticket: authority.ticket,
-    grants: authority.grants,
+    ticket: read.ticket,
+    grants: read.grants,
     policy: policy ?? ALLOW_ALL,
-    capabilities: authority.capabilities,
+    capabilities: read.capabilities,
     manifestDigest: authority.manifestDigest,
     verifiesDecisions: authority.verifiesDecisions === true,
     ...(authority.caps ? { caps: authority.caps } : {}),
@@ -117,8 +140,9 @@ export async function authorize(
     refused(err, asking);
   }
   labelRun(authority.principal, authority.manifestDigest);
-  if (authority.withheld.grants.length || authority.withheld.capabilities.length)
-    upsertMemo({ toolplaneWithheld: authority.withheld });
+  const read = readAuthority(authority);
+  if (read.withheld.grants.length || read.withheld.capabilities.length)
+    upsertMemo({ toolplaneWithheld: read.withheld });
   const decider: Decider = asked.ungoverned ? 'none' : carried?.from === 'parent' ? 'parent' : 'manifest';
-  return { scope: scopeOf(authority, policy), decider };
+  return { scope: scopeOf(read, policy), decider };
 }
