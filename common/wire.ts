@@ -134,7 +134,9 @@ export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter' |
 
 /**
  * What the model turn activity receives: the conversation by reference (`transcript`, absent on the first
- * turn; older runs send it whole), the messages added since, and the tools by digest (schemas on the first turn).
+ * turn; older runs send it whole), the messages added since, and the tools by digest on the first turn
+ * only (by identity: the worker reads their declarations from its manifest; older runs send them whole,
+ * and name the digest on every turn).
  */
 export interface ModelTurnInput {
   model: ModelRequest;
@@ -142,7 +144,11 @@ export interface ModelTurnInput {
   principal?: string;
   ticket?: string;
   messages: ChatMessage[];
+  /** The offered tools whole (first turns recorded before format v1's first revision). */
   tools?: OfferedTool[];
+  /** The offered tools by identity (first turn): the worker offers its own manifest's declarations of them. */
+  offered?: string[];
+  /** The offered tools' digest (`offeredDigest`): on the first turn; a later turn's is its transcript's. */
   toolsDigest?: string;
   transcript?: string;
   /**
@@ -152,7 +158,8 @@ export interface ModelTurnInput {
   stream?: { turn: string };
 }
 
-export interface ModelTurnResult {
+/** A model turn's answer, whole: what the worker's model gives, and what the run reads (`readTurn`). */
+export interface ModelTurnAnswer {
   message: Extract<ChatMessage, { role: 'assistant' }>;
   usage: { inputTokens: number; outputTokens: number };
   /** The model that answered, as the provider reports it. */
@@ -163,6 +170,26 @@ export interface ModelTurnResult {
   responseId?: string;
   /** By reference: the conversation including this reply, for the next turn to name. */
   transcript?: string;
+}
+
+/**
+ * A model turn's result as history records it: the answer without what the run restores (`readTurn`).
+ * The message's `role` (always `assistant`) and empty `content` are left out, and so is the id of a
+ * call the worker's scripted model named itself (`call_<turn index>_<i>`). The provider's
+ * `responseModel`, `responseId` and `finishReason` stay with the turn in the run's transcript (and
+ * its span); results recorded before format v1's first revision carry them, and every field whole.
+ */
+export interface ModelTurnResult extends Omit<ModelTurnAnswer, 'message'> {
+  message: {
+    role?: 'assistant';
+    content?: string;
+    toolCalls?: (Omit<ModelToolCall, 'id'> & { id?: string })[];
+  };
+}
+
+/** The id the worker's scripted model gives a call the script names no id for: its turn's index (from 0) and place. */
+export function scriptedCallId(turnIndex: number, i: number): string {
+  return `call_${turnIndex}_${i}`;
 }
 
 /**

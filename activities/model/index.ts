@@ -4,7 +4,9 @@ import { SpanKind, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { resolveModel, type ModelsDecl } from '../../catalog/authority';
 import { durationMs } from '../../catalog/duration';
-import { offeredDigest } from '../../catalog/tool-catalog';
+import { offeredDigest, type OfferedTool } from '../../catalog/tool-catalog';
+import { offerName } from '../../catalog/tool-id';
+import type { ToolDecl } from '../../catalog/manifest';
 import { scopeReadableBy } from '../../common/stored-output';
 import { asFinalRefusal } from '../catalog-failure';
 import { BlobNotFound, FileBlobStore, type BlobStore } from '../blob-store';
@@ -13,12 +15,19 @@ import { ModelFailure, toApplicationFailure } from './model-failure';
 import { languageModelFor, providerName } from './providers';
 import { scriptedTurn, scriptedTurnAt } from './scripted';
 import { TokenPublisher } from './token-stream';
-import { TranscriptStore, type TranscriptSegment } from './transcript';
+import { TranscriptStore, TranscriptUnavailable, type TranscriptSegment } from './transcript';
 import type { ModelTurnRequest } from './types';
 import { modelPermit } from '../../common/ticket';
 import { checkTicket } from '../identity/ticket-check';
 import type { TicketIssuer } from '../identity/tickets';
-import type { ChatMessage, ModelActivities, ModelTurnInput, ModelTurnResult } from '../../common/wire';
+import {
+  scriptedCallId,
+  type ChatMessage,
+  type ModelActivities,
+  type ModelTurnAnswer,
+  type ModelTurnInput,
+  type ModelTurnResult,
+} from '../../common/wire';
 import { ModelFailureType, RunFailureType } from '../../catalog/failure-types';
 
 /**
@@ -57,6 +66,8 @@ export interface ModelActivityDeps {
   transcripts?: BlobStore;
   /** Checks the run's ticket for the endpoint it names: only a run this worker authorized reaches a model. */
   tickets: TicketIssuer;
+  /** The worker's tool declarations (the manifest's `tools`): a first turn names the offered ones by identity. */
+  tools?: readonly ToolDecl[];
 }
 
 /**
@@ -65,7 +76,7 @@ export interface ModelActivityDeps {
  */
 export const MAX_MODEL_OUTPUT_BYTES = 1024 * 1024;
 
-function refuseOversized(result: ModelTurnResult, where: string): void {
+function refuseOversized(result: ModelTurnAnswer, where: string): void {
   const bytes = Buffer.byteLength(JSON.stringify(result.message), 'utf8');
   if (bytes > MAX_MODEL_OUTPUT_BYTES)
     throw ApplicationFailure.create({
@@ -101,27 +112,38 @@ interface ModelWorker {
 type ResolvedModel = ReturnType<typeof resolveModel>;
 type TurnByReference = Awaited<ReturnType<typeof byReference>>;
 
+/** The offers a first turn names by identity, from this worker's own declarations (as `ToolCatalog.offered` makes them). */
+function offersOf(w: ModelWorker, ids: readonly string[]): OfferedTool[] {
+  return ids.map((id) => {
+    const decl = w.deps.tools?.find((t) => t.id === id);
+    if (!decl) throw invalid(`a run's first model turn offers ${id}, which this worker does not declare`);
+    return { toolId: id, name: offerName(id), description: decl.description, inputSchema: decl.input_schema };
+  });
+}
+
 /**
  * A turn by reference: the conversation so far from the run's transcript, plus what is new.
  * The scripted model needs only where the conversation stands, so nothing is expanded for it.
  */
 async function byReference(w: ModelWorker, turn: ModelTurnInput, scope: string) {
-  const digest = turn.toolsDigest!;
+  const digest = turn.toolsDigest;
   let prev: TranscriptSegment | undefined;
   let contextRef: string;
   if (turn.transcript) {
     prev = await w.transcripts.segment(turn.transcript, scope);
     contextRef = prev.context;
   } else {
-    if (!turn.tools || offeredDigest(turn.tools) !== digest)
-      throw invalid(`a run's first model turn sends the offered tools whose digest it names (${digest})`);
-    contextRef = await w.transcripts.startContext(
-      { tools: turn.tools, toolsDigest: digest, script: turn.model.script },
-      scope,
-    );
+    const tools = turn.tools ?? (turn.offered ? offersOf(w, turn.offered) : undefined);
+    if (!tools || digest === undefined || offeredDigest(tools) !== digest)
+      throw invalid(
+        `a run's first model turn names the offered tools and their digest (${digest}), ` +
+          "and this worker's declarations of them have that digest",
+      );
+    contextRef = await w.transcripts.startContext({ tools, toolsDigest: digest, script: turn.model.script }, scope);
   }
   const context = await w.transcripts.context(contextRef, scope);
-  if (context.toolsDigest !== digest)
+  // A later turn names no digest (older runs name it on every turn): its transcript's is the run's.
+  if (digest !== undefined && context.toolsDigest !== digest)
     throw invalid(`the turn names tools ${digest}, but the run's conversation offers ${context.toolsDigest}`);
   const newChars = JSON.stringify(turn.messages).length;
   return {
@@ -145,7 +167,7 @@ async function answer(
   resolved: ResolvedModel,
   ref: TurnByReference | undefined,
   tokens: TokenPublisher | undefined,
-): Promise<ModelTurnResult> {
+): Promise<ModelTurnAnswer> {
   const scope = Context.current().info.workflowExecution?.workflowId ?? '';
   const whole = async (): Promise<ModelTurnRequest> => ({
     model: turn.model,
@@ -175,7 +197,7 @@ async function answer(
   return result;
 }
 
-function recordUsage(span: Span, result: ModelTurnResult): void {
+function recordUsage(span: Span, result: ModelTurnAnswer): void {
   const finish = result.finishReason ?? (result.message.toolCalls?.length ? 'tool_calls' : 'stop');
   span.setAttributes({
     'gen_ai.usage.input_tokens': result.usage.inputTokens,
@@ -191,9 +213,11 @@ async function appendTurn(
   w: ModelWorker,
   turn: ModelTurnInput,
   ref: TurnByReference,
-  result: ModelTurnResult,
-): Promise<ModelTurnResult> {
+  result: ModelTurnAnswer,
+): Promise<ModelTurnAnswer> {
   const scope = Context.current().info.workflowExecution?.workflowId ?? '';
+  const { responseModel, responseId, finishReason } = result;
+  const response = { responseModel, responseId, finishReason };
   const transcript = await w.transcripts.append(
     {
       context: ref.contextRef,
@@ -201,10 +225,31 @@ async function appendTurn(
       turns: ref.turns + 1,
       chars: (ref.prev?.chars ?? 0) + ref.newChars + JSON.stringify(result.message).length,
       messages: [...turn.messages, result.message],
+      // What the provider said of its reply stays with it, for audit; the result in history leaves it out.
+      ...(responseModel || responseId || finishReason ? { response } : {}),
     },
     scope,
   );
   return { ...result, transcript };
+}
+
+/**
+ * The answer as history records it (see `ModelTurnResult`): what the run restores is left out. A
+ * turn kept by reference only: without a transcript the provider's fields have nowhere else to stay.
+ */
+function recorded(answer: ModelTurnAnswer, scripted: boolean, turnIndex: number | undefined): ModelTurnResult {
+  if (!answer.transcript) return answer;
+  const { role: _role, content, toolCalls } = answer.message;
+  const calls = toolCalls?.map((c, i) =>
+    scripted && turnIndex !== undefined && c.id === scriptedCallId(turnIndex, i)
+      ? { name: c.name, arguments: c.arguments }
+      : c,
+  );
+  return {
+    message: { ...(content ? { content } : {}), ...(calls?.length ? { toolCalls: calls } : {}) },
+    usage: answer.usage,
+    transcript: answer.transcript,
+  };
 }
 
 /** A failed turn: its tokens abandoned, its span marked, the failure typed. */
@@ -216,11 +261,33 @@ function failedTurn(span: Span, err: unknown, tokens: TokenPublisher | undefined
   return failure;
 }
 
+/**
+ * The turn's failures that no retry mends are final here, typed (the run's retry policy names no
+ * types): a refused ticket or endpoint, an invalid request, an answer too large, a transcript that
+ * cannot be read, and the model failures `FINAL_MODEL_FAILURES` lists.
+ */
 async function modelTurn(w: ModelWorker, turn: ModelTurnInput): Promise<ModelTurnResult> {
+  try {
+    return await takeTurn(w, turn);
+  } catch (err) {
+    if (err instanceof TranscriptUnavailable)
+      throw ApplicationFailure.create({
+        type: err.code,
+        message: err.message,
+        details: [err.data],
+        nonRetryable: true,
+      });
+    throw err;
+  }
+}
+
+async function takeTurn(w: ModelWorker, turn: ModelTurnInput): Promise<ModelTurnResult> {
   await checkTicket(w.deps.tickets, turn, modelPermit(turn.model.endpoint), RunFailureType.ModelRefused);
   const resolved = asFinalRefusal(() => resolveModel(w.deps.models, turn.model));
   const scope = Context.current().info.workflowExecution?.workflowId ?? '';
-  const ref = turn.toolsDigest !== undefined ? await byReference(w, turn, scope) : undefined;
+  // By reference: a first turn names its tools' digest, a later one its transcript (older runs: both).
+  const ref =
+    turn.toolsDigest !== undefined || turn.transcript !== undefined ? await byReference(w, turn, scope) : undefined;
   const decl = resolved.decl;
   const attributes = {
     'gen_ai.operation.name': 'chat',
@@ -241,7 +308,8 @@ async function modelTurn(w: ModelWorker, turn: ModelTurnInput): Promise<ModelTur
         const result = await answer(w, turn, resolved, ref, tokens);
         await tokens?.close();
         recordUsage(span, result);
-        return ref ? await appendTurn(w, turn, ref, result) : result;
+        const kept = ref ? await appendTurn(w, turn, ref, result) : result;
+        return recorded(kept, decl.provider === 'scripted', ref?.turns);
       } catch (err) {
         throw failedTurn(span, err, tokens);
       } finally {

@@ -5,25 +5,24 @@ import { ApplicationFailure, proxyActivities } from '@temporalio/workflow';
 import type { ModelRequest } from '../../catalog/authority';
 import { offeredDigest, type OfferedTool } from '../../catalog/tool-catalog';
 import { modelPermit, permitMac, type RunTicket } from '../../common/ticket';
-import type { ChatMessage, ModelActivities, ModelToolCall, ModelTurnResult } from '../../common/wire';
-import { ModelFailureType, RunFailureType } from '../../catalog/failure-types';
+import {
+  scriptedCallId,
+  type ChatMessage,
+  type ModelActivities,
+  type ModelToolCall,
+  type ModelTurnAnswer,
+  type ModelTurnResult,
+} from '../../common/wire';
+import { RunFailureType } from '../../catalog/failure-types';
 
 const { modelTurn } = proxyActivities<ModelActivities>({
   startToCloseTimeout: '2m',
   // The activity heartbeats while it waits for the model: a worker lost mid-turn is noticed in seconds,
   // and the turn (and its stream of tokens) starts again on another.
   heartbeatTimeout: '10s',
-  retry: {
-    maximumAttempts: 3,
-    initialInterval: '1s',
-    nonRetryableErrorTypes: [
-      ModelFailureType.Auth,
-      ModelFailureType.RequestInvalid,
-      RunFailureType.ModelRefused,
-      ModelFailureType.OutputTooLarge,
-      RunFailureType.TranscriptUnavailable,
-    ],
-  },
+  // The activity makes its final failures non-retryable itself (refused, invalid, too large, no
+  // transcript), so the policy names no types: it is recorded with every turn.
+  retry: { maximumAttempts: 3, initialInterval: '1s' },
 });
 
 /** The key a turn's tokens and its `turn-completed` event carry: its number in the whole chain. */
@@ -67,10 +66,13 @@ export class Conversation {
     ];
   }
 
-  /** Asks the model for its next turn with what it has not read; the transcript then holds its reply. */
-  async take(number: number): Promise<ModelTurnResult> {
+  /**
+   * Asks the model for its next turn with what it has not read; the transcript then holds its reply.
+   * The first turn names the offered tools by identity and their digest; later turns name the transcript.
+   */
+  async take(number: number): Promise<ModelTurnAnswer> {
     const first = this.transcript === undefined;
-    const turn = await modelTurn.executeWithOptions({ summary: `model turn ${number}` }, [
+    const result = await modelTurn.executeWithOptions({ summary: `model turn ${number}` }, [
       {
         model: first ? this.model : this.modelByRef,
         principal: this.access.principal,
@@ -78,24 +80,39 @@ export class Conversation {
         transcript: this.transcript,
         messages: this.unread,
         ...(this.streamTokens ? { stream: { turn: turnKey(number) } } : {}),
-        toolsDigest: this.toolsDigest,
-        ...(first ? { tools: this.offered } : {}),
+        ...(first ? { toolsDigest: this.toolsDigest, offered: this.offered.map((o) => o.toolId) } : {}),
       },
     ]);
-    if (!turn.transcript)
+    if (!result.transcript)
       throw ApplicationFailure.nonRetryable(
         'the model turn kept no transcript for the run',
         RunFailureType.TranscriptUnavailable,
       );
-    this.transcript = turn.transcript;
+    this.transcript = result.transcript;
     this.unread = [];
-    return turn;
+    return readTurn(result, number - 1);
   }
 
   /** The tool results of a turn: what the model reads next. */
   deliver(results: ChatMessage[]): void {
     this.unread = results;
   }
+}
+
+/**
+ * A turn's result whole again (see `ModelTurnResult`): the assistant's role, empty content, and the
+ * ids the scripted model named calls by (the turn's index in the chain, from 0). Results recorded
+ * whole read as they were.
+ */
+export function readTurn(result: ModelTurnResult, turnIndex: number): ModelTurnAnswer {
+  const { content, toolCalls } = result.message;
+  const calls = toolCalls?.map((c, i): ModelToolCall =>
+    c.id === undefined ? { ...c, id: scriptedCallId(turnIndex, i) } : (c as ModelToolCall),
+  );
+  return {
+    ...result,
+    message: { role: 'assistant', content: content ?? '', ...(calls ? { toolCalls: calls } : {}) },
+  };
 }
 
 /** A model's call as the run reads it: the offer it named and its arguments (text that is no JSON stays text). */
