@@ -2,16 +2,28 @@
 // (what a workflow schedules, what an activity answers) and the activities' interfaces, keyed by
 // the names in `names.ts`. Activities implement these; workflows proxy them.
 import type { ModelRequest, ResolvedModel, RunAuthority, RunRequest } from '../catalog/authority';
+import type { ModelTurnInput, ModelTurnResult } from './model-turn';
 import type { RunCaps } from '../catalog/caps';
 import type { Sensitivity } from '../catalog/manifest';
 import type { SentToolDecl } from '../catalog/tool-decl-defaults';
 import type { Policy } from '../catalog/policy';
-import type { OfferedTool } from '../catalog/tool-catalog';
 import type { LedgerDecision } from './ledger-ref';
 import { ActivityName } from './names';
 import type { StoredOutput } from './stored-output';
 import type { RunIdentity, RunTicket, TicketCarry } from './ticket';
 import type { SessionPass } from './gateway-protocol';
+
+export {
+  scriptedCallId,
+  type ChatMessage,
+  type FinishReason,
+  type ModelToolCall,
+  type ModelTurnAnswer,
+  type ModelTurnInput,
+  type ModelTurnResult,
+  type ScriptTurn,
+  type ToolResults,
+} from './model-turn';
 
 /** Kept small: written to history once per call. The effect key is the activity id (a resend adds `.N`). */
 export interface PerformRequest {
@@ -110,86 +122,6 @@ export interface RemainingBudget {
   egressBytes?: Record<string, number>;
   /** The run's deadline, epoch milliseconds (the activity's own is `ctx.deadline`). */
   deadline?: number;
-}
-
-export interface ModelToolCall {
-  id: string;
-  /** The offered name (`crm__lookup_customer`), exactly as the model wrote it. */
-  name: string;
-  /** The arguments as text, exactly as the model typed them. */
-  arguments: string;
-}
-
-export type ChatMessage =
-  | { role: 'system' | 'user'; content: string }
-  | { role: 'assistant'; content: string; toolCalls?: ModelToolCall[] }
-  /** `stored`: the output is outside history; the model activity reads it back for this run only. */
-  | { role: 'tool'; toolCallId: string; content: string; stored?: StoredOutput };
-
-/** A scripted turn: tool calls with literal arguments, or a final answer. */
-export type ScriptTurn = { tool_calls: { name: string; arguments: unknown; id?: string }[] } | { final: string };
-
-/** Why the model stopped, spelled as the GenAI semantic conventions spell it. */
-export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter' | 'error' | 'other';
-
-/**
- * What the model turn activity receives: the conversation by reference (`transcript`, absent on the first
- * turn; older runs send it whole), the messages added since, and the tools by digest on the first turn
- * only (by identity: the worker reads their declarations from its manifest; older runs send them whole,
- * and name the digest on every turn).
- */
-export interface ModelTurnInput {
-  model: ModelRequest;
-  /** Who the run acts for and the MAC of its ticket for the endpoint (absent only in histories before tickets). */
-  principal?: string;
-  ticket?: string;
-  messages: ChatMessage[];
-  /** The offered tools whole (first turns recorded before format v1's first revision). */
-  tools?: OfferedTool[];
-  /** The offered tools by identity (first turn): the worker offers its own manifest's declarations of them. */
-  offered?: string[];
-  /** The offered tools' digest (`offeredDigest`): on the first turn; a later turn's is its transcript's. */
-  toolsDigest?: string;
-  transcript?: string;
-  /**
-   * The run's stream takes this turn's text as it is written, under this turn key (`turn-<n>`).
-   * Absent: the turn publishes nothing (a view only; the result is the record either way).
-   */
-  stream?: { turn: string };
-}
-
-/** A model turn's answer, whole: what the worker's model gives, and what the run reads (`readTurn`). */
-export interface ModelTurnAnswer {
-  message: Extract<ChatMessage, { role: 'assistant' }>;
-  usage: { inputTokens: number; outputTokens: number };
-  /** The model that answered, as the provider reports it. */
-  responseModel?: string;
-  /** Absent in results recorded before providers reported it. */
-  finishReason?: FinishReason;
-  /** The provider's id for the response. */
-  responseId?: string;
-  /** By reference: the conversation including this reply, for the next turn to name. */
-  transcript?: string;
-}
-
-/**
- * A model turn's result as history records it: the answer without what the run restores (`readTurn`).
- * The message's `role` (always `assistant`) and empty `content` are left out, and so is the id of a
- * call the worker's scripted model named itself (`call_<turn index>_<i>`). The provider's
- * `responseModel`, `responseId` and `finishReason` stay with the turn in the run's transcript (and
- * its span); results recorded before format v1's first revision carry them, and every field whole.
- */
-export interface ModelTurnResult extends Omit<ModelTurnAnswer, 'message'> {
-  message: {
-    role?: 'assistant';
-    content?: string;
-    toolCalls?: (Omit<ModelToolCall, 'id'> & { id?: string })[];
-  };
-}
-
-/** The id the worker's scripted model gives a call the script names no id for: its turn's index (from 0) and place. */
-export function scriptedCallId(turnIndex: number, i: number): string {
-  return `call_${turnIndex}_${i}`;
 }
 
 /**

@@ -4,8 +4,6 @@ import { SpanKind, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { resolveModel, type ModelsDecl } from '../../catalog/authority';
 import { durationMs } from '../../catalog/duration';
-import { offeredDigest, type OfferedTool } from '../../catalog/tool-catalog';
-import { offerName } from '../../catalog/tool-id';
 import type { ToolDecl } from '../../catalog/manifest';
 import { scopeReadableBy } from '../../common/stored-output';
 import { asFinalRefusal } from '../catalog-failure';
@@ -15,19 +13,21 @@ import { ModelFailure, toApplicationFailure } from './model-failure';
 import { languageModelFor, providerName } from './providers';
 import { scriptedTurn, scriptedTurnAt } from './scripted';
 import { TokenPublisher } from './token-stream';
-import { TranscriptStore, TranscriptUnavailable, type TranscriptSegment } from './transcript';
+import { TranscriptStore, TranscriptUnavailable } from './transcript';
+import {
+  appendTurn,
+  byReference,
+  recorded,
+  written,
+  type ModelWorker,
+  type Turn,
+  type TurnByReference,
+} from './conversation';
 import type { ModelTurnRequest } from './types';
 import { modelPermit } from '../../common/ticket';
 import { checkTicket } from '../identity/ticket-check';
 import type { TicketIssuer } from '../identity/tickets';
-import {
-  scriptedCallId,
-  type ChatMessage,
-  type ModelActivities,
-  type ModelTurnAnswer,
-  type ModelTurnInput,
-  type ModelTurnResult,
-} from '../../common/wire';
+import type { ChatMessage, ModelActivities, ModelTurnAnswer, ModelTurnInput, ModelTurnResult } from '../../common/wire';
 import { ModelFailureType, RunFailureType } from '../../catalog/failure-types';
 
 /**
@@ -99,71 +99,12 @@ async function writeScripted(text: string, delay: string | number | undefined, t
   }
 }
 
-const invalid = (message: string) =>
-  ApplicationFailure.create({ type: ModelFailureType.RequestInvalid, message, nonRetryable: true });
-
-/** What the model activity shares across turns: the worker's endpoints, stores and ticket check. */
-interface ModelWorker {
-  deps: ModelActivityDeps;
-  blobs: BlobStore;
-  transcripts: TranscriptStore;
-}
-
 type ResolvedModel = ReturnType<typeof resolveModel>;
-type TurnByReference = Awaited<ReturnType<typeof byReference>>;
-
-/** The offers a first turn names by identity, from this worker's own declarations (as `ToolCatalog.offered` makes them). */
-function offersOf(w: ModelWorker, ids: readonly string[]): OfferedTool[] {
-  return ids.map((id) => {
-    const decl = w.deps.tools?.find((t) => t.id === id);
-    if (!decl) throw invalid(`a run's first model turn offers ${id}, which this worker does not declare`);
-    return { toolId: id, name: offerName(id), description: decl.description, inputSchema: decl.input_schema };
-  });
-}
-
-/**
- * A turn by reference: the conversation so far from the run's transcript, plus what is new.
- * The scripted model needs only where the conversation stands, so nothing is expanded for it.
- */
-async function byReference(w: ModelWorker, turn: ModelTurnInput, scope: string) {
-  const digest = turn.toolsDigest;
-  let prev: TranscriptSegment | undefined;
-  let contextRef: string;
-  if (turn.transcript) {
-    prev = await w.transcripts.segment(turn.transcript, scope);
-    contextRef = prev.context;
-  } else {
-    const tools = turn.tools ?? (turn.offered ? offersOf(w, turn.offered) : undefined);
-    if (!tools || digest === undefined || offeredDigest(tools) !== digest)
-      throw invalid(
-        `a run's first model turn names the offered tools and their digest (${digest}), ` +
-          "and this worker's declarations of them have that digest",
-      );
-    contextRef = await w.transcripts.startContext({ tools, toolsDigest: digest, script: turn.model.script }, scope);
-  }
-  const context = await w.transcripts.context(contextRef, scope);
-  // A later turn names no digest (older runs name it on every turn): its transcript's is the run's.
-  if (digest !== undefined && context.toolsDigest !== digest)
-    throw invalid(`the turn names tools ${digest}, but the run's conversation offers ${context.toolsDigest}`);
-  const newChars = JSON.stringify(turn.messages).length;
-  return {
-    context,
-    contextRef,
-    prev,
-    newChars,
-    turns: prev?.turns ?? 0,
-    inputTokens: Math.ceil(((prev?.chars ?? 0) + newChars) / 4) + Math.ceil(JSON.stringify(context.tools).length / 4),
-    messages: async () => [
-      ...(turn.transcript ? await w.transcripts.messages(turn.transcript, scope) : []),
-      ...turn.messages,
-    ],
-  };
-}
 
 /** One turn's answer: played from a script, or asked of the endpoint's model (its text streamed as written). */
 async function answer(
   w: ModelWorker,
-  turn: ModelTurnInput,
+  turn: Turn,
   resolved: ResolvedModel,
   ref: TurnByReference | undefined,
   tokens: TokenPublisher | undefined,
@@ -208,50 +149,6 @@ function recordUsage(span: Span, result: ModelTurnAnswer): void {
   });
 }
 
-/** The run's conversation, one turn longer: its new segment's reference goes back with the result. */
-async function appendTurn(
-  w: ModelWorker,
-  turn: ModelTurnInput,
-  ref: TurnByReference,
-  result: ModelTurnAnswer,
-): Promise<ModelTurnAnswer> {
-  const scope = Context.current().info.workflowExecution?.workflowId ?? '';
-  const { responseModel, responseId, finishReason } = result;
-  const response = { responseModel, responseId, finishReason };
-  const transcript = await w.transcripts.append(
-    {
-      context: ref.contextRef,
-      prev: turn.transcript,
-      turns: ref.turns + 1,
-      chars: (ref.prev?.chars ?? 0) + ref.newChars + JSON.stringify(result.message).length,
-      messages: [...turn.messages, result.message],
-      // What the provider said of its reply stays with it, for audit; the result in history leaves it out.
-      ...(responseModel || responseId || finishReason ? { response } : {}),
-    },
-    scope,
-  );
-  return { ...result, transcript };
-}
-
-/**
- * The answer as history records it (see `ModelTurnResult`): what the run restores is left out. A
- * turn kept by reference only: without a transcript the provider's fields have nowhere else to stay.
- */
-function recorded(answer: ModelTurnAnswer, scripted: boolean, turnIndex: number | undefined): ModelTurnResult {
-  if (!answer.transcript) return answer;
-  const { role: _role, content, toolCalls } = answer.message;
-  const calls = toolCalls?.map((c, i) =>
-    scripted && turnIndex !== undefined && c.id === scriptedCallId(turnIndex, i)
-      ? { name: c.name, arguments: c.arguments }
-      : c,
-  );
-  return {
-    message: { ...(content ? { content } : {}), ...(calls?.length ? { toolCalls: calls } : {}) },
-    usage: answer.usage,
-    transcript: answer.transcript,
-  };
-}
-
 /** A failed turn: its tokens abandoned, its span marked, the failure typed. */
 function failedTurn(span: Span, err: unknown, tokens: TokenPublisher | undefined): unknown {
   tokens?.abandon();
@@ -281,10 +178,11 @@ async function modelTurn(w: ModelWorker, turn: ModelTurnInput): Promise<ModelTur
   }
 }
 
-async function takeTurn(w: ModelWorker, turn: ModelTurnInput): Promise<ModelTurnResult> {
-  await checkTicket(w.deps.tickets, turn, modelPermit(turn.model.endpoint), RunFailureType.ModelRefused);
-  const resolved = asFinalRefusal(() => resolveModel(w.deps.models, turn.model));
+async function takeTurn(w: ModelWorker, input: ModelTurnInput): Promise<ModelTurnResult> {
+  await checkTicket(w.deps.tickets, input, modelPermit(input.model.endpoint), RunFailureType.ModelRefused);
+  const resolved = asFinalRefusal(() => resolveModel(w.deps.models, input.model));
   const scope = Context.current().info.workflowExecution?.workflowId ?? '';
+  const turn = await written(w, input, scope);
   // By reference: a first turn names its tools' digest, a later one its transcript (older runs: both).
   const ref =
     turn.toolsDigest !== undefined || turn.transcript !== undefined ? await byReference(w, turn, scope) : undefined;

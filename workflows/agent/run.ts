@@ -1,7 +1,7 @@
 // Workflow-safe: an agent run. Model turns and tool calls alternate; every call is governed.
 import { ALLOW_ALL } from '../../catalog/policy';
 import { isStoredHandle, storedOf } from '../../common/stored-output';
-import type { ChatMessage, ModelToolCall } from '../../common/wire';
+import type { ModelToolCall } from '../../common/wire';
 import type { AgentRunInputShape } from '../../common/run-input';
 import { refuseMalformedInput } from '../input-check';
 import type { JournalEntry } from '../../common/journal';
@@ -14,7 +14,7 @@ import { StepCtx } from '../step-ctx';
 import { continueChain, historyIsLong, refuseForeignCarry, type AgentRunCarry, type ChainState } from './chain';
 import { delegateTo } from './delegate';
 import { governedAgentCall } from './governed-call';
-import { byReference, Conversation, readCall, turnKey } from './turn';
+import { byReference, Conversation, readCall, turnKey, type ToolReply } from './turn';
 
 export type { AgentRunCarry } from './chain';
 
@@ -119,7 +119,7 @@ async function openRun(input: AgentRunInput): Promise<ChainState> {
  * A turn's calls, judged against what the model had read when it wrote them. Positions follow the
  * model's order; lanes decide what may run at the same time. Each result is what the model reads.
  */
-function callTools(run: ChainState, input: AgentRunInput, calls: ModelToolCall[]): Promise<ChatMessage[]> {
+function callTools(run: ChainState, input: AgentRunInput, calls: ModelToolCall[]): Promise<ToolReply[]> {
   const { step } = run;
   const offered = run.conversation.offered;
   const base = step.reserve(calls.length);
@@ -133,7 +133,7 @@ function callTools(run: ChainState, input: AgentRunInput, calls: ModelToolCall[]
       const independent = decl?.concurrency?.class === 'independent';
       return {
         lane: laneOf(decl, args, position),
-        run: async (): Promise<ChatMessage> => {
+        run: async (): Promise<ToolReply> => {
           const r = await governedAgentCall(run, {
             toolId,
             args,
@@ -143,10 +143,9 @@ function callTools(run: ChainState, input: AgentRunInput, calls: ModelToolCall[]
             seen,
             ...(independent ? { delegate } : {}),
           });
-          if ('refused' in r) return { role: 'tool', toolCallId: c.id, content: JSON.stringify(r.refused) };
-          if (isStoredHandle(r.output))
-            return { role: 'tool', toolCallId: c.id, content: r.output.preview, stored: storedOf(r.output) };
-          return { role: 'tool', toolCallId: c.id, content: JSON.stringify(r.output) };
+          if ('refused' in r) return { toolCallId: c.id, value: r.refused };
+          if (isStoredHandle(r.output)) return { toolCallId: c.id, stored: storedOf(r.output) };
+          return { toolCallId: c.id, value: r.output };
         },
       };
     }),

@@ -12,7 +12,9 @@ import {
   type ModelToolCall,
   type ModelTurnAnswer,
   type ModelTurnResult,
+  type ToolResults,
 } from '../../common/wire';
+import type { StoredOutput } from '../../common/stored-output';
 import { RunFailureType } from '../../catalog/failure-types';
 
 const { modelTurn } = proxyActivities<ModelActivities>({
@@ -49,13 +51,21 @@ export class Conversation {
     readonly offered: OfferedTool[],
     /** The conversation so far, by reference (absent before the first turn). */
     public transcript: string | undefined,
-    /** What the model has not read yet. */
-    public unread: ChatMessage[],
+    /** What the model has not read yet (the opening, or what a continued run carries). */
+    private messages: ChatMessage[],
     /** Whether each turn's text streams to the run's clients as it is written. */
     private readonly streamTokens = true,
   ) {
     this.modelByRef = byReference(model);
     this.toolsDigest = offeredDigest(offered);
+  }
+
+  /** The tool results of the last turn, one per call in its order (none before the first turn's calls). */
+  private replies: ToolReply[] | undefined;
+
+  /** What the model has not read yet, as messages: what a run continuing as new carries. */
+  get unread(): ChatMessage[] {
+    return this.replies ? this.replies.map(messageOf) : this.messages;
   }
 
   /** The opening messages of a run: its system prompt, if any, and the user's prompt. */
@@ -78,7 +88,7 @@ export class Conversation {
         principal: this.access.principal,
         ticket: permitMac(this.access.ticket, modelPermit(this.model.endpoint)) ?? '',
         transcript: this.transcript,
-        messages: this.unread,
+        ...this.sending(),
         ...(this.streamTokens ? { stream: { turn: turnKey(number) } } : {}),
         ...(first ? { toolsDigest: this.toolsDigest, offered: this.offered.map((o) => o.toolId) } : {}),
       },
@@ -89,14 +99,43 @@ export class Conversation {
         RunFailureType.TranscriptUnavailable,
       );
     this.transcript = result.transcript;
-    this.unread = [];
+    this.messages = [];
+    this.replies = undefined;
     return readTurn(result, number - 1);
   }
 
-  /** The tool results of a turn: what the model reads next. */
-  deliver(results: ChatMessage[]): void {
-    this.unread = results;
+  /**
+   * What a turn sends: the last turn's tool results by position (the worker names each by its call's
+   * id), or messages whole (the opening, a continued run's, a result no JSON can carry).
+   */
+  private sending(): { messages: ChatMessage[] } | { results: ToolResults } {
+    const replies = this.replies;
+    if (!replies || this.transcript === undefined || replies.some((r) => !('stored' in r) && r.value === undefined))
+      return { messages: this.unread };
+    const stored: Record<string, StoredOutput> = {};
+    const values = replies.map((r, i) => {
+      if (!('stored' in r)) return r.value;
+      stored[i] = r.stored;
+      return null;
+    });
+    return { results: { values, ...(Object.keys(stored).length ? { stored } : {}) } };
   }
+
+  /** The tool results of a turn, one per call in the turn's order: what the model reads next. */
+  deliver(replies: ToolReply[]): void {
+    this.replies = replies;
+    this.messages = [];
+  }
+}
+
+/** A tool call's result as the model reads it: a JSON value, or an output stored outside history. */
+export type ToolReply = { toolCallId: string; value: unknown } | { toolCallId: string; stored: StoredOutput };
+
+/** The tool message a reply stands for: its value as JSON text, a stored output's preview and envelope. */
+function messageOf(r: ToolReply): ChatMessage {
+  return 'stored' in r
+    ? { role: 'tool', toolCallId: r.toolCallId, content: r.stored.preview, stored: r.stored }
+    : { role: 'tool', toolCallId: r.toolCallId, content: JSON.stringify(r.value) };
 }
 
 /**
