@@ -21,6 +21,7 @@ export {
   type ModelTurnAnswer,
   type ModelTurnInput,
   type ModelTurnResult,
+  type RecordedToolCall,
   type ScriptTurn,
   type ToolResults,
 } from './model-turn';

@@ -13,6 +13,7 @@ import {
   type ModelTurnAnswer,
   type ModelTurnInput,
   type ModelTurnResult,
+  type RecordedToolCall,
 } from '../../common/wire';
 
 export const invalid = (message: string) =>
@@ -127,6 +128,18 @@ export async function appendTurn(
   return { ...result, transcript };
 }
 
+/** The object a call's arguments are the exact JSON text of, if they are. */
+function jsonObjectOf(text: string): Record<string, unknown> | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
+  return JSON.stringify(value) === text ? (value as Record<string, unknown>) : undefined;
+}
+
 /**
  * The answer as history records it (see `ModelTurnResult`): what the run restores is left out. A
  * turn kept by reference only: without a transcript the provider's fields have nowhere else to stay.
@@ -134,11 +147,11 @@ export async function appendTurn(
 export function recorded(answer: ModelTurnAnswer, scripted: boolean, turnIndex: number | undefined): ModelTurnResult {
   if (!answer.transcript) return answer;
   const { role: _role, content, toolCalls } = answer.message;
-  const calls = toolCalls?.map((c, i) =>
-    scripted && turnIndex !== undefined && c.id === scriptedCallId(turnIndex, i)
-      ? { name: c.name, arguments: c.arguments }
-      : c,
-  );
+  const calls = toolCalls?.map((c, i): RecordedToolCall => {
+    const made = scripted && turnIndex !== undefined && c.id === scriptedCallId(turnIndex, i);
+    const args = jsonObjectOf(c.arguments);
+    return { ...(made ? {} : { id: c.id }), name: c.name, ...(args ? { args } : { arguments: c.arguments }) };
+  });
   return {
     message: { ...(content ? { content } : {}), ...(calls?.length ? { toolCalls: calls } : {}) },
     usage: answer.usage,

@@ -6,6 +6,7 @@ import { toolDigest } from '../../catalog/digest';
 import { withDefaults, withoutDefaults } from '../../catalog/tool-decl-defaults';
 import { loadManifest } from '../../runtime/manifest-file';
 import { readTurn } from '../../workflows/agent/turn';
+import { recorded } from '../../activities/model/conversation';
 import type { ModelTurnResult } from '../../common/wire';
 
 const manifests = ['examples/support-desk/manifest.yaml', 'test/fixtures/scenario-manifest.yaml'].map(
@@ -63,6 +64,39 @@ describe("a model turn's result", () => {
       usage: { inputTokens: 3, outputTokens: 4 },
       transcript: 'sha256:ab',
     });
+  });
+
+  it('records arguments that are exact JSON as their object, any other text as the model typed it', () => {
+    const answer = {
+      message: {
+        role: 'assistant' as const,
+        content: '',
+        toolCalls: [
+          { id: 'call_2_0', name: 'a', arguments: '{"email":"x@example.com","n":[1,2.5]}' },
+          { id: 'call_2_1', name: 'b', arguments: '{ "email": "x@example.com" }' },
+          { id: 'provider-id', name: 'c', arguments: 'not json' },
+          { id: 'call_2_3', name: 'd', arguments: '[1]' },
+        ],
+      },
+      usage: { inputTokens: 1, outputTokens: 2 },
+      finishReason: 'tool_calls' as const,
+      responseId: 'r9',
+      transcript: 'sha256:ef',
+    };
+    const kept = recorded(answer, true, 2);
+    expect(kept.message.toolCalls).toEqual([
+      { name: 'a', args: { email: 'x@example.com', n: [1, 2.5] } },
+      { name: 'b', arguments: '{ "email": "x@example.com" }' },
+      { id: 'provider-id', name: 'c', arguments: 'not json' },
+      { name: 'd', arguments: '[1]' },
+    ]);
+    // What the provider said of its reply is the transcript's, not history's.
+    expect(kept).not.toHaveProperty('responseId');
+    // Through history (JSON) and back, the run reads the answer the worker had, the provider's fields aside.
+    const { finishReason: _f, responseId: _r, ...rest } = answer;
+    expect(readTurn(JSON.parse(JSON.stringify(kept)) as ModelTurnResult, 2)).toEqual(rest);
+    // A provider's own ids are kept, even where they look like the scripted model's.
+    expect(recorded(answer, false, 2).message.toolCalls![0]).toMatchObject({ id: 'call_2_0' });
   });
 
   it('reads a result recorded whole as it was', () => {
