@@ -20,6 +20,7 @@ import type {
 import { toolPermit } from '../common/ticket';
 import { ctxFromActivity } from './ctx';
 import { checkTicket } from './identity/ticket-check';
+import { presented } from './identity/run-opening';
 import type { TicketIssuer } from './identity/tickets';
 import { withToolSpan, type GenAiToolType } from './telemetry';
 import type { Tool } from './tool';
@@ -219,7 +220,8 @@ function spanOf(w: ToolWorker, req: PerformRequest | ReconcileRequest, effectKey
   };
 }
 
-async function performTool(w: ToolWorker, req: PerformRequest): Promise<PerformResult> {
+async function performTool(w: ToolWorker, sent: PerformRequest): Promise<PerformResult> {
+  const req = await presented(sent);
   await assertAuthority(w, req);
   assertMcpCall(w, req);
   const tool = lookup(w, req.toolId);
@@ -254,7 +256,8 @@ async function performTool(w: ToolWorker, req: PerformRequest): Promise<PerformR
   });
 }
 
-async function reconcileTool(w: ToolWorker, req: ReconcileRequest): Promise<Reconciliation> {
+async function reconcileTool(w: ToolWorker, sent: ReconcileRequest): Promise<Reconciliation> {
+  const req = await presented(sent);
   await assertAuthority(w, req);
   const tool = lookup(w, req.toolId);
   if (!tool.reconcile) throw ApplicationFailure.nonRetryable(`${req.toolId} cannot reconcile`, FailureType.Unavailable);

@@ -570,7 +570,7 @@ async function main(): Promise<void> {
     if (promises) {
       const { on, off } = promises.microsPerCall;
       console.log(
-        `\nsandbox promises per call (${promises.calls}-call histories): plain ${promises.promisesPerCall.plainCalls.toFixed(1)}, callTool ${promisesPerCall.toFixed(1)}`,
+        `\nsandbox promises per further call (${promises.calls}- and ${2 * promises.calls}-call histories): plain ${promises.promisesPerCall.plainCalls.toFixed(2)}, callTool ${promisesPerCall.toFixed(2)}; once per run: plain ${promises.promisesPerRun.plainCalls.toFixed(0)}, callTool ${promises.promisesPerRun.toolplaneCalls.toFixed(0)}`,
       );
       console.log(
         `replay µs per call, SDK stack capture on: plain ${on.plainCalls.toFixed(0)}, callTool ${on.toolplaneCalls.toFixed(0)}; off: plain ${off.plainCalls.toFixed(0)}, callTool ${off.toolplaneCalls.toFixed(0)}`,

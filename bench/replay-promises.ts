@@ -2,7 +2,10 @@
  * Where replay CPU goes: the Temporal SDK captures a stack trace (mapped through the bundle's source
  * map) for every promise created inside the workflow sandbox. This records a plain and a callTool
  * run of the same calls, then replays both in child processes, alternating, with that capture on
- * (counting the sandbox's promises) and off. The SDK installs its hook once per process.
+ * (counting the sandbox's promises) and off. The SDK installs its hook once per process. Promises per
+ * call are what a further call costs: runs of N and 2N calls are replayed, and the difference is
+ * divided by N, so the run's opening (its authorization, its StepCtx) is counted once, apart, as the
+ * bytes of a run's opening are.
  *
  *   npx tsx bench/replay-promises.ts [--calls 300] [--rounds 5] [--json]
  */
@@ -45,33 +48,42 @@ type Side = (typeof SIDES)[number];
 /** What `--json` prints: sandbox promises and replay µs per call, each side, with the SDK's stack capture on and off. */
 export interface PromiseFigures {
   calls: number;
+  /** What each further call adds: (promises of 2N calls - promises of N calls) / N. */
   promisesPerCall: Record<Side, number>;
+  /** What a run costs once, besides its calls (the opening, the end). */
+  promisesPerRun: Record<Side, number>;
   microsPerCall: Record<'on' | 'off', Record<Side, number>>;
 }
 interface Replayed {
   micros: Record<Side, number>;
-  promises: Record<Side, number>;
+  /** Sandbox promises of the N-call run and of the 2N-call run. */
+  promises: Record<Side, [number, number]>;
 }
+
+/** The histories recorded for a side: N calls, then 2N. */
+const historyFile = (dir: string, side: Side, double: boolean) => path.join(dir, `${side}${double ? '-2n' : ''}.json`);
 
 /** In a child: replays each history once to warm up, then once measured; µs of CPU and sandbox promises per call. */
 async function replayChild(dir: string, calls: number): Promise<Replayed> {
   const bundle = { code: fs.readFileSync(path.join(dir, 'bundle.js'), 'utf8') };
-  const histories = SIDES.map((side) =>
-    historyFromJSON(JSON.parse(fs.readFileSync(path.join(dir, `${side}.json`), 'utf8'))),
-  );
+  const read = (side: Side, double: boolean) =>
+    historyFromJSON(JSON.parse(fs.readFileSync(historyFile(dir, side, double), 'utf8')));
   const out: Replayed = {
     micros: { plainCalls: 0, toolplaneCalls: 0 },
-    promises: { plainCalls: 0, toolplaneCalls: 0 },
+    promises: { plainCalls: [0, 0], toolplaneCalls: [0, 0] },
   };
-  for (const [i, side] of SIDES.entries())
-    await Worker.runReplayHistory({ workflowBundle: bundle }, histories[i]!, `${side}-warm-up`);
-  for (const [i, side] of SIDES.entries()) {
+  for (const side of SIDES)
+    await Worker.runReplayHistory({ workflowBundle: bundle }, read(side, false), `${side}-warm-up`);
+  for (const side of SIDES) {
     capture.sandboxPromises = 0;
     const before = process.cpuUsage();
-    await Worker.runReplayHistory({ workflowBundle: bundle }, histories[i]!, `${side}-replay`);
+    await Worker.runReplayHistory({ workflowBundle: bundle }, read(side, false), `${side}-replay`);
     const used = process.cpuUsage(before);
     out.micros[side] = (used.user + used.system) / calls;
-    out.promises[side] = capture.sandboxPromises / calls;
+    out.promises[side][0] = capture.sandboxPromises;
+    capture.sandboxPromises = 0;
+    await Worker.runReplayHistory({ workflowBundle: bundle }, read(side, true), `${side}-replay-2n`);
+    out.promises[side][1] = capture.sandboxPromises;
   }
   return out;
 }
@@ -121,12 +133,17 @@ async function main(): Promise<void> {
       activities: createBenchActivities(),
     });
     await worker.runUntil(async () => {
-      for (const side of SIDES) {
-        const workflowId = `${side}-${randomUUID()}`;
-        await client.workflow.execute(side, { taskQueue, workflowId, args: [{ calls, decl }] });
-        const history = await client.workflow.getHandle(workflowId).fetchHistory();
-        fs.writeFileSync(path.join(dir, `${side}.json`), historyToJSON(history));
-      }
+      for (const side of SIDES)
+        for (const double of [false, true]) {
+          const workflowId = `${side}-${randomUUID()}`;
+          await client.workflow.execute(side, {
+            taskQueue,
+            workflowId,
+            args: [{ calls: double ? 2 * calls : calls, decl }],
+          });
+          const history = await client.workflow.getHandle(workflowId).fetchHistory();
+          fs.writeFileSync(historyFile(dir, side, double), historyToJSON(history));
+        }
     });
     fs.writeFileSync(path.join(dir, 'bundle.js'), bundle.code);
     await native.close();
@@ -141,10 +158,16 @@ async function main(): Promise<void> {
       }
     }
     const at = (setting: 'on' | 'off', side: Side) => median(runs[setting].map((x) => x.micros[side]));
+    const counted = runs.on[0]!.promises;
+    const perCall = (side: Side) => (counted[side][1] - counted[side][0]) / calls;
+    const promisesPerCall = { plainCalls: perCall('plainCalls'), toolplaneCalls: perCall('toolplaneCalls') };
+    const perRun = (side: Side) => counted[side][0] - calls * perCall(side);
+    const promisesPerRun = { plainCalls: perRun('plainCalls'), toolplaneCalls: perRun('toolplaneCalls') };
     if (o.json) {
       const figures: PromiseFigures = {
         calls,
-        promisesPerCall: runs.on[0]!.promises,
+        promisesPerCall,
+        promisesPerRun,
         microsPerCall: {
           on: { plainCalls: at('on', 'plainCalls'), toolplaneCalls: at('on', 'toolplaneCalls') },
           off: { plainCalls: at('off', 'plainCalls'), toolplaneCalls: at('off', 'toolplaneCalls') },
@@ -160,9 +183,9 @@ async function main(): Promise<void> {
         `  stack capture ${setting.padEnd(3)}: plain ${plain.toFixed(0)} µs, callTool ${tool.toFixed(0)} µs, ratio ${(tool / plain).toFixed(3)}`,
       );
     }
-    const promises = runs.on[0]!.promises;
     console.log(
-      `  sandbox promises per call: plain ${promises.plainCalls.toFixed(1)}, callTool ${promises.toolplaneCalls.toFixed(1)}`,
+      `  sandbox promises per further call: plain ${promisesPerCall.plainCalls.toFixed(2)}, callTool ${promisesPerCall.toolplaneCalls.toFixed(2)}` +
+        `; once per run: plain ${promisesPerRun.plainCalls.toFixed(0)}, callTool ${promisesPerRun.toolplaneCalls.toFixed(0)}`,
     );
   } finally {
     await server.stop();

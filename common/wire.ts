@@ -26,17 +26,17 @@ export {
   type ToolResults,
 } from './model-turn';
 
-/** Kept small: written to history once per call. The effect key is the activity id (a resend adds `.N`). */
+/** Written to history per call (the effect key is the activity id); `ticket`/`digest`: the worker reads them from the run's opening. */
 export interface PerformRequest {
   toolId: string;
   args: Record<string, unknown>;
   principal: string;
-  /** The MAC of the run's ticket for this tool: the worker checks it against the scheduling run's ids. */
-  ticket: string;
+  /** The MAC of the run's ticket for this tool (older requests): the worker checks it against the scheduling run's ids. */
+  ticket?: string;
   requiresLedger?: boolean;
-  /** How the run decided the call (absent: no gate saw it); signed into `produced_by`. */
+  /** How the run decided the call (absent: no gate saw it); signed into `produced_by`. Sent for `requires_ledger` tools. */
   decision?: Exclude<LedgerDecision, 'ungoverned'>;
-  /** Every argument was trusted when the run decided; signed into `produced_by`. */
+  /** Every argument was trusted when the run decided; signed into `produced_by`. Sent for `requires_ledger` tools. */
   trustedArgs?: boolean;
   /** A failure that reached the provider may be tried again (`retries_landed`). */
   retriesLanded?: boolean;
@@ -48,7 +48,7 @@ export interface PerformRequest {
   modelCallId?: string;
   /** Set on a resend: which recovery path sent it again. */
   recoveryPath?: string;
-  /** The run's declaration of the tool, as a short digest; a worker that declares it otherwise refuses. */
+  /** The run's declaration of the tool, as a short digest (older requests); a worker that declares it otherwise refuses. */
   digest?: string;
   /** The extension-runtime lease the run granted this call (extension tools only). */
   lease?: string;
@@ -84,7 +84,7 @@ export interface CitedOrigin {
 export interface ReconcileRequest {
   toolId: string;
   principal: string;
-  ticket: string;
+  ticket?: string;
   lease?: string;
 }
 

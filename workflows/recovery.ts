@@ -56,7 +56,9 @@ function performOptions(input: RecoveryInput, sendIndex: number): ActivityOption
   const { decl } = input;
   return {
     activityId: performActivityId(input.effectKey, sendIndex),
-    summary: input.summary,
+    // The timeline labels what an operator looks for: a call that changes the world, and every resend.
+    // A read-only call's first send shows its tool in its input.
+    ...(sendIndex > 0 || decl.safety !== 'read_only' ? { summary: input.summary } : {}),
     startToCloseTimeout: decl.timeouts.start_to_close,
     heartbeatTimeout: decl.timeouts.heartbeat,
     retry: activityRetry(decl),
@@ -68,7 +70,7 @@ async function reconcile(input: RecoveryInput, round: number): Promise<Reconcili
   const req: ReconcileRequest = {
     toolId: request.toolId,
     principal: request.principal,
-    ticket: request.ticket,
+    ...(request.ticket !== undefined ? { ticket: request.ticket } : {}),
     ...(request.lease ? { lease: request.lease } : {}),
   };
   try {

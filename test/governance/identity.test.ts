@@ -23,7 +23,7 @@ import type { AgentRunInput } from '../../workflows/agent/run';
 import { agentInput, type Script } from '../support/agent';
 import { refundScript, supportDesk } from '../support/desk';
 import { exampleManifest, harness, testDir, type Harness } from '../support/env';
-import { historyOf, scheduledActivities } from '../support/history';
+import { historyOf, openingOf, scheduledActivities } from '../support/history';
 import { testIssuer, TEST_AUDIENCE, type TestIssuer } from '../support/identity';
 import { payNoted, rememberIban } from './scenarios-identity';
 import { generateLedgerKey } from '../../ledger/keys';
@@ -64,6 +64,7 @@ async function rogueWorker(h: Harness): Promise<{ taskQueue: string; stop(): Pro
     connection: h.native,
     taskQueue,
     workflowsPath: require.resolve('../fixtures/rogue/workflows'),
+    activities: { forgedOpening: (answer: unknown) => Promise.resolve(answer) },
   });
   const running = worker.run();
   return {
@@ -241,11 +242,15 @@ describe('identity: the worker knows who asks', () => {
     it("refuses a ticket copied from a real run's history", async () => {
       const real = await run(h, manifest, refundScript, { credential: (wf) => issuer.runCredential('agent:desk', wf) });
       await real.handle.result();
+      const opening = await openingOf(h, real.workflowId);
+      const copied = opening.ticket.permits[`tool:${REFUND}`];
+      expect(copied).toMatch(/^[A-Za-z0-9_-]{22}$/);
+      // The run's calls carry no MAC: the worker read it from the run's opening.
       const performs = scheduledActivities(await historyOf(h.client, real.workflowId)).filter(
         (a) => a.type === 'performTool',
       );
-      const copied = (performs.at(-1)!.input as { ticket: string }).ticket;
-      expect(copied).toMatch(/^[A-Za-z0-9_-]{22}$/);
+      expect(performs.length).toBeGreaterThan(0);
+      for (const p of performs) expect(p.input).not.toHaveProperty('ticket');
       const attempt = h.client.workflow.execute('rogueActivity', {
         taskQueue: rogue.taskQueue,
         workflowId: `rogue-${randomUUID()}`,
@@ -256,6 +261,21 @@ describe('identity: the worker knows who asks', () => {
         ],
       });
       await expect(attempt).rejects.toMatchObject({ cause: { cause: { type: 'ToolUnavailable' } } });
+      expect(attackerRefunds()).toEqual([]);
+    });
+
+    it("refuses a call from a run that wrote a real run's opening into its own history", async () => {
+      const real = await run(h, manifest, refundScript, { credential: (wf) => issuer.runCredential('agent:desk', wf) });
+      await real.handle.result();
+      const opening = await openingOf(h, real.workflowId);
+      const attempt = h.client.workflow.execute('rogueOpening', {
+        taskQueue: rogue.taskQueue,
+        workflowId: `rogue-${randomUUID()}`,
+        args: [h.taskQueue, opening, { toolId: REFUND, args: ATTACKER_REFUND, principal: 'agent:desk' }],
+      });
+      await expect(attempt).rejects.toMatchObject({
+        cause: { cause: { type: 'ToolUnavailable', message: expect.stringContaining('no ticket this worker issued') } },
+      });
       expect(attackerRefunds()).toEqual([]);
     });
 

@@ -73,7 +73,15 @@ describe('a tool run on a real Temporal server', () => {
     const scheduled = scheduledActivities(await historyOf(h.client, workflowId));
     expect(scheduled.map((s) => s.type)).toEqual(['performTool', 'performTool']);
     expect(scheduled[1]!.activityId).toBe(key);
+    // The refund changes the world: the timeline labels it. The lookup shows its tool in its input.
     expect(scheduled[1]!.summary).toBe('payments/refund #1');
+    expect(scheduled[0]!.summary).toBeUndefined();
+    // What the worker finds in the run's opening does not travel with each call.
+    expect(scheduled[1]!.input).toEqual({
+      toolId: 'tool://payments/refund',
+      args: refundArgs,
+      principal: expect.any(String),
+    });
   });
 
   it('refuses an undeclared tool and an ungranted one without scheduling anything', async () => {

@@ -3,6 +3,7 @@ import { ActivityName } from '../../common/names';
 import type { Client } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import type { temporal } from '@temporalio/proto';
+import type { RunTicket } from '../../common/ticket';
 
 export type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 
@@ -44,4 +45,21 @@ export function startedBy(events: HistoryEvent[]): { type: string; identity: str
       type: scheduled.get(String(e.activityTaskStartedEventAttributes!.scheduledEventId))!,
       identity: e.activityTaskStartedEventAttributes!.identity!,
     }));
+}
+
+/** The worker's answer to a run's first `authorizeRun` (its opening), as the run's local-activity marker holds it. */
+export async function openingOf(
+  h: { client: Client },
+  workflowId: string,
+): Promise<{ principal: string; ticket: RunTicket; tools?: unknown[] }> {
+  for (const e of await historyOf(h.client, workflowId)) {
+    const m = e.markerRecordedEventAttributes;
+    const data = m?.details?.data?.payloads?.[0];
+    const result = m?.details?.result?.payloads?.[0];
+    if (!data || !result) continue;
+    if (defaultPayloadConverter.fromPayload<{ activity_type?: string }>(data).activity_type !== ActivityName.Authorize)
+      continue;
+    return defaultPayloadConverter.fromPayload(result);
+  }
+  throw new Error(`${workflowId} has no authorizeRun marker`);
 }

@@ -1,6 +1,5 @@
 // Workflow-safe, step 5 of a call: the request the worker receives, and the recovery state machine
 // (or a delegated child, for tools that run independently). Returns what happened; writes nothing.
-import { shortDigest } from '../../catalog/digest';
 import type { Policy } from '../../catalog/policy';
 import type { ToolCall } from '../../catalog/tool-call';
 import { permitMac, toolPermit, type RunTicket } from '../../common/ticket';
@@ -30,18 +29,27 @@ export interface PerformContext {
   onProgress?: RecoveryInput['onProgress'];
 }
 
-/** The request written to history with the call: only what the worker does not already know. */
+/**
+ * The request written to history with the call: only what the worker cannot find itself. Its ticket
+ * and its declaration of the tool are in the run's opening (the worker reads them from the run's
+ * history); a call the worker signs a ledger reference for carries them, and how the run decided, since
+ * the reference is verified against its history entry alone.
+ */
 function requestOf(call: ToolCall, args: Record<string, unknown>, c: PerformContext): PerformRequest {
   return {
     toolId: call.toolId,
     args,
     principal: c.principal,
-    ticket: permitMac(c.ticket, toolPermit(call.toolId)) ?? '',
-    digest: shortDigest(call.digest),
-    ...(c.ledger.decision !== 'ungoverned' ? { decision: c.ledger.decision } : {}),
-    ...(c.ledger.trustedArgs ? { trustedArgs: true } : {}),
+    ...(call.decl.requires_ledger
+      ? {
+          // What a ledger reference is verified against, from the history entry alone.
+          ticket: permitMac(c.ticket, toolPermit(call.toolId)) ?? '',
+          requiresLedger: true,
+          ...(c.ledger.decision !== 'ungoverned' ? { decision: c.ledger.decision } : {}),
+          ...(c.ledger.trustedArgs ? { trustedArgs: true } : {}),
+        }
+      : {}),
     ...(c.budget && Object.keys(c.budget).length > 0 ? { budget: c.budget } : {}),
-    ...(call.decl.requires_ledger ? { requiresLedger: true } : {}),
     ...(call.decl.retries_landed ? { retriesLanded: true } : {}),
     ...(c.modelCallId ? { modelCallId: c.modelCallId } : {}),
     ...(c.lease ? { lease: c.lease } : {}),

@@ -9,10 +9,9 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { AuthorizeActivities, AuthorizeRequest, AuthorizeResult, CarriedAuthority } from '../../common/wire';
-import type { RunTicket, TicketCarry } from '../../common/ticket';
-import type { ToolDecl } from '../../catalog/manifest';
-import { withDefaults } from '../../catalog/tool-decl-defaults';
+import type { AuthorizeActivities, AuthorizeRequest, CarriedAuthority } from '../../common/wire';
+import type { TicketCarry } from '../../common/ticket';
+import { readAuthority, type ReadAuthority } from '../../common/authorize-answer';
 import { CatalogErrorCode } from '../../catalog/errors';
 import { MANIFEST_DIGEST, PRINCIPAL } from '../../common/search-attributes';
 import { ALLOW_ALL, type Policy } from '../../catalog/policy';
@@ -82,26 +81,6 @@ function refused(err: unknown, asking: string | undefined): never {
   if (cause instanceof ApplicationFailure && cause.nonRetryable)
     throw ApplicationFailure.nonRetryable(cause.message, cause.type ?? undefined);
   throw err;
-}
-
-/** The worker's answer whole: what it leaves out because the run restores it (see `AuthorizeResult`). */
-export interface ReadAuthority extends Required<Pick<AuthorizeResult, 'grants' | 'capabilities' | 'withheld'>> {
-  answer: AuthorizeResult;
-  tools: ToolDecl[];
-  ticket: RunTicket;
-}
-
-/** Restores what the answer left out; an answer recorded whole reads as it was. */
-export function readAuthority(answer: AuthorizeResult): ReadAuthority {
-  const tools = answer.tools.map(withDefaults);
-  return {
-    answer,
-    tools,
-    grants: answer.grants ?? tools.map((t) => t.id),
-    capabilities: answer.capabilities ?? [],
-    withheld: answer.withheld ?? { grants: [], capabilities: [] },
-    ticket: { ...answer.ticket, identity: answer.ticket.identity ?? answer.identity },
-  };
 }
 
 function scopeOf(read: ReadAuthority, policy: Policy | undefined): RunScope {
