@@ -16,6 +16,7 @@ import { EXTENSION_RUNTIME } from '../catalog/capabilities';
 import { LimitsDecl } from '../catalog/caps-decl';
 import { ManifestInvalid, type ManifestProblem } from '../catalog/errors';
 import { manifestDigest } from '../catalog/digest';
+import { withoutDefaults } from '../catalog/tool-decl-defaults';
 import type { Manifest } from '../catalog/manifest';
 import { modelPermit, toolPermit, type RunIdentity } from '../common/ticket';
 import { asFinalRefusalAsync } from './catalog-failure';
@@ -188,16 +189,30 @@ export function createAuthorizeActivities(deps: AuthorizeDeps): AuthorizeActivit
           .map(toolPermit);
         if (model) permits.push(modelPermit(model.endpoint));
         const caps = capsFor(deps.manifest, identity);
+        const tools = deps.manifest.tools.filter((t) => authority.grants.includes(t.id));
+        const { identity: _inTicket, ...ticket } = deps.tickets.issue(
+          run,
+          identity,
+          permits,
+          authority.grants,
+          authority.capabilities,
+        );
+        // Recorded once per run: only what the run cannot restore itself (`readAuthority`).
+        const { grants, capabilities, withheld, ...rest } = authority;
+        const sameIds = grants.length === tools.length && tools.every((t, i) => t.id === grants[i]);
         return {
-          ...authority,
+          ...rest,
+          ...(sameIds ? {} : { grants }),
+          ...(capabilities.length ? { capabilities } : {}),
+          ...(withheld.grants.length || withheld.capabilities.length ? { withheld } : {}),
           // Which endpoint and model answer, for the record; a script the worker plays stays on the worker.
           ...(model
             ? { model: model.decl.provider === 'scripted' ? { ...model, decl: { provider: 'scripted' } } : model }
             : {}),
-          tools: deps.manifest.tools.filter((t) => authority.grants.includes(t.id)),
-          declared: deps.manifest.tools.map((t) => t.id),
+          tools: tools.map(withoutDefaults),
+          declared: deps.manifest.tools.map((t) => t.id).filter((id) => !authority.grants.includes(id)),
           identity,
-          ticket: deps.tickets.issue(run, identity, permits, authority.grants, authority.capabilities),
+          ticket,
           // A worker with an identity takes no decision on this run's waiting calls on a name's word.
           ...(deps.credentials ? { verifiesDecisions: true as const } : {}),
           ...(caps ? { caps } : {}),

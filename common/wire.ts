@@ -2,15 +2,29 @@
 // (what a workflow schedules, what an activity answers) and the activities' interfaces, keyed by
 // the names in `names.ts`. Activities implement these; workflows proxy them.
 import type { ModelRequest, ResolvedModel, RunAuthority, RunRequest } from '../catalog/authority';
+import type { ModelTurnInput, ModelTurnResult } from './model-turn';
 import type { RunCaps } from '../catalog/caps';
-import type { Sensitivity, ToolDecl } from '../catalog/manifest';
+import type { Sensitivity } from '../catalog/manifest';
+import type { SentToolDecl } from '../catalog/tool-decl-defaults';
 import type { Policy } from '../catalog/policy';
-import type { OfferedTool } from '../catalog/tool-catalog';
 import type { LedgerDecision } from './ledger-ref';
 import { ActivityName } from './names';
 import type { StoredOutput } from './stored-output';
 import type { RunIdentity, RunTicket, TicketCarry } from './ticket';
 import type { SessionPass } from './gateway-protocol';
+
+export {
+  scriptedCallId,
+  type ChatMessage,
+  type FinishReason,
+  type ModelToolCall,
+  type ModelTurnAnswer,
+  type ModelTurnInput,
+  type ModelTurnResult,
+  type RecordedToolCall,
+  type ScriptTurn,
+  type ToolResults,
+} from './model-turn';
 
 /** Written to history per call (the effect key is the activity id); `ticket`/`digest`: the worker reads them from the run's opening. */
 export interface PerformRequest {
@@ -111,59 +125,6 @@ export interface RemainingBudget {
   deadline?: number;
 }
 
-export interface ModelToolCall {
-  id: string;
-  /** The offered name (`crm__lookup_customer`), exactly as the model wrote it. */
-  name: string;
-  /** The arguments as text, exactly as the model typed them. */
-  arguments: string;
-}
-
-export type ChatMessage =
-  | { role: 'system' | 'user'; content: string }
-  | { role: 'assistant'; content: string; toolCalls?: ModelToolCall[] }
-  /** `stored`: the output is outside history; the model activity reads it back for this run only. */
-  | { role: 'tool'; toolCallId: string; content: string; stored?: StoredOutput };
-
-/** A scripted turn: tool calls with literal arguments, or a final answer. */
-export type ScriptTurn = { tool_calls: { name: string; arguments: unknown; id?: string }[] } | { final: string };
-
-/** Why the model stopped, spelled as the GenAI semantic conventions spell it. */
-export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter' | 'error' | 'other';
-
-/**
- * What the model turn activity receives: the conversation by reference (`transcript`, absent on the first
- * turn; older runs send it whole), the messages added since, and the tools by digest (schemas on the first turn).
- */
-export interface ModelTurnInput {
-  model: ModelRequest;
-  /** Who the run acts for and the MAC of its ticket for the endpoint (absent only in histories before tickets). */
-  principal?: string;
-  ticket?: string;
-  messages: ChatMessage[];
-  tools?: OfferedTool[];
-  toolsDigest?: string;
-  transcript?: string;
-  /**
-   * The run's stream takes this turn's text as it is written, under this turn key (`turn-<n>`).
-   * Absent: the turn publishes nothing (a view only; the result is the record either way).
-   */
-  stream?: { turn: string };
-}
-
-export interface ModelTurnResult {
-  message: Extract<ChatMessage, { role: 'assistant' }>;
-  usage: { inputTokens: number; outputTokens: number };
-  /** The model that answered, as the provider reports it. */
-  responseModel?: string;
-  /** Absent in results recorded before providers reported it. */
-  finishReason?: FinishReason;
-  /** The provider's id for the response. */
-  responseId?: string;
-  /** By reference: the conversation including this reply, for the next turn to name. */
-  transcript?: string;
-}
-
 /**
  * A run authorized without a credential of its own: it shows the ticket of the run it continues
  * (the same workflow id) or of the parent delegating to it, with that run's ids as Temporal gave
@@ -193,19 +154,32 @@ export interface AuthorizeRequest extends Omit<RunRequest, 'principal' | 'groups
 
 /**
  * The run's authority, with the declarations of exactly the tools it holds: a run reaches only
- * what this worker declares, and its history does not grow with the size of the manifest.
+ * what this worker declares, and its history does not grow with the size of the manifest. Recorded
+ * once per run (the `authorizeRun` marker), so it carries nothing the run can restore itself: a
+ * declaration's fields at their default, the granted tools' identities twice, empty lists. The run
+ * reads it through `readAuthority`, which restores them; answers recorded whole read the same.
  */
-export interface AuthorizeResult extends RunAuthority {
-  /** The granted tools' declarations, as the worker's manifest has them. */
-  tools: ToolDecl[];
-  /** Every tool the manifest declares, by identity: an ungranted one is refused as such, not as unknown. */
+export interface AuthorizeResult extends Omit<RunAuthority, 'grants' | 'capabilities' | 'withheld'> {
+  /** Absent: exactly the identities of `tools`. */
+  grants?: string[];
+  /** Absent: none. */
+  capabilities?: string[];
+  /** Absent: nothing withheld. */
+  withheld?: RunAuthority['withheld'];
+  /** The granted tools' declarations, as the worker's manifest has them (fields at their default left out). */
+  tools: SentToolDecl[];
+  /**
+   * Tools the manifest declares that the run was not granted, by identity: an ungranted one is
+   * refused as such, not as unknown. (Answers recorded before format v1's first revision list every
+   * declared tool, the granted ones too.)
+   */
   declared: string[];
   /** The endpoint the run's model turns go to, as the worker declares it (a key variable's name, never its value). */
   model?: ResolvedModel;
   /** Who the run acts for, as the worker established it. */
   identity: RunIdentity;
-  /** The worker's ticket: each call presents its permit's MAC. */
-  ticket: RunTicket;
+  /** The worker's ticket: each call presents its permit's MAC. Its `identity` is absent: it is `identity`. */
+  ticket: Omit<RunTicket, 'identity'> & { identity?: RunIdentity };
   /**
    * The worker verifies who decides this run's waiting calls (it has an identity): every decision
    * carries the approver's credential and goes through `authorizeDecision`. Absent: a decision's

@@ -118,6 +118,12 @@ export function toolplaneActivities(
     ...createCarriedActivities({ registry, manifest: opts.manifest, tickets }),
     ...createDecisionActivities({ manifest: opts.manifest, credentials }),
     ...createBudgetActivities({ manifest: opts.manifest, tickets }),
-    ...createModelActivities({ models: opts.manifest.models, blobs, transcripts: opts.transcripts, tickets }),
+    ...createModelActivities({
+      models: opts.manifest.models,
+      tools: opts.manifest.tools,
+      blobs,
+      transcripts: opts.transcripts,
+      tickets,
+    }),
   };
 }

@@ -8,9 +8,9 @@ import type { temporal } from '@temporalio/proto';
 import { decodeOptionalSinglePayload } from '@temporalio/common/lib/internal-non-workflow';
 import { shortDigest, toolDigest } from '../../catalog/digest';
 import { FailureType } from '../../catalog/failure-types';
-import type { ToolDecl } from '../../catalog/manifest';
 import { toolPermit, type RunTicket } from '../../common/ticket';
-import type { PerformRequest, ReconcileRequest } from '../../common/wire';
+import type { AuthorizeResult, PerformRequest, ReconcileRequest } from '../../common/wire';
+import { readAuthority } from '../../common/authorize-answer';
 import type { RunIds } from './tickets';
 
 /** The marker Temporal's core records for a local activity's outcome. */
@@ -63,10 +63,12 @@ async function ticketsIn(events: temporal.api.history.v1.IHistoryEvent[]): Promi
     const payload = m.details?.result?.payloads?.[0];
     if (!payload) continue;
     try {
-      const answer = await decodeOptionalSinglePayload<{ ticket?: unknown; tools?: ToolDecl[] }>(converter, payload);
-      if (!isTicket(answer?.ticket)) continue;
-      const tools = Array.isArray(answer.tools) ? answer.tools : [];
-      out.push({ ticket: answer.ticket, declared: new Map(tools.map((t) => [t.id, shortDigest(toolDigest(t))])) });
+      const answer = await decodeOptionalSinglePayload<Partial<AuthorizeResult>>(converter, payload);
+      if (!answer?.ticket || !answer.identity || !Array.isArray(answer.tools)) continue;
+      // Read as the run reads it: the ticket's identity and each declaration's defaults restored.
+      const { ticket, tools } = readAuthority(answer as AuthorizeResult);
+      if (!isTicket(ticket)) continue;
+      out.push({ ticket, declared: new Map(tools.map((t) => [t.id, shortDigest(toolDigest(t))])) });
     } catch {
       // Another local activity's answer, in a shape the converter cannot read: not an opening.
     }

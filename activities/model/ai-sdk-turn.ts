@@ -15,7 +15,7 @@ import type { OfferedTool } from '../../catalog/tool-catalog';
 import { ModelFailureType } from '../../catalog/failure-types';
 import { classifyModelError, ModelFailure } from './model-failure';
 import type { ModelTurnRequest } from './types';
-import type { ChatMessage, FinishReason, ModelToolCall, ModelTurnResult } from '../../common/wire';
+import type { ChatMessage, FinishReason, ModelToolCall, ModelTurnAnswer } from '../../common/wire';
 
 function parsedInput(text: string): unknown {
   try {
@@ -89,7 +89,7 @@ function finishReasonOf(r: LanguageModelV4GenerateResult['finishReason']): Finis
   }
 }
 
-export function fromResult(result: LanguageModelV4GenerateResult, where: string): ModelTurnResult {
+export function fromResult(result: LanguageModelV4GenerateResult, where: string): ModelTurnAnswer {
   if (!Array.isArray(result.content))
     throw new ModelFailure(ModelFailureType.ResponseMalformed, `${where} answered without content`);
   const text = result.content
@@ -125,7 +125,7 @@ export async function aiSdkTurn(
   where: string,
   signal?: AbortSignal,
   onText?: (delta: string) => void,
-): Promise<ModelTurnResult> {
+): Promise<ModelTurnAnswer> {
   const options: LanguageModelV4CallOptions = {
     prompt: toPrompt(req.messages),
     ...(req.tools.length ? { tools: toTools(req.tools) } : {}),

@@ -4,7 +4,7 @@ import { SpanKind, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { resolveModel, type ModelsDecl } from '../../catalog/authority';
 import { durationMs } from '../../catalog/duration';
-import { offeredDigest } from '../../catalog/tool-catalog';
+import type { ToolDecl } from '../../catalog/manifest';
 import { scopeReadableBy } from '../../common/stored-output';
 import { asFinalRefusal } from '../catalog-failure';
 import { BlobNotFound, FileBlobStore, type BlobStore } from '../blob-store';
@@ -13,12 +13,21 @@ import { ModelFailure, toApplicationFailure } from './model-failure';
 import { languageModelFor, providerName } from './providers';
 import { scriptedTurn, scriptedTurnAt } from './scripted';
 import { TokenPublisher } from './token-stream';
-import { TranscriptStore, type TranscriptSegment } from './transcript';
+import { TranscriptStore, TranscriptUnavailable } from './transcript';
+import {
+  appendTurn,
+  byReference,
+  recorded,
+  written,
+  type ModelWorker,
+  type Turn,
+  type TurnByReference,
+} from './conversation';
 import type { ModelTurnRequest } from './types';
 import { modelPermit } from '../../common/ticket';
 import { checkTicket } from '../identity/ticket-check';
 import type { TicketIssuer } from '../identity/tickets';
-import type { ChatMessage, ModelActivities, ModelTurnInput, ModelTurnResult } from '../../common/wire';
+import type { ChatMessage, ModelActivities, ModelTurnAnswer, ModelTurnInput, ModelTurnResult } from '../../common/wire';
 import { ModelFailureType, RunFailureType } from '../../catalog/failure-types';
 
 /**
@@ -57,6 +66,8 @@ export interface ModelActivityDeps {
   transcripts?: BlobStore;
   /** Checks the run's ticket for the endpoint it names: only a run this worker authorized reaches a model. */
   tickets: TicketIssuer;
+  /** The worker's tool declarations (the manifest's `tools`): a first turn names the offered ones by identity. */
+  tools?: readonly ToolDecl[];
 }
 
 /**
@@ -65,7 +76,7 @@ export interface ModelActivityDeps {
  */
 export const MAX_MODEL_OUTPUT_BYTES = 1024 * 1024;
 
-function refuseOversized(result: ModelTurnResult, where: string): void {
+function refuseOversized(result: ModelTurnAnswer, where: string): void {
   const bytes = Buffer.byteLength(JSON.stringify(result.message), 'utf8');
   if (bytes > MAX_MODEL_OUTPUT_BYTES)
     throw ApplicationFailure.create({
@@ -88,64 +99,16 @@ async function writeScripted(text: string, delay: string | number | undefined, t
   }
 }
 
-const invalid = (message: string) =>
-  ApplicationFailure.create({ type: ModelFailureType.RequestInvalid, message, nonRetryable: true });
-
-/** What the model activity shares across turns: the worker's endpoints, stores and ticket check. */
-interface ModelWorker {
-  deps: ModelActivityDeps;
-  blobs: BlobStore;
-  transcripts: TranscriptStore;
-}
-
 type ResolvedModel = ReturnType<typeof resolveModel>;
-type TurnByReference = Awaited<ReturnType<typeof byReference>>;
-
-/**
- * A turn by reference: the conversation so far from the run's transcript, plus what is new.
- * The scripted model needs only where the conversation stands, so nothing is expanded for it.
- */
-async function byReference(w: ModelWorker, turn: ModelTurnInput, scope: string) {
-  const digest = turn.toolsDigest!;
-  let prev: TranscriptSegment | undefined;
-  let contextRef: string;
-  if (turn.transcript) {
-    prev = await w.transcripts.segment(turn.transcript, scope);
-    contextRef = prev.context;
-  } else {
-    if (!turn.tools || offeredDigest(turn.tools) !== digest)
-      throw invalid(`a run's first model turn sends the offered tools whose digest it names (${digest})`);
-    contextRef = await w.transcripts.startContext(
-      { tools: turn.tools, toolsDigest: digest, script: turn.model.script },
-      scope,
-    );
-  }
-  const context = await w.transcripts.context(contextRef, scope);
-  if (context.toolsDigest !== digest)
-    throw invalid(`the turn names tools ${digest}, but the run's conversation offers ${context.toolsDigest}`);
-  const newChars = JSON.stringify(turn.messages).length;
-  return {
-    context,
-    contextRef,
-    prev,
-    newChars,
-    turns: prev?.turns ?? 0,
-    inputTokens: Math.ceil(((prev?.chars ?? 0) + newChars) / 4) + Math.ceil(JSON.stringify(context.tools).length / 4),
-    messages: async () => [
-      ...(turn.transcript ? await w.transcripts.messages(turn.transcript, scope) : []),
-      ...turn.messages,
-    ],
-  };
-}
 
 /** One turn's answer: played from a script, or asked of the endpoint's model (its text streamed as written). */
 async function answer(
   w: ModelWorker,
-  turn: ModelTurnInput,
+  turn: Turn,
   resolved: ResolvedModel,
   ref: TurnByReference | undefined,
   tokens: TokenPublisher | undefined,
-): Promise<ModelTurnResult> {
+): Promise<ModelTurnAnswer> {
   const scope = Context.current().info.workflowExecution?.workflowId ?? '';
   const whole = async (): Promise<ModelTurnRequest> => ({
     model: turn.model,
@@ -175,7 +138,7 @@ async function answer(
   return result;
 }
 
-function recordUsage(span: Span, result: ModelTurnResult): void {
+function recordUsage(span: Span, result: ModelTurnAnswer): void {
   const finish = result.finishReason ?? (result.message.toolCalls?.length ? 'tool_calls' : 'stop');
   span.setAttributes({
     'gen_ai.usage.input_tokens': result.usage.inputTokens,
@@ -184,27 +147,6 @@ function recordUsage(span: Span, result: ModelTurnResult): void {
     ...(result.responseId ? { 'gen_ai.response.id': result.responseId } : {}),
     'gen_ai.response.finish_reasons': [finish],
   });
-}
-
-/** The run's conversation, one turn longer: its new segment's reference goes back with the result. */
-async function appendTurn(
-  w: ModelWorker,
-  turn: ModelTurnInput,
-  ref: TurnByReference,
-  result: ModelTurnResult,
-): Promise<ModelTurnResult> {
-  const scope = Context.current().info.workflowExecution?.workflowId ?? '';
-  const transcript = await w.transcripts.append(
-    {
-      context: ref.contextRef,
-      prev: turn.transcript,
-      turns: ref.turns + 1,
-      chars: (ref.prev?.chars ?? 0) + ref.newChars + JSON.stringify(result.message).length,
-      messages: [...turn.messages, result.message],
-    },
-    scope,
-  );
-  return { ...result, transcript };
 }
 
 /** A failed turn: its tokens abandoned, its span marked, the failure typed. */
@@ -216,11 +158,34 @@ function failedTurn(span: Span, err: unknown, tokens: TokenPublisher | undefined
   return failure;
 }
 
+/**
+ * The turn's failures that no retry mends are final here, typed (the run's retry policy names no
+ * types): a refused ticket or endpoint, an invalid request, an answer too large, a transcript that
+ * cannot be read, and the model failures `FINAL_MODEL_FAILURES` lists.
+ */
 async function modelTurn(w: ModelWorker, turn: ModelTurnInput): Promise<ModelTurnResult> {
-  await checkTicket(w.deps.tickets, turn, modelPermit(turn.model.endpoint), RunFailureType.ModelRefused);
-  const resolved = asFinalRefusal(() => resolveModel(w.deps.models, turn.model));
+  try {
+    return await takeTurn(w, turn);
+  } catch (err) {
+    if (err instanceof TranscriptUnavailable)
+      throw ApplicationFailure.create({
+        type: err.code,
+        message: err.message,
+        details: [err.data],
+        nonRetryable: true,
+      });
+    throw err;
+  }
+}
+
+async function takeTurn(w: ModelWorker, input: ModelTurnInput): Promise<ModelTurnResult> {
+  await checkTicket(w.deps.tickets, input, modelPermit(input.model.endpoint), RunFailureType.ModelRefused);
+  const resolved = asFinalRefusal(() => resolveModel(w.deps.models, input.model));
   const scope = Context.current().info.workflowExecution?.workflowId ?? '';
-  const ref = turn.toolsDigest !== undefined ? await byReference(w, turn, scope) : undefined;
+  const turn = await written(w, input, scope);
+  // By reference: a first turn names its tools' digest, a later one its transcript (older runs: both).
+  const ref =
+    turn.toolsDigest !== undefined || turn.transcript !== undefined ? await byReference(w, turn, scope) : undefined;
   const decl = resolved.decl;
   const attributes = {
     'gen_ai.operation.name': 'chat',
@@ -241,7 +206,8 @@ async function modelTurn(w: ModelWorker, turn: ModelTurnInput): Promise<ModelTur
         const result = await answer(w, turn, resolved, ref, tokens);
         await tokens?.close();
         recordUsage(span, result);
-        return ref ? await appendTurn(w, turn, ref, result) : result;
+        const kept = ref ? await appendTurn(w, turn, ref, result) : result;
+        return recorded(kept, decl.provider === 'scripted', ref?.turns);
       } catch (err) {
         throw failedTurn(span, err, tokens);
       } finally {

@@ -1,13 +1,13 @@
 // A deterministic model that plays a JSON script: the default for `npm start` and the tests.
 import type { ModelTurnRequest } from './types';
-import type { ModelTurnResult, ScriptTurn } from '../../common/wire';
+import { scriptedCallId, type ModelTurnAnswer, type ScriptTurn } from '../../common/wire';
 
 /** Rough token count, so budgets have something to count. */
 function approxTokens(text: string): number {
   return Math.ceil(text.length / 4);
 }
 
-export function scriptedTurn(script: ScriptTurn[], req: ModelTurnRequest): ModelTurnResult {
+export function scriptedTurn(script: ScriptTurn[], req: ModelTurnRequest): ModelTurnAnswer {
   const turn = req.messages.filter((m) => m.role === 'assistant').length;
   return scriptedTurnAt(
     script,
@@ -17,7 +17,7 @@ export function scriptedTurn(script: ScriptTurn[], req: ModelTurnRequest): Model
 }
 
 /** The script's `turn`-th reply, for a conversation of about `inputTokens` tokens. */
-export function scriptedTurnAt(script: ScriptTurn[], turn: number, inputTokens: number): ModelTurnResult {
+export function scriptedTurnAt(script: ScriptTurn[], turn: number, inputTokens: number): ModelTurnAnswer {
   const step = script[turn];
   if (!step)
     return {
@@ -30,7 +30,7 @@ export function scriptedTurnAt(script: ScriptTurn[], turn: number, inputTokens: 
       usage: { inputTokens, outputTokens: approxTokens(step.final) },
     };
   const toolCalls = step.tool_calls.map((c, i) => ({
-    id: c.id ?? `call_${turn}_${i}`,
+    id: c.id ?? scriptedCallId(turn, i),
     name: c.name,
     arguments: typeof c.arguments === 'string' ? c.arguments : JSON.stringify(c.arguments),
   }));

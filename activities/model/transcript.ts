@@ -6,7 +6,7 @@ import { ErrorCode } from '../../catalog/error-codes';
 import { ToolplaneError } from '../../catalog/errors';
 import type { OfferedTool } from '../../catalog/tool-catalog';
 import type { BlobStore } from '../blob-store';
-import type { ChatMessage, ScriptTurn } from '../../common/wire';
+import type { ChatMessage, ModelTurnAnswer, ScriptTurn } from '../../common/wire';
 
 /** What stays fixed for a run's conversation: the tools offered and, for a scripted model, its script. */
 export interface TranscriptContext {
@@ -28,6 +28,8 @@ export interface TranscriptSegment {
   /** JSON characters of every message so far: a size estimate that needs no expansion. */
   chars: number;
   messages: ChatMessage[];
+  /** What the provider reported of this turn's reply (its model, response id, why it stopped), when it did. */
+  response?: Pick<ModelTurnAnswer, 'responseModel' | 'responseId' | 'finishReason'>;
 }
 
 export class TranscriptUnavailable extends ToolplaneError<typeof ErrorCode.TranscriptUnavailable, { ref: string }> {

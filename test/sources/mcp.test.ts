@@ -151,7 +151,8 @@ describe('MCP servers as tool sources', () => {
     const last = JSON.parse(
       Buffer.from(turns.at(-1)!.activityTaskScheduledEventAttributes!.input!.payloads![0]!.data!).toString(),
     );
-    const toolMessage = JSON.parse(last.messages.find((m: { role: string }) => m.role === 'tool').content);
+    // The turn sends the call's result by position; the model reads it as its JSON text.
+    const toolMessage = last.results.values[0];
     expect(toolMessage.content).toEqual([
       { type: 'text', text: 'balance chart for acct-1' },
       { type: 'image', data: expect.stringMatching(/^iVBORw0KGgo/), mimeType: 'image/png' },

@@ -1,7 +1,7 @@
 // Workflow-safe: an agent run. Model turns and tool calls alternate; every call is governed.
 import { ALLOW_ALL } from '../../catalog/policy';
 import { isStoredHandle, storedOf } from '../../common/stored-output';
-import type { ChatMessage, ModelToolCall } from '../../common/wire';
+import type { ModelToolCall } from '../../common/wire';
 import type { AgentRunInputShape } from '../../common/run-input';
 import { refuseMalformedInput } from '../input-check';
 import type { JournalEntry } from '../../common/journal';
@@ -14,7 +14,7 @@ import { StepCtx } from '../step-ctx';
 import { continueChain, historyIsLong, refuseForeignCarry, type AgentRunCarry, type ChainState } from './chain';
 import { delegateTo } from './delegate';
 import { governedAgentCall, type AgentCall, type AgentCallResult } from './governed-call';
-import { byReference, Conversation, readCall, turnKey } from './turn';
+import { byReference, Conversation, readCall, turnKey, type ToolReply } from './turn';
 
 export type { AgentRunCarry } from './chain';
 
@@ -119,7 +119,7 @@ async function openRun(input: AgentRunInput): Promise<ChainState> {
  * A turn's calls, judged against what the model had read when it wrote them. Positions follow the
  * model's order; lanes decide what may run at the same time. Each result is what the model reads.
  */
-function callTools(run: ChainState, input: AgentRunInput, calls: ModelToolCall[]): Promise<ChatMessage[]> {
+function callTools(run: ChainState, input: AgentRunInput, calls: ModelToolCall[]): Promise<ToolReply[]> {
   const { step } = run;
   const offered = run.conversation.offered;
   const base = step.reserve(calls.length);
@@ -136,18 +136,17 @@ function callTools(run: ChainState, input: AgentRunInput, calls: ModelToolCall[]
       return {
         lane: laneOf(decl, args, position),
         // Not async: the call's own promise is what the lane waits on, the reply written in its last step.
-        run: () => governedAgentCall(run, call, (r) => toolMessage(c.id, r)),
+        run: () => governedAgentCall(run, call, (r) => toolReply(c.id, r)),
       };
     }),
   );
 }
 
-/** What the model reads of a call: its output, a stored output's preview, or the refusal. */
-function toolMessage(toolCallId: string, r: AgentCallResult): ChatMessage {
-  if ('refused' in r) return { role: 'tool', toolCallId, content: JSON.stringify(r.refused) };
-  if (isStoredHandle(r.output))
-    return { role: 'tool', toolCallId, content: r.output.preview, stored: storedOf(r.output) };
-  return { role: 'tool', toolCallId, content: JSON.stringify(r.output) };
+/** What the model reads of a call: its output, a stored output's handle, or the refusal. */
+function toolReply(toolCallId: string, r: AgentCallResult): ToolReply {
+  if ('refused' in r) return { toolCallId, value: r.refused };
+  if (isStoredHandle(r.output)) return { toolCallId, stored: storedOf(r.output) };
+  return { toolCallId, value: r.output };
 }
 
 function finish(run: ChainState, r: Omit<AgentRunResult, 'journal' | 'usage'>): AgentRunResult {

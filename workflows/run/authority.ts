@@ -9,8 +9,9 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { AuthorizeActivities, AuthorizeRequest, AuthorizeResult, CarriedAuthority } from '../../common/wire';
+import type { AuthorizeActivities, AuthorizeRequest, CarriedAuthority } from '../../common/wire';
 import type { TicketCarry } from '../../common/ticket';
+import { readAuthority, type ReadAuthority } from '../../common/authorize-answer';
 import { CatalogErrorCode } from '../../catalog/errors';
 import { MANIFEST_DIGEST, PRINCIPAL } from '../../common/search-attributes';
 import { ALLOW_ALL, type Policy } from '../../catalog/policy';
@@ -82,15 +83,16 @@ function refused(err: unknown, asking: string | undefined): never {
   throw err;
 }
 
-function scopeOf(authority: AuthorizeResult, policy: Policy | undefined): RunScope {
+function scopeOf(read: ReadAuthority, policy: Policy | undefined): RunScope {
+  const authority = read.answer;
   return {
-    catalog: ToolCatalog.fromGranted(authority.tools, authority.declared),
+    catalog: ToolCatalog.fromGranted(read.tools, authority.declared),
     principal: authority.principal,
     identity: authority.identity,
-    ticket: authority.ticket,
-    grants: authority.grants,
+    ticket: read.ticket,
+    grants: read.grants,
     policy: policy ?? ALLOW_ALL,
-    capabilities: authority.capabilities,
+    capabilities: read.capabilities,
     manifestDigest: authority.manifestDigest,
     verifiesDecisions: authority.verifiesDecisions === true,
     ...(authority.caps ? { caps: authority.caps } : {}),
@@ -117,8 +119,9 @@ export async function authorize(
     refused(err, asking);
   }
   labelRun(authority.principal, authority.manifestDigest);
-  if (authority.withheld.grants.length || authority.withheld.capabilities.length)
-    upsertMemo({ toolplaneWithheld: authority.withheld });
+  const read = readAuthority(authority);
+  if (read.withheld.grants.length || read.withheld.capabilities.length)
+    upsertMemo({ toolplaneWithheld: read.withheld });
   const decider: Decider = asked.ungoverned ? 'none' : carried?.from === 'parent' ? 'parent' : 'manifest';
-  return { scope: scopeOf(authority, policy), decider };
+  return { scope: scopeOf(read, policy), decider };
 }
