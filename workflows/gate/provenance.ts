@@ -15,6 +15,7 @@ import {
   type Folded,
   type Posting,
 } from './postings';
+import { callTrustedAsOf, Snapshot } from './provenance-view';
 import { normalize, tokens } from './tokens';
 
 export const USER_PROMPT = 'user://prompt';
@@ -157,7 +158,7 @@ export class Provenance implements ProvenanceView {
 
   /** The labels as the model saw them now; later productions are invisible to the view. */
   snapshot(): ProvenanceView {
-    return this.view(this.count);
+    return new Snapshot(this, this.count);
   }
 
   /** How many of a posting's sightings came before `asOf` (sightings are in run order). */
@@ -174,29 +175,27 @@ export class Provenance implements ProvenanceView {
     return lo;
   }
 
-  private view(asOf: number): ProvenanceView {
-    const contextLabel = (): Label => this.contextAt(asOf);
-    const labelOf = (value: Leaf['value']): Label => {
-      if (value === null || typeof value === 'boolean') return contextLabel();
-      const posting = this.index.get(normalize(value));
-      const n = posting ? Provenance.visible(posting, asOf) : 0;
-      return n === 0 ? contextLabel() : posting!.folded[n - 1]!.label;
-    };
-    return {
-      productionsOf: (value) => {
-        const posting = this.index.get(normalize(value));
-        return posting ? posting.sightings.slice(0, Provenance.visible(posting, asOf)) : [];
-      },
-      contextLabel,
-      labelOf,
-      // A call is trusted when every argument it carries is.
-      callTrusted: (args) => leaves(args).every((l) => labelOf(l.value).trusted),
-      noteSent: (source, values) => this.noteSent(source, values),
-    };
+  /** The context label before production `asOf`. */
+  contextAsOf(asOf: number): Label {
+    return this.contextAt(asOf);
+  }
+
+  /** A value's label as of production `asOf`: its sightings' fold, or the context's when none came before. */
+  labelAsOf(value: Leaf['value'], asOf: number): Label {
+    if (value === null || typeof value === 'boolean') return this.contextAt(asOf);
+    const posting = this.index.get(normalize(value));
+    const n = posting ? Provenance.visible(posting, asOf) : 0;
+    return n === 0 ? this.contextAt(asOf) : posting!.folded[n - 1]!.label;
+  }
+
+  /** A value's distinct sightings before production `asOf`. */
+  productionsAsOf(value: string | number, asOf: number): Sighting[] {
+    const posting = this.index.get(normalize(value));
+    return posting ? posting.sightings.slice(0, Provenance.visible(posting, asOf)) : [];
   }
 
   productionsOf(value: string | number): Sighting[] {
-    return this.view(Number.MAX_SAFE_INTEGER).productionsOf(value);
+    return this.productionsAsOf(value, Number.MAX_SAFE_INTEGER);
   }
 
   /** What the model writes carries the labels of everything it has read. */
@@ -205,11 +204,11 @@ export class Provenance implements ProvenanceView {
   }
 
   labelOf(value: Leaf['value']): Label {
-    return this.view(Number.MAX_SAFE_INTEGER).labelOf(value);
+    return this.labelAsOf(value, Number.MAX_SAFE_INTEGER);
   }
 
   callTrusted(args: unknown): boolean {
-    return this.view(Number.MAX_SAFE_INTEGER).callTrusted(args);
+    return callTrustedAsOf(this, args, Number.MAX_SAFE_INTEGER);
   }
 
   /** Everything a continued run needs to label values exactly as this run would. */
