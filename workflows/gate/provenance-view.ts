@@ -16,7 +16,7 @@ export class Snapshot implements ProvenanceView {
     private readonly asOf: number,
   ) {}
 
-  productionsOf(value: string | number): Sighting[] {
+  productionsOf(value: string | number): readonly Sighting[] {
     return this.of.productionsAsOf(value, this.asOf);
   }
 

@@ -20,6 +20,8 @@ import { normalize, tokens } from './tokens';
 
 export const USER_PROMPT = 'user://prompt';
 
+const NONE: readonly Sighting[] = Object.freeze([]);
+
 /** One source having produced a value in this run. */
 export interface Production {
   source: string;
@@ -50,8 +52,11 @@ export interface Sighting extends Production {
 
 /** Labels as of one point in the run. The gate reads a turn's view, so concurrent reads cannot change its decisions. */
 export interface ProvenanceView {
-  /** The distinct sightings of a value (a repeat of one already seen is not listed again), in run order. */
-  productionsOf(value: string | number): Sighting[];
+  /**
+   * The distinct sightings of a value (a repeat of one already seen is not listed again), in run order.
+   * Read it at once and never write it: it may be the index's own list, which later productions extend.
+   */
+  productionsOf(value: string | number): readonly Sighting[];
   contextLabel(): Label;
   labelOf(value: Leaf['value']): Label;
   callTrusted(args: unknown): boolean;
@@ -189,12 +194,15 @@ export class Provenance implements ProvenanceView {
   }
 
   /** A value's distinct sightings before production `asOf`. */
-  productionsAsOf(value: string | number, asOf: number): Sighting[] {
+  productionsAsOf(value: string | number, asOf: number): readonly Sighting[] {
     const posting = this.index.get(normalize(value));
-    return posting ? posting.sightings.slice(0, Provenance.visible(posting, asOf)) : [];
+    if (!posting) return NONE;
+    // The posting's own list when every sighting is visible (the usual case): it is read, never written.
+    const n = Provenance.visible(posting, asOf);
+    return n === posting.sightings.length ? posting.sightings : posting.sightings.slice(0, n);
   }
 
-  productionsOf(value: string | number): Sighting[] {
+  productionsOf(value: string | number): readonly Sighting[] {
     return this.productionsAsOf(value, Number.MAX_SAFE_INTEGER);
   }
 
