@@ -11,15 +11,15 @@
  * - the calls come in batches, each on a run whose provenance holds exactly N prior results when it
  *   starts and at most 2% more when it ends (one call a batch below 50 results): the bench's own
  *   results do not grow the run under the figure (they used to add 12,000 to every size);
- * - runs are built in groups before the calls that use them, then a full GC, all untimed: the timed
- *   calls pay for collecting their own garbage, not for building the state;
- * - 4,000 calls of warm-up, then 100 samples of 100 calls; a sample's cost is this thread's CPU time
- *   (the scheduler's count), so time the machine gives other processes is not charged to it; the
+ * - a run is built just before its batch, and a full GC follows every 5,000 results built, all
+ *   untimed: the timed calls pay for collecting their own garbage, not for building the state (a
+ *   run built long before its calls would also pay cache misses a live run does not);
+ * - 4,000 calls of warm-up, then 100 samples of 100 calls; a sample's cost is the process's CPU time
+ *   (with single-threaded GC), so time the machine gives other processes is not charged to it; the
  *   figure is the median over samples, with the quartiles and the mean beside it. The steps share a
  *   sample's CPU time as they shared its wall time.
  */
 import { execFileSync } from 'node:child_process';
-import { openSync, readSync } from 'node:fs';
 import path from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
@@ -51,8 +51,8 @@ export interface GateFigures {
 const CRM = 'tool://crm/lookup_customer';
 const REFUND = 'tool://payments/refund';
 export const SIZES = [10, 1_000, 10_000];
-/** Results built at once before a group of batches is measured: enough runs, a heap that stays small. */
-const GROUP_RESULTS = 40_000;
+/** Results built between two full collections (untimed): a run of 10,000 is settled before it is measured. */
+const COLLECT_RESULTS = 5_000;
 
 function quantile(xs: number[], q: number): number {
   const s = [...xs].sort((a, b) => a - b);
@@ -62,31 +62,23 @@ const median = (xs: number[]) => quantile(xs, 0.5);
 
 /** A full collection, when the process can ask for one (`--expose-gc` set here before first use). */
 const collect: () => void = (() => {
-  if (process.env.NOGC) return () => {};
+  const exposed = (globalThis as { gc?: unknown }).gc;
+  if (typeof exposed === 'function') return () => (exposed as () => void)();
   setFlagsFromString('--expose-gc');
   const gc = runInNewContext('gc') as unknown;
   return typeof gc === 'function' ? () => (gc as () => void)() : () => {};
 })();
 
 /**
- * CPU time of this thread, in µs: the scheduler's own count (Linux `/proc/thread-self/schedstat`, about
- * 3 µs a read), so a sample does not pay for time the machine gave to other processes or for V8's
- * background threads (concurrent sweeping after a collection); the process's CPU time elsewhere.
+ * CPU time of this process, in µs (`getrusage`, exact to the µs, unlike the per-thread schedstat,
+ * which the kernel updates once a tick): time the machine gives other processes is not charged to a
+ * sample. Children run with `--single-threaded-gc`, so a collection's work is the main thread's, in
+ * the sample it interrupts, not a background thread's in whichever sample it overlaps.
  */
-const threadCpuMicros: () => number = (() => {
-  try {
-    const fd = openSync('/proc/thread-self/schedstat', 'r');
-    const buf = Buffer.alloc(128);
-    const read = () => Number(buf.toString('latin1', 0, readSync(fd, buf, 0, buf.length, 0)).split(' ')[0]) / 1000;
-    if (Number.isFinite(read())) return read;
-  } catch {
-    // not Linux
-  }
-  return () => {
-    const u = process.cpuUsage();
-    return u.user + u.system;
-  };
-})();
+function cpuMicros(): number {
+  const u = process.cpuUsage();
+  return u.user + u.system;
+}
 
 function setting() {
   const shipped = loadManifest(path.resolve(__dirname, '..', 'examples', 'support-desk', 'manifest.yaml')).manifest;
@@ -140,23 +132,18 @@ function runAfter(s: Setting, prior: number): Run {
 export function gateBench(prior: number, samples = 100, sampleCalls = 100, warmup = 4000): GateFigures {
   const s = setting();
   const batch = Math.max(1, Math.ceil(prior / 50));
-  // Runs are built a group at a time (about GROUP_RESULTS results in all), then collected, untimed.
-  const group = Math.max(1, Math.floor(GROUP_RESULTS / (prior + 1)));
-  let runs: Run[] = [];
-  let built = 0;
+  // A run is built just before its batch (untimed), and collected after every COLLECT_RESULTS built.
+  let sinceCollect = 0;
   let run: Run | undefined;
   let onRun = batch;
   const runOf = (): Run => {
     if (onRun < batch) return (onRun++, run!);
-    if (built === runs.length) {
-      runs = [];
+    run = runAfter(s, prior);
+    sinceCollect += prior + 1;
+    if (sinceCollect >= COLLECT_RESULTS) {
       collect();
-      for (let g = 0; g < group; g++) runs.push(runAfter(s, prior));
-      collect();
-      built = 0;
+      sinceCollect = 0;
     }
-    run = runs[built]!;
-    runs[built++] = undefined!; // collectable once done, as a finished run's state is
     onRun = 1;
     return run;
   };
@@ -181,7 +168,7 @@ export function gateBench(prior: number, samples = 100, sampleCalls = 100, warmu
     let gateNs = 0n;
     let keyNs = 0n;
     let produceNs = 0n;
-    const cpu0 = threadCpuMicros();
+    const cpu0 = cpuMicros();
     for (const { run, call, position, refundId } of planned) {
       let callTrusted = false;
       const t0 = process.hrtime.bigint();
@@ -211,7 +198,7 @@ export function gateBench(prior: number, samples = 100, sampleCalls = 100, warmu
       keyNs += t2 - t1;
       produceNs += t3 - t2;
     }
-    const cpu = threadCpuMicros() - cpu0;
+    const cpu = cpuMicros() - cpu0;
     if (sample < 0) continue; // warm-up
     // The sample's CPU time shared between the steps as their wall time was (which is per step; the CPU clock is not).
     const wall = Number(gateNs + keyNs + produceNs);
@@ -238,7 +225,8 @@ export function gateBench(prior: number, samples = 100, sampleCalls = 100, warmu
 /** Each size in a fresh process of its own (this file with `--size`), one after the other. */
 export function gateBenches(sizes = SIZES): GateFigures[] {
   return sizes.map((prior) => {
-    const out = execFileSync(process.execPath, [...process.execArgv, __filename, '--size', String(prior)], {
+    const flags = ['--expose-gc', '--single-threaded-gc'];
+    const out = execFileSync(process.execPath, [...flags, ...process.execArgv, __filename, '--size', String(prior)], {
       encoding: 'utf8',
       stdio: ['ignore', 'pipe', 'inherit'],
     });
