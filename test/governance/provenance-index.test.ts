@@ -77,7 +77,7 @@ function argsFor(decl: ToolDecl, pick: (i: number) => string | number): Record<s
 }
 
 /** The first of each repeated sighting: what the index keeps (a repeat tells no view anything new). */
-function distinct(xs: Sighting[]): Sighting[] {
+function distinct(xs: readonly Sighting[]): Sighting[] {
   const seen = new Set<string>();
   return xs.filter((s) => {
     const sig = JSON.stringify([s.source, s.trusted, s.callTrusted, s.echo, s.sensitivity, s.exact]);

@@ -96,7 +96,7 @@ export class ScanProvenance implements ProvenanceView {
     };
   }
 
-  productionsOf(value: string | number): Sighting[] {
+  productionsOf(value: string | number): readonly Sighting[] {
     return this.view(Number.MAX_SAFE_INTEGER).productionsOf(value);
   }
 

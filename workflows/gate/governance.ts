@@ -216,13 +216,16 @@ const MANIFEST_GATES = new WeakMap<Gate, GovernedCall>();
  * directly, it judges a call that carries nothing; one that carries something is refused (`carried`).
  */
 export function governanceGate(g: GovernedCall): Gate {
-  const gate = (call: ToolCall): GateVerdict => {
-    const judged = judge(g, call);
-    if (!isCarriedQuestion(judged)) return judged;
-    return judged.answer({ unresolved: 'only the call pipeline asks the worker what a call carries' });
-  };
+  // Bound, not an arrow function: one is made for every call agentRun makes.
+  const gate: Gate = judgeAtOnce.bind(undefined, g);
   MANIFEST_GATES.set(gate, g);
   return gate;
+}
+
+function judgeAtOnce(g: GovernedCall, call: ToolCall): GateVerdict {
+  const judged = judge(g, call);
+  if (!isCarriedQuestion(judged)) return judged;
+  return judged.answer({ unresolved: 'only the call pipeline asks the worker what a call carries' });
 }
 
 /** The call a manifest gate (`governanceGate`) judges, or undefined for any other gate. */

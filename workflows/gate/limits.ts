@@ -162,17 +162,29 @@ export class Budget {
   consult(decl: ToolDecl, now: number): Allowance {
     const limit = this.checkCall(decl, now);
     if (!limit.ok) return limit;
-    return {
-      ok: true,
-      leave: (outbound, payment, holdNow) => {
-        const leaving = this.checkOutbound(decl, outbound, payment);
-        if (!leaving.ok) return leaving;
-        const remaining = () => this.remaining(decl, outbound.destinations);
-        if (!holdNow) return { ok: true, charge: this.charger(decl, outbound, payment), remaining };
-        const held = this.hold(decl, outbound, payment);
-        return { ok: true, charge: held.charge, release: held.release, remaining };
-      },
-    };
+    // Bound methods rather than arrow functions, here and in `leave`: some are made for every call.
+    return { ok: true, leave: this.leave.bind(this, decl) };
+  }
+
+  /** What the call sends, against egress per destination and spend per payee; held at once if `holdNow`. */
+  private leave(decl: ToolDecl, outbound: Outbound, payment: Payment | undefined, holdNow: boolean): Leave {
+    const leaving = this.checkOutbound(decl, outbound, payment);
+    if (!leaving.ok) return leaving;
+    const remaining = this.remaining.bind(this, decl, outbound.destinations);
+    if (!holdNow) return { ok: true, charge: this.charger(decl, outbound, payment), remaining };
+    // Held from this moment, so calls running at the same time count it, and charged by `charge` (at
+    // most once); `release` lets it go uncharged (the call was refused after the gate, by a budget across runs).
+    const c: CallCharge = { decl, outbound, payment };
+    this.held.add(c);
+    return { ok: true, charge: this.chargeHeld.bind(this, c), release: this.releaseHeld.bind(this, c), remaining };
+  }
+
+  private chargeHeld(c: CallCharge): void {
+    if (this.held.delete(c)) add(this.usage, c);
+  }
+
+  private releaseHeld(c: CallCharge): void {
+    this.held.delete(c);
   }
 
   /** Turns, calls, cost, deadline, delegation: what holds whatever the call sends. */
@@ -227,23 +239,6 @@ export class Budget {
       if (!spend.ok) return spend;
     }
     return OK;
-  }
-
-  /**
-   * The charge for a call that goes ahead now: held from this moment, so calls running at the
-   * same time count it, and charged by `charge` (at most once); `release` lets it go uncharged
-   * (the call was refused after the gate, by a budget across runs).
-   */
-  private hold(decl: ToolDecl, outbound: Outbound, payment: Payment | undefined): { charge(): void; release(): void } {
-    const c: CallCharge = { decl, outbound, payment };
-    this.held.add(c);
-    return {
-      charge: () => {
-        if (!this.held.delete(c)) return;
-        add(this.usage, c);
-      },
-      release: () => void this.held.delete(c),
-    };
   }
 
   /** The charge for a call that may go ahead later (after a person's approval): nothing is held meanwhile. */

@@ -16,8 +16,12 @@ export function argumentBytes(args: unknown): number {
   return utf8Length(canonicalJson(args));
 }
 
+const NON_ASCII = /[\u0080-\uffff]/;
+
 /** The length of a string's UTF-8 encoding, as `TextEncoder` writes it (a lone surrogate becomes U+FFFD, 3 bytes). */
 export function utf8Length(text: string): number {
+  // Most arguments are ASCII: one byte a unit, found by one native scan.
+  if (!NON_ASCII.test(text)) return text.length;
   let n = 0;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);

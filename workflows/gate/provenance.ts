@@ -15,9 +15,12 @@ import {
   type Folded,
   type Posting,
 } from './postings';
+import { callTrustedAsOf, Snapshot } from './provenance-view';
 import { normalize, tokens } from './tokens';
 
 export const USER_PROMPT = 'user://prompt';
+
+const NONE: readonly Sighting[] = Object.freeze([]);
 
 /** One source having produced a value in this run. */
 export interface Production {
@@ -49,8 +52,11 @@ export interface Sighting extends Production {
 
 /** Labels as of one point in the run. The gate reads a turn's view, so concurrent reads cannot change its decisions. */
 export interface ProvenanceView {
-  /** The distinct sightings of a value (a repeat of one already seen is not listed again), in run order. */
-  productionsOf(value: string | number): Sighting[];
+  /**
+   * The distinct sightings of a value (a repeat of one already seen is not listed again), in run order.
+   * Read it at once and never write it: it may be the index's own list, which later productions extend.
+   */
+  productionsOf(value: string | number): readonly Sighting[];
   contextLabel(): Label;
   labelOf(value: Leaf['value']): Label;
   callTrusted(args: unknown): boolean;
@@ -157,7 +163,7 @@ export class Provenance implements ProvenanceView {
 
   /** The labels as the model saw them now; later productions are invisible to the view. */
   snapshot(): ProvenanceView {
-    return this.view(this.count);
+    return new Snapshot(this, this.count);
   }
 
   /** How many of a posting's sightings came before `asOf` (sightings are in run order). */
@@ -174,29 +180,30 @@ export class Provenance implements ProvenanceView {
     return lo;
   }
 
-  private view(asOf: number): ProvenanceView {
-    const contextLabel = (): Label => this.contextAt(asOf);
-    const labelOf = (value: Leaf['value']): Label => {
-      if (value === null || typeof value === 'boolean') return contextLabel();
-      const posting = this.index.get(normalize(value));
-      const n = posting ? Provenance.visible(posting, asOf) : 0;
-      return n === 0 ? contextLabel() : posting!.folded[n - 1]!.label;
-    };
-    return {
-      productionsOf: (value) => {
-        const posting = this.index.get(normalize(value));
-        return posting ? posting.sightings.slice(0, Provenance.visible(posting, asOf)) : [];
-      },
-      contextLabel,
-      labelOf,
-      // A call is trusted when every argument it carries is.
-      callTrusted: (args) => leaves(args).every((l) => labelOf(l.value).trusted),
-      noteSent: (source, values) => this.noteSent(source, values),
-    };
+  /** The context label before production `asOf`. */
+  contextAsOf(asOf: number): Label {
+    return this.contextAt(asOf);
   }
 
-  productionsOf(value: string | number): Sighting[] {
-    return this.view(Number.MAX_SAFE_INTEGER).productionsOf(value);
+  /** A value's label as of production `asOf`: its sightings' fold, or the context's when none came before. */
+  labelAsOf(value: Leaf['value'], asOf: number): Label {
+    if (value === null || typeof value === 'boolean') return this.contextAt(asOf);
+    const posting = this.index.get(normalize(value));
+    const n = posting ? Provenance.visible(posting, asOf) : 0;
+    return n === 0 ? this.contextAt(asOf) : posting!.folded[n - 1]!.label;
+  }
+
+  /** A value's distinct sightings before production `asOf`. */
+  productionsAsOf(value: string | number, asOf: number): readonly Sighting[] {
+    const posting = this.index.get(normalize(value));
+    if (!posting) return NONE;
+    // The posting's own list when every sighting is visible (the usual case): it is read, never written.
+    const n = Provenance.visible(posting, asOf);
+    return n === posting.sightings.length ? posting.sightings : posting.sightings.slice(0, n);
+  }
+
+  productionsOf(value: string | number): readonly Sighting[] {
+    return this.productionsAsOf(value, Number.MAX_SAFE_INTEGER);
   }
 
   /** What the model writes carries the labels of everything it has read. */
@@ -205,11 +212,11 @@ export class Provenance implements ProvenanceView {
   }
 
   labelOf(value: Leaf['value']): Label {
-    return this.view(Number.MAX_SAFE_INTEGER).labelOf(value);
+    return this.labelAsOf(value, Number.MAX_SAFE_INTEGER);
   }
 
   callTrusted(args: unknown): boolean {
-    return this.view(Number.MAX_SAFE_INTEGER).callTrusted(args);
+    return callTrustedAsOf(this, args, Number.MAX_SAFE_INTEGER);
   }
 
   /** Everything a continued run needs to label values exactly as this run would. */

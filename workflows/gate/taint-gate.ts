@@ -4,7 +4,7 @@ import { pointerCovers, setAt } from '../../catalog/json-pointer';
 import type { ProtectedFieldDecl, ToolDecl } from '../../catalog/manifest';
 import { sensitivityRank } from '../../catalog/sensitivity';
 import { leaves, type Leaf } from '../../common/json-leaves';
-import type { Label, ProvenanceView, Sighting } from './provenance';
+import type { Label, ProvenanceView } from './provenance';
 
 /** A look-alike the model wrote, replaced by the exact value the trusted source produced. */
 export interface Substitution {
@@ -44,19 +44,25 @@ function checkProtectedField(
   const allowed = rule.from_sources;
   if (prods.length === 0)
     return { ok: false, reason: `${pointer} was written by the model, not produced by ${allowed.join(' or ')}` };
-  // One pass over the sightings (the gate's hot path); the lists below are those the rule reads.
-  const fromAllowed: Sighting[] = [];
-  // Only an allowed source whose call nobody steered (or the user's own words) vouches for a value.
-  const vouching: Sighting[] = [];
-  // Another untrusted source offering the same value may be what made the model pick it, unless the
-  // user wrote it or that source only echoed what the run itself sent it (a receipt).
+  // One pass over the sightings (the gate's hot path), counting; the lists a refusal names are made
+  // only for it. Only an allowed source whose call nobody steered (or the user's own words) vouches
+  // for a value. Another untrusted source offering the same value may be what made the model pick
+  // it, unless the user wrote it or that source only echoed what the run itself sent it (a receipt).
+  let fromAllowed = 0;
+  let vouching = 0;
   let userWrote = false;
   let anyForeign = false;
+  /** A vouching sighting wrote the value as it stands. */
+  let asWritten = false;
+  /** The one exact token the vouching sightings wrote, or undefined once they wrote two. */
+  let onlyExact: string | undefined;
   for (const p of prods) {
     if (allowed.includes(p.source)) {
-      fromAllowed.push(p);
+      fromAllowed++;
       if (p.trusted || p.callTrusted) {
-        vouching.push(p);
+        if (vouching++ === 0) onlyExact = p.exact;
+        else if (onlyExact !== p.exact) onlyExact = undefined;
+        if (p.exact === value) asWritten = true;
         if (p.trusted) userWrote = true;
       }
     } else if (!p.trusted && !p.echo) anyForeign = true;
@@ -70,21 +76,23 @@ function checkProtectedField(
       reason: `${pointer} also came from ${foreign.join(', ')}, which the rule does not allow (allowed: ${allowed.join(', ')})`,
     };
   }
-  if (fromAllowed.length === 0) return { ok: false, reason: `${pointer} was not produced by ${allowed.join(' or ')}` };
-  if (vouching.length === 0)
+  if (fromAllowed === 0) return { ok: false, reason: `${pointer} was not produced by ${allowed.join(' or ')}` };
+  if (vouching === 0)
     return {
       ok: false,
-      reason: `${pointer} came from ${fromAllowed.map((p) => p.source).join(', ')}, but that call was steered by untrusted input`,
+      reason: `${pointer} came from ${prods
+        .filter((p) => allowed.includes(p.source))
+        .map((p) => p.source)
+        .join(', ')}, but that call was steered by untrusted input`,
     };
-  if (typeof value === 'number') return { ok: true, exact: value };
-  for (const p of vouching) if (p.exact === value) return { ok: true, exact: value };
-  const exacts = [...new Set(vouching.map((p) => p.exact))];
-  if (exacts.length > 1)
-    return {
-      ok: false,
-      reason: `${pointer} matches ${exacts.length} different values from ${[...new Set(vouching.map((p) => p.source))].join(', ')} (${exacts.map((e) => JSON.stringify(e)).join(', ')}); refusing rather than picking one`,
-    };
-  return { ok: true, exact: exacts[0]! };
+  if (typeof value === 'number' || asWritten) return { ok: true, exact: value };
+  if (onlyExact !== undefined) return { ok: true, exact: onlyExact };
+  const vouchers = prods.filter((p) => allowed.includes(p.source) && (p.trusted || p.callTrusted));
+  const exacts = [...new Set(vouchers.map((p) => p.exact))];
+  return {
+    ok: false,
+    reason: `${pointer} matches ${exacts.length} different values from ${[...new Set(vouchers.map((p) => p.source))].join(', ')} (${exacts.map((e) => JSON.stringify(e)).join(', ')}); refusing rather than picking one`,
+  };
 }
 
 function ruleCovering(rules: readonly ProtectedFieldDecl[], pointer: string): ProtectedFieldDecl | undefined {
