@@ -23,6 +23,7 @@ import { asFinalRefusalAsync } from './catalog-failure';
 import { IdentityRefused, type CredentialVerifier, type VerifiedCredential } from '../identity/credentials';
 import { MCP_SESSION_WORKFLOW, type SessionPass } from '../common/gateway-protocol';
 import type { RunIds, TicketIssuer } from './identity/tickets';
+import { rememberOpening } from './identity/run-opening';
 import { spendCredential } from './identity/credential-spend';
 import type { AuthorizeActivities, AuthorizeRequest, AuthorizeResult } from '../common/wire';
 
@@ -190,13 +191,10 @@ export function createAuthorizeActivities(deps: AuthorizeDeps): AuthorizeActivit
         if (model) permits.push(modelPermit(model.endpoint));
         const caps = capsFor(deps.manifest, identity);
         const tools = deps.manifest.tools.filter((t) => authority.grants.includes(t.id));
-        const { identity: _inTicket, ...ticket } = deps.tickets.issue(
-          run,
-          identity,
-          permits,
-          authority.grants,
-          authority.capabilities,
-        );
+        const issued = deps.tickets.issue(run, identity, permits, authority.grants, authority.capabilities);
+        // The run's first call, sent to this worker as it usually is, finds the opening without reading history.
+        rememberOpening(run, issued, tools);
+        const { identity: _inTicket, ...ticket } = issued;
         // Recorded once per run: only what the run cannot restore itself (`readAuthority`).
         const { grants, capabilities, withheld, ...rest } = authority;
         const sameIds = grants.length === tools.length && tools.every((t, i) => t.id === grants[i]);

@@ -8,12 +8,25 @@ import { WORKFLOW_INTERCEPTOR_MODULES, WORKFLOWS_PATH } from '../runtime/workflo
 
 const quiet = { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} };
 
-/** Bundles the workflows at `workflowsPath` into `file`; returns the bundle's size in bytes. */
-export async function writeWorkflowBundle(file: string, workflowsPath: string = WORKFLOWS_PATH): Promise<number> {
+/**
+ * Bundles the workflows at `workflowsPath` into `file`; returns the bundle's size in bytes. With
+ * `sources: false` (the test suites' bundles) the inline source map keeps its mappings but not the
+ * sources' text: a map of several MB in a file on disk overflows the stack of the source-map
+ * lookup jest runs on every stack trace that passes through the bundle (a known limit of
+ * source-map-support's regular expression).
+ */
+export async function writeWorkflowBundle(
+  file: string,
+  workflowsPath: string = WORKFLOWS_PATH,
+  { sources = true }: { sources?: boolean } = {},
+): Promise<number> {
   const { code } = await bundleWorkflowCode({
     workflowsPath,
     workflowInterceptorModules: WORKFLOW_INTERCEPTOR_MODULES,
     logger: quiet,
+    ...(sources
+      ? {}
+      : { webpackConfigHook: (config: Configuration) => ({ ...config, devtool: 'inline-nosources-source-map' }) }),
   });
   fs.writeFileSync(file, code);
   return code.length;

@@ -26,7 +26,7 @@ let ownBundle: string;
 
 beforeAll(async () => {
   ownBundle = path.join(testDir('replay-own'), 'bundle.js');
-  await writeWorkflowBundle(ownBundle, OWN_WORKFLOWS);
+  await writeWorkflowBundle(ownBundle, OWN_WORKFLOWS, { sources: false });
 });
 
 /** The bundle of the worker that wrote the history. */

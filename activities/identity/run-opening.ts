@@ -9,6 +9,7 @@ import { decodeOptionalSinglePayload } from '@temporalio/common/lib/internal-non
 import { shortDigest, toolDigest } from '../../catalog/digest';
 import { FailureType } from '../../catalog/failure-types';
 import { toolPermit, type RunTicket } from '../../common/ticket';
+import type { ToolDecl } from '../../catalog/manifest';
 import type { AuthorizeResult, PerformRequest, ReconcileRequest } from '../../common/wire';
 import { readAuthority } from '../../common/authorize-answer';
 import type { RunIds } from './tickets';
@@ -41,6 +42,7 @@ interface Openings {
 }
 
 const remembered = new Map<string, Promise<Openings>>();
+const keyOf = (run: RunIds) => `${run.workflowId}\u0000${run.runId}`;
 
 function isTicket(v: unknown): v is RunTicket {
   const t = v as RunTicket | undefined;
@@ -108,7 +110,7 @@ export async function permitFromOpening(
 ): Promise<OpenedPermit | undefined> {
   const holds = ({ ticket: t }: Opening) =>
     t.identity.principal === principal && Object.prototype.hasOwnProperty.call(t.permits, permit);
-  const key = `${run.workflowId}\u0000${run.runId}`;
+  const key = keyOf(run);
   let read = remembered.get(key);
   let openings = read ? await read.catch(() => undefined) : undefined;
   if (!openings?.tickets.some(holds)) {
@@ -145,4 +147,16 @@ export async function presented<R extends PerformRequest | ReconcileRequest>(req
     );
   }
   return opened ? { ...req, ticket: opened.mac, ...(opened.digest ? { digest: opened.digest } : {}) } : req;
+}
+
+/**
+ * Remembers the opening this worker just issued to `run` (authorizeRun, a local activity, runs on the
+ * worker that takes the run's workflow task, which usually takes its first tool call too).
+ */
+export function rememberOpening(run: RunIds, ticket: RunTicket, tools: ToolDecl[]): void {
+  const key = keyOf(run);
+  if (remembered.has(key)) return;
+  const opening: Opening = { ticket, declared: new Map(tools.map((t) => [t.id, shortDigest(toolDigest(t))])) };
+  if (remembered.size >= REMEMBERED_RUNS) remembered.delete(remembered.keys().next().value!);
+  remembered.set(key, Promise.resolve({ tickets: [opening], complete: false }));
 }

@@ -36,7 +36,7 @@ let bundleB: string;
 beforeAll(async () => {
   tc = await startTestCluster('cluster-versioning');
   bundleB = path.join(tc.dir, 'workflow-bundle-b.js');
-  await writeWorkflowBundle(bundleB, require.resolve('../fixtures/versioning/workflows-b'));
+  await writeWorkflowBundle(bundleB, require.resolve('../fixtures/versioning/workflows-b'), { sources: false });
 });
 afterAll(async () => {
   await tc?.close();

@@ -47,7 +47,7 @@ const refusedBy = (r: OwnCallResult | undefined) => (r && 'error' in r ? r.error
 
 beforeAll(async () => {
   bundle = path.join(testDir('own-workflows'), 'bundle.js');
-  await writeWorkflowBundle(bundle, ownWorkflows);
+  await writeWorkflowBundle(bundle, ownWorkflows, { sources: false });
 });
 
 // A payee capped at 500.00 EUR per run, and a lookup whose answer the run's input did not write.

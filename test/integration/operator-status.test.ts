@@ -129,7 +129,7 @@ describe("the operator's view of a run that did not complete", () => {
     // while a call waits, and tells StepCtx it ended.
     const own = await harness(`operator-status-own-${randomUUID()}`);
     const bundle = path.join(testDir('own-workflows'), 'bundle.js');
-    await writeWorkflowBundle(bundle, path.resolve(__dirname, '..', 'fixtures', 'own-workflows'));
+    await writeWorkflowBundle(bundle, path.resolve(__dirname, '..', 'fixtures', 'own-workflows'), { sources: false });
     await own.runWorker({ manifest, tools, workflowBundle: { codePath: bundle } });
     try {
       const handle = await own.client.workflow.start('applyUnlessGivenUp', {

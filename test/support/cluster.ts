@@ -31,7 +31,7 @@ export async function startTestCluster(
   try {
     // With the tracing interceptors, as every toolplane bundle: cluster workers emit workflow spans too.
     const workflowBundle = path.join(dir, 'workflow-bundle.js');
-    await writeWorkflowBundle(workflowBundle);
+    await writeWorkflowBundle(workflowBundle, undefined, { sources: false });
     return {
       cluster,
       dir,

@@ -19,7 +19,7 @@ export default async function globalSetup(): Promise<void> {
   });
   (globalThis as { __toolplaneServer?: TemporalServer }).__toolplaneServer = server;
   const bundlePath = path.join(dir, 'workflow-bundle.js');
-  await writeWorkflowBundle(bundlePath);
+  await writeWorkflowBundle(bundlePath, undefined, { sources: false });
   process.env.TOOLPLANE_TEST_ADDRESS = server.address;
   if (server.uiUrl) process.env.TOOLPLANE_TEST_UI_URL = server.uiUrl;
   process.env.TOOLPLANE_TEST_DIR = dir;
