@@ -386,32 +386,43 @@ async function main(): Promise<void> {
     // Replay CPU per call on 1,000-call histories: each side's recorded run replayed with its code.
     process.stderr.write(`replaying ${replayCalls}-call histories…\n`);
     const replaySteps: Record<string, [step: string, micros: number][]> = {};
-    const replayCpu = async (type: string, args: unknown, n: number) => {
+    const replaySides = [
+      ['plainCalls', { calls: replayCalls, decl }],
+      ['toolplaneCalls', { calls: replayCalls, decl }],
+      ['handLoop', { calls: replayCalls, perTurn }],
+      ['agentRun', agentRunInput(manifest, replayCalls, perTurn)],
+    ] as const;
+    // Run by run: the histories of a chain joined into one never finish replaying (the stall seen all day when
+    // the 1,000-call agentRun happened to continue as new).
+    const recorded: { type: string; id: string; runs: Awaited<ReturnType<typeof chainOf>> }[] = [];
+    for (const [type, args] of replaySides) {
       const id = await exec(type, args)();
-      // Run by run: the histories of a chain joined into one never finish replaying (the stall seen all day when
-      // the 1,000-call agentRun happened to continue as new).
-      const runs = await chainOf(client, id);
-      const samples: number[] = [];
-      for (let i = 0; i < 3; i++) {
+      recorded.push({ type, id, runs: await chainOf(client, id) });
+    }
+    // The sides alternate, five rounds, so a collection or a busy moment lands on every side alike.
+    const samples = new Map<string, number[]>(recorded.map((r) => [r.type, []]));
+    for (let round = 0; round < 5; round++)
+      for (const { type, id, runs } of recorded) {
         const before = process.cpuUsage();
         for (const events of runs) await Worker.runReplayHistory({ workflowBundle: bundle }, { events }, id);
         const used = process.cpuUsage(before);
-        samples.push((used.user + used.system) / n);
+        samples.get(type)!.push((used.user + used.system) / replayCalls);
       }
-      // Once more under the profiler (which slows it): where that CPU goes, by step.
+    // Once more under the profiler (which slows it): where that CPU goes, by step.
+    for (const { type, id, runs } of recorded) {
       try {
-        replaySteps[type] = perCallSteps(await profiledReplay(bundle, runs, id), n);
+        replaySteps[type] = perCallSteps(await profiledReplay(bundle, runs, id), replayCalls);
       } catch (err) {
         process.stderr.write(`replay steps of ${type} not measured: ${(err as Error).message}\n`);
       }
-      return percentile(samples, 50); // µs per call
-    };
+    }
+    const replayCpu = (type: string) => percentile(samples.get(type)!, 50); // µs per call
     const replay = {
       calls: replayCalls,
-      plainMicrosPerCall: await replayCpu('plainCalls', { calls: replayCalls, decl }, replayCalls),
-      toolplaneMicrosPerCall: await replayCpu('toolplaneCalls', { calls: replayCalls, decl }, replayCalls),
-      handLoopMicrosPerCall: await replayCpu('handLoop', { calls: replayCalls, perTurn }, replayCalls),
-      agentRunMicrosPerCall: await replayCpu('agentRun', agentRunInput(manifest, replayCalls, perTurn), replayCalls),
+      plainMicrosPerCall: replayCpu('plainCalls'),
+      toolplaneMicrosPerCall: replayCpu('toolplaneCalls'),
+      handLoopMicrosPerCall: replayCpu('handLoop'),
+      agentRunMicrosPerCall: replayCpu('agentRun'),
       /** Sampled µs per call by step (under the profiler, so larger than the figures above: compare shares). */
       steps: replaySteps,
     };
