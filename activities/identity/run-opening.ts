@@ -44,6 +44,18 @@ interface Openings {
 const remembered = new Map<string, Promise<Openings>>();
 const keyOf = (run: RunIds) => `${run.workflowId}\u0000${run.runId}`;
 
+/** Remembers a run's openings, forgetting the oldest run beyond the bound. */
+function remember(key: string, openings: Promise<Openings>): void {
+  if (remembered.size >= REMEMBERED_RUNS) remembered.delete(remembered.keys().next().value!);
+  remembered.set(key, openings);
+}
+
+/** An opening: the ticket, and each granted tool's declaration as a short digest. */
+const openingOf = (ticket: RunTicket, tools: ToolDecl[]): Opening => ({
+  ticket,
+  declared: new Map(tools.map((t) => [t.id, shortDigest(toolDigest(t))])),
+});
+
 function isTicket(v: unknown): v is RunTicket {
   const t = v as RunTicket | undefined;
   return (
@@ -70,7 +82,7 @@ async function ticketsIn(events: temporal.api.history.v1.IHistoryEvent[]): Promi
       // Read as the run reads it: the ticket's identity and each declaration's defaults restored.
       const { ticket, tools } = readAuthority(answer as AuthorizeResult);
       if (!isTicket(ticket)) continue;
-      out.push({ ticket, declared: new Map(tools.map((t) => [t.id, shortDigest(toolDigest(t))])) });
+      out.push(openingOf(ticket, tools));
     } catch {
       // Another local activity's answer, in a shape the converter cannot read: not an opening.
     }
@@ -117,8 +129,7 @@ export async function permitFromOpening(
     // Not read yet, or read before the opening that holds it (a workflow may open more than once):
     // read on from where the last read stopped, or from the start once the history was read whole.
     read = readOn(run, openings && !openings.complete ? openings : { tickets: [], complete: false }, holds);
-    if (remembered.size >= REMEMBERED_RUNS) remembered.delete(remembered.keys().next().value!);
-    remembered.set(key, read);
+    remember(key, read);
     // A failed read is not remembered: the next call reads again.
     read.catch(() => remembered.get(key) === read && remembered.delete(key));
     openings = await read;
@@ -156,7 +167,5 @@ export async function presented<R extends PerformRequest | ReconcileRequest>(req
 export function rememberOpening(run: RunIds, ticket: RunTicket, tools: ToolDecl[]): void {
   const key = keyOf(run);
   if (remembered.has(key)) return;
-  const opening: Opening = { ticket, declared: new Map(tools.map((t) => [t.id, shortDigest(toolDigest(t))])) };
-  if (remembered.size >= REMEMBERED_RUNS) remembered.delete(remembered.keys().next().value!);
-  remembered.set(key, Promise.resolve({ tickets: [opening], complete: false }));
+  remember(key, Promise.resolve({ tickets: [openingOf(ticket, tools)], complete: false }));
 }
