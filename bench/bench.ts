@@ -54,9 +54,10 @@ type Event = temporal.api.history.v1.IHistoryEvent;
 
 const quiet = { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} };
 
+/** An event's time in ms, to the server's nanosecond: whole ms would round a 1-2 ms difference in p50 to 0 or 2%. */
 function ms(e: Event): number {
   const t = e.eventTime!;
-  return Number(t.seconds) * 1000 + Math.floor((t.nanos ?? 0) / 1e6);
+  return Number(t.seconds) * 1000 + (t.nanos ?? 0) / 1e6;
 }
 
 /** `bench/gate.ts` run alone; inside this process its figures also paid for the worker's heap and threads. */
@@ -168,6 +169,15 @@ const toolsCalledUpserts = (events: Event[]) =>
     (e) => e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields?.ToolplaneToolsCalled,
   ).length;
 
+/** The JSON bytes of the `journal` a run's result carries (0 for a result without one). */
+function resultJournalBytes(events: Event[]): number {
+  const done = events.find((e) => e.workflowExecutionCompletedEventAttributes);
+  const payload = done?.workflowExecutionCompletedEventAttributes?.result?.payloads?.[0];
+  if (!payload?.data) return 0;
+  const result = JSON.parse(Buffer.from(payload.data).toString('utf8')) as { journal?: unknown } | null;
+  return result?.journal ? Buffer.byteLength(JSON.stringify(result.journal)) : 0;
+}
+
 interface Tally {
   calls: number;
   seconds: number;
@@ -179,6 +189,8 @@ interface Tally {
   /** Bytes of what opening the run added (the worker's answer and ticket, the run's label). */
   openingBytes: number;
   runBytes: number;
+  /** Bytes of the `journal` in the runs' results (agentRun's): what a reader also finds in the history. */
+  resultJournalBytes: number;
   runs: number;
   /** The calls' bytes (`callBytes`) by field. */
   callParts: Breakdown;
@@ -194,6 +206,7 @@ const tally = (): Tally => ({
   callBytes: 0,
   openingBytes: 0,
   runBytes: 0,
+  resultJournalBytes: 0,
   runs: 0,
   callParts: emptyBreakdown(),
   openingParts: emptyBreakdown(),
@@ -210,6 +223,7 @@ function derive(f: Tally) {
     openingBytesPerRun: f.openingBytes / f.runs,
     secondsPerRun: f.seconds / f.runs,
     historyBytesPerRun: f.runBytes / f.runs,
+    resultJournalBytesPerRun: f.resultJournalBytes / f.runs,
     callPartsPerCall: scaleBreakdown(f.callParts, f.calls),
     openingPartsPerRun: scaleBreakdown(f.openingParts, f.runs),
   };
@@ -317,6 +331,7 @@ async function main(): Promise<void> {
         t.callBytes += perCall(events).reduce((s, e) => s + eventBytes(e), 0);
         t.openingBytes += events.filter(isOpening).reduce((s, e) => s + eventBytes(e), 0);
         t.runBytes += events.reduce((s, e) => s + eventBytes(e), 0);
+        t.resultJournalBytes += resultJournalBytes(events);
         addBreakdown(t.callParts, historyBreakdown(perCall(events)));
         addBreakdown(t.openingParts, historyBreakdown(events.filter(isOpening)));
       }
@@ -455,6 +470,9 @@ async function main(): Promise<void> {
               agentRunVsHand: {
                 wallTime: ar.secondsPerRun / hand.secondsPerRun,
                 historyBytes: ar.historyBytesPerRun / hand.historyBytesPerRun,
+                /** Not a goal: the same ratio without the journal that agentRun's result repeats. */
+                historyBytesWithoutResultJournal:
+                  (ar.historyBytesPerRun - ar.resultJournalBytesPerRun) / hand.historyBytesPerRun,
                 bytesPerCall: ar.bytesPerCall / hand.bytesPerCall,
                 eventsPerCall: ar.eventsPerCall / hand.eventsPerCall,
               },
@@ -566,6 +584,15 @@ async function main(): Promise<void> {
       console.log(head('hand loop', 'agentRun'));
       console.log(row('wall time per run', a.hand.secondsPerRun, a.agentRun.secondsPerRun, 's', 2));
       console.log(row('history bytes per run', a.hand.historyBytesPerRun, a.agentRun.historyBytesPerRun, 'bytes', 0));
+      console.log(
+        row(
+          "  without the result's journal",
+          a.hand.historyBytesPerRun,
+          a.agentRun.historyBytesPerRun - a.agentRun.resultJournalBytesPerRun,
+          'bytes',
+          0,
+        ),
+      );
       console.log(row('bytes per call', a.hand.bytesPerCall, a.agentRun.bytesPerCall, 'bytes'));
       console.log(head('ai-sdk', 'agentRun'));
       console.log(row('wall time per run', a.aiSdk.secondsPerRun, a.agentRun.secondsPerRun, 's', 2));
