@@ -82,7 +82,8 @@ export interface ModelTurnAnswer {
 /**
  * A model turn's result as history records it: the answer without what the run restores (`readTurn`).
  * The message's `role` (always `assistant`) and empty `content` are left out, and so is the id of a
- * call the worker's scripted model named itself (`call_<turn index>_<i>`); a call's arguments are
+ * call the worker's scripted model named itself (`call_<turn index>_<i>`) and the name of a call
+ * that names the same tool as the call before it; a call's arguments are
  * its JSON object when the model's text is exactly that object's JSON. The provider's
  * `responseModel`, `responseId` and `finishReason` stay with the turn in the run's transcript (and
  * its span); results recorded before format v1's first revision carry them, and every field whole.
@@ -96,12 +97,13 @@ export interface ModelTurnResult extends Omit<ModelTurnAnswer, 'message'> {
 }
 
 /**
- * A tool call as a result records it: `id` absent when the scripted model made it up; `args` (a JSON
- * object) in place of `arguments` when the model's text is exactly that object's JSON text.
+ * A tool call as a result records it: `id` absent when the scripted model made it up; `name` absent
+ * when it is the previous call's (a model often calls one tool several times in a turn); `args` (a
+ * JSON object) in place of `arguments` when the model's text is exactly that object's JSON text.
  */
-export type RecordedToolCall = Pick<ModelToolCall, 'name'> & { id?: string } & (
-    { arguments: string; args?: undefined } | { args: Record<string, unknown>; arguments?: undefined }
-  );
+export type RecordedToolCall = { id?: string; name?: string } & (
+  { arguments: string; args?: undefined } | { args: Record<string, unknown>; arguments?: undefined }
+);
 
 /** The id the worker's scripted model gives a call the script names no id for: its turn's index (from 0) and place. */
 export function scriptedCallId(turnIndex: number, i: number): string {

@@ -150,7 +150,12 @@ export function recorded(answer: ModelTurnAnswer, scripted: boolean, turnIndex: 
   const calls = toolCalls?.map((c, i): RecordedToolCall => {
     const made = scripted && turnIndex !== undefined && c.id === scriptedCallId(turnIndex, i);
     const args = jsonObjectOf(c.arguments);
-    return { ...(made ? {} : { id: c.id }), name: c.name, ...(args ? { args } : { arguments: c.arguments }) };
+    const repeated = i > 0 && toolCalls[i - 1]!.name === c.name;
+    return {
+      ...(made ? {} : { id: c.id }),
+      ...(repeated ? {} : { name: c.name }),
+      ...(args ? { args } : { arguments: c.arguments }),
+    };
   });
   return {
     message: { ...(content ? { content } : {}), ...(calls?.length ? { toolCalls: calls } : {}) },

@@ -99,6 +99,27 @@ describe("a model turn's result", () => {
     expect(recorded(answer, false, 2).message.toolCalls![0]).toMatchObject({ id: 'call_2_0' });
   });
 
+  it('records a name once for calls in a row to the same tool, and restores it to each', () => {
+    const names = ['crm__lookup_customer', 'crm__lookup_customer', 'tickets__read_ticket', 'crm__lookup_customer'];
+    const answer = {
+      message: {
+        role: 'assistant' as const,
+        content: '',
+        toolCalls: names.map((name, i) => ({ id: `call_0_${i}`, name, arguments: `{"n":${i}}` })),
+      },
+      usage: { inputTokens: 1, outputTokens: 2 },
+      transcript: 'sha256:ef',
+    };
+    const kept = recorded(answer, true, 0);
+    expect(kept.message.toolCalls!.map((c) => c.name)).toEqual([
+      'crm__lookup_customer',
+      undefined,
+      'tickets__read_ticket',
+      'crm__lookup_customer',
+    ]);
+    expect(readTurn(JSON.parse(JSON.stringify(kept)) as ModelTurnResult, 0)).toEqual(answer);
+  });
+
   it('reads a result recorded whole as it was', () => {
     const whole: ModelTurnResult = {
       message: { role: 'assistant', content: 'done' },

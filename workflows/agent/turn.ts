@@ -140,17 +140,17 @@ function messageOf(r: ToolReply): ChatMessage {
 
 /**
  * A turn's result whole again (see `ModelTurnResult`): the assistant's role, empty content, the
- * ids the scripted model named calls by (the turn's index in the chain, from 0), and each call's
- * arguments as text (recorded as the object they are the exact JSON of). Results recorded
- * whole read as they were.
+ * ids the scripted model named calls by (the turn's index in the chain, from 0), the name a call
+ * shares with the call before it, and each call's arguments as text (recorded as the object they
+ * are the exact JSON of). Results recorded whole read as they were.
  */
 export function readTurn(result: ModelTurnResult, turnIndex: number): ModelTurnAnswer {
   const { content, toolCalls } = result.message;
-  const calls = toolCalls?.map((c, i): ModelToolCall => ({
-    id: c.id ?? scriptedCallId(turnIndex, i),
-    name: c.name,
-    arguments: c.arguments ?? JSON.stringify(c.args),
-  }));
+  let name = '';
+  const calls = toolCalls?.map((c, i): ModelToolCall => {
+    name = c.name ?? name;
+    return { id: c.id ?? scriptedCallId(turnIndex, i), name, arguments: c.arguments ?? JSON.stringify(c.args) };
+  });
   return {
     ...result,
     message: { role: 'assistant', content: content ?? '', ...(calls ? { toolCalls: calls } : {}) },
