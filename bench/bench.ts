@@ -48,6 +48,7 @@ import { type GateFigures } from './gate';
 import { gatewayBench, gatewayRows, type GatewayFigures } from './gateway';
 import type { PromiseFigures } from './replay-promises';
 import { perCallSteps, profiledReplay } from './replay-profile';
+import { marginalReplay, type RecordedRun } from './replay-marginal';
 import { agentRunInput, benchManifest, chainOf, longRun } from './long';
 
 type Event = temporal.api.history.v1.IHistoryEvent;
@@ -414,6 +415,16 @@ async function main(): Promise<void> {
       const id = await exec(type, args)();
       recorded.push({ type, id, runs: await chainOf(client, id) });
     }
+    // The same sides at half the calls: what a further call costs a warm worker (not a goal, printed beside).
+    const halves: RecordedRun[] = [];
+    const half = Math.floor(replayCalls / 2);
+    for (const [type, args] of replaySides) {
+      const id = await exec(
+        type,
+        type === 'agentRun' ? agentRunInput(manifest, half, perTurn) : { ...args, calls: half },
+      )();
+      halves.push({ side: type, calls: half, runs: await chainOf(client, id) });
+    }
     // The sides alternate, five rounds, so a collection or a busy moment lands on every side alike.
     const samples = new Map<string, number[]>(recorded.map((r) => [r.type, []]));
     for (let round = 0; round < 5; round++)
@@ -432,12 +443,19 @@ async function main(): Promise<void> {
       }
     }
     const replayCpu = (type: string) => percentile(samples.get(type)!, 50); // µs per call
+    const furtherCall = await marginalReplay(
+      bundle,
+      [...halves, ...recorded.map((r) => ({ side: r.type, calls: replayCalls, runs: r.runs }))],
+      5,
+    );
     const replay = {
       calls: replayCalls,
       plainMicrosPerCall: replayCpu('plainCalls'),
       toolplaneMicrosPerCall: replayCpu('toolplaneCalls'),
       handLoopMicrosPerCall: replayCpu('handLoop'),
       agentRunMicrosPerCall: replayCpu('agentRun'),
+      /** Not a goal: µs per further call on a warm replay worker (`bench/replay-marginal.ts`), by side. */
+      furtherCallMicros: furtherCall,
       /** Sampled µs per call by step (under the profiler, so larger than the figures above: compare shares). */
       steps: replaySteps,
     };
@@ -601,6 +619,10 @@ async function main(): Promise<void> {
     }
     console.log(
       `\nreplay CPU per call, ${replayCalls} calls: hand loop ${replay.handLoopMicrosPerCall.toFixed(0)} µs, agentRun ${replay.agentRunMicrosPerCall.toFixed(0)} µs`,
+    );
+    const f = replay.furtherCallMicros;
+    console.log(
+      `replay CPU per further call on a warm worker (not a goal): plain ${f.plainCalls?.toFixed(0)} µs, callTool ${f.toolplaneCalls?.toFixed(0)} µs (${(f.toolplaneCalls! / f.plainCalls!).toFixed(3)}×); hand loop ${f.handLoop?.toFixed(0)} µs, agentRun ${f.agentRun?.toFixed(0)} µs (${(f.agentRun! / f.handLoop!).toFixed(3)}×)`,
     );
     for (const g of gate)
       console.log(
