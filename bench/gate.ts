@@ -184,7 +184,7 @@ export function gateBench(prior: number, samples = 100, sampleCalls = 100, warmu
       verdict.charge?.();
       const t1 = process.hrtime.bigint();
       if (prior > 0 && !verdict.allow) throw new Error(`the bench's refund was refused: ${verdict.reason}`);
-      effectKey({ tool: REFUND, args: verdict.allow ? verdict.args : call.args }, position);
+      effectKey({ tool: REFUND, args: verdict.allow ? verdict.args : call.args }, position, verdict.written);
       const t2 = process.hrtime.bigint();
       produceToolOutput(run.provenance, {
         toolId: REFUND,

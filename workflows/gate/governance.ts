@@ -8,11 +8,12 @@ import { paymentOf, type Payment } from '../../catalog/spend';
 import type { OfferedTool } from '../../catalog/tool-catalog';
 import type { ToolCall } from '../../catalog/tool-call';
 import { leaves } from '../../common/json-leaves';
+import type { CanonicalArgs } from '../../common/effect-key';
 import type { RunTicket } from '../../common/ticket';
 import type { CarriedContent } from '../../common/wire';
 import { checkCarried, referencesCarried } from './carried-gate';
 import type { Allowance, Budget } from './limits';
-import { outboundOf, type Outbound } from './outbound';
+import { outboundAndJson, type Outbound } from './outbound';
 import type { ProvenanceView } from './provenance';
 import { checkDataFlow, type Substitution } from './taint-gate';
 import type { Gate, GateVerdict } from './verdict';
@@ -125,9 +126,10 @@ function withCarried(call: ToolCall, a: Admitted, carried: CarriedResolution | u
 /** What leaves: the destinations and bytes (arguments and what is carried), and the payment. */
 function leavingOf(call: ToolCall, args: Record<string, unknown>, carriedBytes: number) {
   let outbound: Outbound;
+  let written: CanonicalArgs;
   let payment: Payment | undefined;
   try {
-    outbound = outboundOf(call.decl, args, carriedBytes);
+    ({ outbound, written } = outboundAndJson(call.decl, args, carriedBytes));
   } catch (err) {
     return refusal(
       'egress',
@@ -142,7 +144,7 @@ function leavingOf(call: ToolCall, args: Record<string, unknown>, carriedBytes: 
       `the payment ${call.toolId} would make could not be read exactly, so the call is refused: ${messageOf(err)}`,
     );
   }
-  return { outbound, payment };
+  return { outbound, payment, written };
 }
 
 /**
@@ -156,13 +158,13 @@ function conclude(g: GovernedCall, call: ToolCall, admitted: Admitted, carried?:
   const decl = call.decl;
   const leaving = leavingOf(call, a.args, a.carriedBytes);
   if ('allow' in leaving) return leaving;
-  const { outbound, payment } = leaving;
+  const { outbound, payment, written } = leaving;
   const asks = !a.violation && (decl.approval === 'always' || g.asks === true);
   // A call waiting for a person holds nothing (a denial must cost nothing); one going ahead now is
   // held until the step charges it, so calls running beside it cannot together pass a budget.
   const cost = a.allowance.leave(outbound, payment, !a.violation && !asks);
   if (!cost.ok) return refusal(cost.rule, cost.reason);
-  const charged = { charge: cost.charge, remaining: cost.remaining, leaving: { outbound, payment } };
+  const charged = { charge: cost.charge, remaining: cost.remaining, leaving: { outbound, payment }, written };
   if (a.violation) return { ...a.violation, askPerson: true, ...charged };
   // Read from the labels the data-flow check took (the same as `callTrusted(call.args)`), not a second time.
   const trustedArgs = a.trustedArgs ?? g.provenance.callTrusted(call.args);
