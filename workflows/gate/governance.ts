@@ -209,8 +209,38 @@ export function judge(g: GovernedCall, call: ToolCall): GateVerdict | CarriedQue
   return { carriedArgs: a.args, answer: (carried) => conclude(g, call, a, carried) };
 }
 
-/** The gates `governanceGate` made, with the call each judges: the manifest's own rules. */
-const MANIFEST_GATES = new WeakMap<Gate, GovernedCall>();
+/**
+ * A class whose constructor returns the object it is handed: a subclass's private field then brands
+ * that object, a gate function here.
+ */
+class Returning {
+  constructor(target: object) {
+    return target;
+  }
+}
+
+/**
+ * The gates `governanceGate` made, with the call each judges: the manifest's own rules. A private
+ * field branded on the gate, which only this class can write or read (a map of weak references
+ * cost a tenth of the judgement: one gate is made for every call agentRun makes).
+ */
+class ManifestGate extends Returning {
+  readonly #governed: GovernedCall;
+
+  private constructor(gate: Gate, g: GovernedCall) {
+    super(gate);
+    this.#governed = g;
+  }
+
+  static brand(gate: Gate, g: GovernedCall): Gate {
+    new ManifestGate(gate, g);
+    return gate;
+  }
+
+  static of(gate: Gate): GovernedCall | undefined {
+    return #governed in gate ? (gate as unknown as ManifestGate).#governed : undefined;
+  }
+}
 
 /**
  * The manifest's rules as a gate, for `StepCtx.callTool` (agentRun, the AI SDK tools): the pipeline
@@ -219,9 +249,7 @@ const MANIFEST_GATES = new WeakMap<Gate, GovernedCall>();
  */
 export function governanceGate(g: GovernedCall): Gate {
   // Bound, not an arrow function: one is made for every call agentRun makes.
-  const gate: Gate = judgeAtOnce.bind(undefined, g);
-  MANIFEST_GATES.set(gate, g);
-  return gate;
+  return ManifestGate.brand(judgeAtOnce.bind(undefined, g), g);
 }
 
 function judgeAtOnce(g: GovernedCall, call: ToolCall): GateVerdict {
@@ -232,7 +260,7 @@ function judgeAtOnce(g: GovernedCall, call: ToolCall): GateVerdict {
 
 /** The call a manifest gate (`governanceGate`) judges, or undefined for any other gate. */
 export function governedBy(gate: Gate | undefined): GovernedCall | undefined {
-  return gate === undefined ? undefined : MANIFEST_GATES.get(gate);
+  return typeof gate === 'function' ? ManifestGate.of(gate) : undefined;
 }
 
 function protectedValues(decl: ToolCall['decl'], args: Record<string, unknown>): string[] {
