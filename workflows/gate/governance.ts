@@ -7,7 +7,7 @@ import { pointerCovers } from '../../catalog/json-pointer';
 import { paymentOf, type Payment } from '../../catalog/spend';
 import type { OfferedTool } from '../../catalog/tool-catalog';
 import type { ToolCall } from '../../catalog/tool-call';
-import { leaves } from '../../common/json-leaves';
+import { leaves, type Leaf } from '../../common/json-leaves';
 import type { CanonicalArgs } from '../../common/effect-key';
 import type { RunTicket } from '../../common/ticket';
 import type { CarriedContent } from '../../common/wire';
@@ -64,6 +64,8 @@ interface Admitted {
   allowance: Extract<Allowance, { ok: true }>;
   /** The arguments reference something carried: the judgement asks for it before it concludes. */
   carries: boolean;
+  /** The scalars of `args`, when the data-flow check read them as they stand. */
+  argLeaves?: readonly Leaf[];
 }
 
 /** The declaration as the data-flow check reads it when the trust rules are waived. */
@@ -89,17 +91,19 @@ function admit(g: GovernedCall, call: ToolCall): Admitted | Refusal {
   const flow = checkDataFlow(g.waiveTrustRules ? withoutTrustRules(decl) : decl, call.args, g.provenance);
   if (!flow.allow && !askable(decl)) return flow;
   const args = flow.allow ? flow.args : call.args;
+  // Only a call that carries something beside its arguments asks the worker: the rest decide at once.
+  const carries = referencesCarried(decl, args);
+  if (!flow.allow) return { admitted: true, violation: flow, args, redacted: [], carriedBytes: 0, allowance, carries };
   return {
     admitted: true,
-    ...(flow.allow ? {} : { violation: flow }),
     args,
-    redacted: flow.allow ? [...flow.redacted] : [],
+    redacted: flow.redacted,
     carriedBytes: 0,
-    substitutions: flow.allow ? flow.substitutions : undefined,
-    trustedArgs: flow.allow ? flow.trustedArgs : undefined,
+    substitutions: flow.substitutions,
+    trustedArgs: flow.trustedArgs,
+    argLeaves: flow.args === call.args ? flow.leaves : undefined,
     allowance,
-    // Only a call that carries something beside its arguments asks the worker: the rest decide at once.
-    carries: referencesCarried(decl, args),
+    carries,
   };
 }
 
@@ -118,6 +122,7 @@ function withCarried(call: ToolCall, a: Admitted, carried: CarriedResolution | u
   return {
     ...a,
     args: checked.args,
+    argLeaves: checked.args === a.args ? a.argLeaves : undefined,
     carriedBytes: checked.carriedBytes,
     redacted: checked.redacted ? [...a.redacted, checked.redacted] : a.redacted,
   };
@@ -170,7 +175,7 @@ function conclude(g: GovernedCall, call: ToolCall, admitted: Admitted, carried?:
   const trustedArgs = a.trustedArgs ?? g.provenance.callTrusted(call.args);
   g.onAllowed(trustedArgs);
   // The tool's receipt may repeat these; that echo is not a foreign source of them.
-  g.provenance.noteSent(call.toolId, protectedValues(decl, a.args));
+  g.provenance.noteSent(call.toolId, protectedValues(decl, a.args, a.argLeaves));
   return {
     allow: true,
     args: a.args,
@@ -263,12 +268,29 @@ export function governedBy(gate: Gate | undefined): GovernedCall | undefined {
   return typeof gate === 'function' ? ManifestGate.of(gate) : undefined;
 }
 
-function protectedValues(decl: ToolCall['decl'], args: Record<string, unknown>): string[] {
-  const rules: string[] = [];
-  for (const r of decl.protected_fields) if ('from_sources' in r) rules.push(r.pointer);
+/** The pointers of a declaration's rules that take a value from named sources, read once per declaration. */
+const SOURCED_POINTERS = new WeakMap<ToolCall['decl'], string[]>();
+
+function sourcedPointers(decl: ToolCall['decl']): string[] {
+  let rules = SOURCED_POINTERS.get(decl);
+  if (rules === undefined) {
+    rules = [];
+    for (const r of decl.protected_fields) if ('from_sources' in r) rules.push(r.pointer);
+    SOURCED_POINTERS.set(decl, rules);
+  }
+  return rules;
+}
+
+/** The values of the arguments' protected fields (`argLeaves`: their scalars, if already read). */
+function protectedValues(
+  decl: ToolCall['decl'],
+  args: Record<string, unknown>,
+  argLeaves?: readonly Leaf[],
+): string[] {
+  const rules = sourcedPointers(decl);
   if (rules.length === 0) return [];
   const out: string[] = [];
-  for (const l of leaves(args))
+  for (const l of argLeaves ?? leaves(args))
     if (typeof l.value === 'string' && rules.some((r) => pointerCovers(r, l.pointer))) out.push(l.value);
   return out;
 }

@@ -14,7 +14,7 @@ export function normalize(value: string | number): string {
     else if (c < 0x20 || c >= 0x7f) return foldText(value);
   }
   const lower = value.toLowerCase();
-  return spaces ? lower.replaceAll(' ', '') : lower;
+  return spaces ? lower.replace(/ /g, '') : lower;
 }
 
 const TOKEN_SPLIT = /[\s,;!?()[\]{}<>"'`|*]+/;
