@@ -176,21 +176,21 @@ function conclude(g: GovernedCall, call: ToolCall, admitted: Admitted, carried?:
   g.onAllowed(trustedArgs);
   // The tool's receipt may repeat these; that echo is not a foreign source of them.
   g.provenance.noteSent(call.toolId, protectedValues(decl, a.args, a.argLeaves));
-  return {
-    allow: true,
-    args: a.args,
-    ...(a.substitutions ? { substitutions: a.substitutions } : {}),
-    ...charged,
-    ...(cost.release ? { release: cost.release } : {}),
-    trustedArgs,
-    ...(a.redacted.length
-      ? {
-          rule: `redaction:${a.redacted.join(',')}`,
-          reason: `redacted ${a.redacted.join(', ')} to fit ${decl.sensitivity.max}`,
-        }
-      : {}),
-    ...(asks ? { askPerson: true } : {}),
-  };
+  // Written field by field, in the order the verdict always had, rather than spread from parts.
+  const allowed: GateVerdict = { allow: true, args: a.args };
+  if (a.substitutions) allowed.substitutions = a.substitutions;
+  allowed.charge = charged.charge;
+  allowed.remaining = charged.remaining;
+  allowed.leaving = charged.leaving;
+  allowed.written = charged.written;
+  if (cost.release) allowed.release = cost.release;
+  allowed.trustedArgs = trustedArgs;
+  if (a.redacted.length) {
+    allowed.rule = `redaction:${a.redacted.join(',')}`;
+    allowed.reason = `redacted ${a.redacted.join(', ')} to fit ${decl.sensitivity.max}`;
+  }
+  if (asks) allowed.askPerson = true;
+  return allowed;
 }
 
 /** A call that carries something beside its arguments: what to resolve it from, and the rest of the judgement. */
@@ -282,11 +282,7 @@ function sourcedPointers(decl: ToolCall['decl']): string[] {
 }
 
 /** The values of the arguments' protected fields (`argLeaves`: their scalars, if already read). */
-function protectedValues(
-  decl: ToolCall['decl'],
-  args: Record<string, unknown>,
-  argLeaves?: readonly Leaf[],
-): string[] {
+function protectedValues(decl: ToolCall['decl'], args: Record<string, unknown>, argLeaves?: readonly Leaf[]): string[] {
   const rules = sourcedPointers(decl);
   if (rules.length === 0) return [];
   const out: string[] = [];
