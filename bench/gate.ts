@@ -94,7 +94,9 @@ function setting() {
   const offer = catalog.offered(ALLOW_ALL).find((o) => o.toolId === REFUND);
   const crmSensitivity = catalog.declared(CRM)!.decl.sensitivity.output;
   const refundSensitivity = catalog.declared(REFUND)!.decl.sensitivity.output;
-  return { catalog, offer, crmSensitivity, refundSensitivity };
+  // The run's ticket, as agentRun hands its step's own to every call's gate (not one made per call).
+  const ticket = { identity: { principal: 'agent:bench', groups: [] }, permits: {}, carry: '' };
+  return { catalog, offer, crmSensitivity, refundSensitivity, ticket };
 }
 
 type Setting = ReturnType<typeof setting>;
@@ -174,7 +176,7 @@ export function gateBench(prior: number, samples = 100, sampleCalls = 100, warmu
       const t0 = process.hrtime.bigint();
       const verdict = governanceGate({
         principal: 'agent:bench',
-        ticket: { identity: { principal: 'agent:bench', groups: [] }, permits: {}, carry: '' },
+        ticket: s.ticket,
         offer: s.offer,
         budget: run.budget,
         provenance: run.provenance.snapshot(),
@@ -184,7 +186,7 @@ export function gateBench(prior: number, samples = 100, sampleCalls = 100, warmu
       verdict.charge?.();
       const t1 = process.hrtime.bigint();
       if (prior > 0 && !verdict.allow) throw new Error(`the bench's refund was refused: ${verdict.reason}`);
-      effectKey({ tool: REFUND, args: verdict.allow ? verdict.args : call.args }, position);
+      effectKey({ tool: REFUND, args: verdict.allow ? verdict.args : call.args }, position, verdict.written);
       const t2 = process.hrtime.bigint();
       produceToolOutput(run.provenance, {
         toolId: REFUND,

@@ -15,25 +15,57 @@ export function canonicalJson(value: unknown): string {
 /**
  * What `canonicalize` writes for a plain object whose values are all strings, finite numbers,
  * booleans or null (most tool arguments), without its general recursion; undefined for anything
- * else, which the library then writes.
+ * else, which the library then writes. Every call's arguments come here (egress bytes, effect key).
  */
 function flatCanonicalJson(value: unknown): string | undefined {
   if (typeof value !== 'object' || value === null || Array.isArray(value) || 'toJSON' in value) return undefined;
   const o = value as Record<string, unknown>;
-  const keys = Object.keys(o).sort();
+  const keys = sortedKeys(Object.keys(o));
   let text = '{';
   for (let i = 0; i < keys.length; i++) {
-    const v = o[keys[i]!];
-    if (!(
-      typeof v === 'string' ||
-      (typeof v === 'number' && Number.isFinite(v)) ||
-      typeof v === 'boolean' ||
-      v === null
-    ))
-      return undefined;
-    text += `${i === 0 ? '' : ','}${JSON.stringify(keys[i])}:${JSON.stringify(v)}`;
+    const k = keys[i]!;
+    const v = o[k];
+    let written: string;
+    if (typeof v === 'string') written = jsonString(v);
+    else if (typeof v === 'number') {
+      if (!Number.isFinite(v)) return undefined;
+      // What JSON.stringify writes for a finite number: its ToString (-0 is "0").
+      written = String(v);
+    } else if (typeof v === 'boolean') written = v ? 'true' : 'false';
+    else if (v === null) written = 'null';
+    else return undefined;
+    text += (i === 0 ? '' : ',') + jsonString(k) + ':' + written;
   }
   return `${text}}`;
+}
+
+/** `JSON.stringify(text)`: quoted as it stands when nothing in it is escaped (most keys and values). */
+function jsonString(text: string): string {
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    // What JSON.stringify escapes: a control character, a quote, a backslash, a lone surrogate (any surrogate goes its way).
+    if (c < 0x20 || c === 0x22 || c === 0x5c || (c >= 0xd800 && c <= 0xdfff)) return JSON.stringify(text);
+  }
+  return `"${text}"`;
+}
+
+/**
+ * The keys in the order `canonicalize` writes them (`Array.prototype.sort`'s default, by UTF-16 code
+ * units, which `<` compares too), sorted in place by insertion: arguments have a handful of keys,
+ * for which this is a few times cheaper than the general sort.
+ */
+function sortedKeys(keys: string[]): string[] {
+  if (keys.length > 16) return keys.sort();
+  for (let i = 1; i < keys.length; i++) {
+    const k = keys[i]!;
+    let j = i - 1;
+    while (j >= 0 && keys[j]! > k) {
+      keys[j + 1] = keys[j]!;
+      j--;
+    }
+    keys[j + 1] = k;
+  }
+  return keys;
 }
 
 export function sha256Hex(text: string): string {

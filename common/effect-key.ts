@@ -9,12 +9,22 @@ export interface EffectDescriptor {
 }
 
 /**
+ * The canonical JSON of one arguments object, already written (the gate writes it to count the
+ * call's egress bytes): the key reuses it for exactly that object, so a call's arguments are
+ * canonicalised once.
+ */
+export interface CanonicalArgs {
+  of: unknown;
+  json: string;
+}
+
+/**
  * SHA-256 over the canonical descriptor and the position, in base64url (`ek-` and 43 characters: it
  * is the activity id of every call, so it is written to history with each). The model's tool-call id
  * is not in it: the same call at the same point is the same effect whoever asked for it.
  */
-export function effectKey(descriptor: EffectDescriptor, position: number): string {
-  return `ek-${keyHash(keyText(descriptor, position))}`;
+export function effectKey(descriptor: EffectDescriptor, position: number, written?: CanonicalArgs): string {
+  return `ek-${keyHash(keyText(descriptor, position, written))}`;
 }
 
 const BASE64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
@@ -56,10 +66,10 @@ function keyHash(text: string): string {
 /**
  * `canonicalJson({ descriptor, position })`. For the descriptor every call makes (a plain
  * `{ tool, args }` with object arguments and a finite position) it is written around the canonical
- * arguments directly, byte for byte what the whole would canonicalise to; anything else goes the
- * whole way.
+ * arguments directly (`written`, when it is of these very arguments), byte for byte what the whole
+ * would canonicalise to; anything else goes the whole way.
  */
-function keyText(descriptor: EffectDescriptor, position: number): string {
+function keyText(descriptor: EffectDescriptor, position: number, written?: CanonicalArgs): string {
   const { tool, args } = descriptor;
   if (
     typeof tool === 'string' &&
@@ -69,7 +79,7 @@ function keyText(descriptor: EffectDescriptor, position: number): string {
     Object.getPrototypeOf(descriptor) === Object.prototype &&
     isToolAndArgs(Object.keys(descriptor))
   )
-    return `{"descriptor":{"args":${canonicalJson(args)},"tool":${JSON.stringify(tool)}},"position":${JSON.stringify(position)}}`;
+    return `{"descriptor":{"args":${written?.of === args ? written.json : canonicalJson(args)},"tool":${JSON.stringify(tool)}},"position":${JSON.stringify(position)}}`;
   return canonicalJson({ descriptor, position });
 }
 

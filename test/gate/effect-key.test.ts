@@ -4,6 +4,7 @@
 // calls that take the key's other paths (nested arguments, non-ASCII text, -0, null and false).
 import fs from 'node:fs';
 import path from 'node:path';
+import { canonicalJson } from '../../catalog/digest';
 import { effectKey, type EffectDescriptor } from '../../common/effect-key';
 
 const REFUND = 'tool://payments/refund';
@@ -112,6 +113,21 @@ describe('the effect key', () => {
 
   it.each(other)('of %j at %d is %s', (descriptor, position, key) => {
     expect(effectKey(descriptor, position)).toBe(key);
+  });
+
+  it.each([...recorded, ...other].map(([descriptor, position]): [EffectDescriptor, number] => [descriptor, position]))(
+    'of %j at %d is the same key when the arguments come with their canonical JSON already written',
+    (descriptor, position) => {
+      const written = { of: descriptor.args, json: canonicalJson(descriptor.args) };
+      expect(effectKey(descriptor, position, written)).toBe(effectKey(descriptor, position));
+    },
+  );
+
+  it('reads JSON handed to it only for those very arguments, not for an equal copy or other arguments', () => {
+    const [descriptor, position, key] = recorded[4]!;
+    const args = descriptor.args as Record<string, unknown>;
+    expect(effectKey(descriptor, position, { of: { ...args }, json: '{"account_id":"acct_mallory"}' })).toBe(key);
+    expect(effectKey(descriptor, position, { of: args, json: '{"account_id":"acct_mallory"}' })).not.toBe(key);
   });
 
   it('names the position and the arguments: another of either is another effect', () => {

@@ -1,5 +1,7 @@
 // The manifest's gate, judged without Temporal: what it lets through, what it refuses and why, and
 // what it charges, for calls prepared against a catalog built from a manifest.
+import { canonicalJson } from '../../catalog/digest';
+import { effectKey } from '../../common/effect-key';
 import { governanceGate } from '../../workflows/gate/governance';
 import { Budget } from '../../workflows/gate/limits';
 import type { Provenance } from '../../workflows/gate/provenance';
@@ -31,6 +33,16 @@ describe('the data-flow gate', () => {
     const verdict = judge(REFUND, { account_id: 'acct_ada', amount_cents: 2000, memo: 'outage' }, fresh());
     expect(verdict.allow).toBe(true);
     expect(verdict.allow && verdict.args).toEqual({ account_id: 'acct_ada', amount_cents: 2000, memo: 'outage' });
+  });
+
+  it('hands the effect key the canonical JSON of the arguments it sends (the trusted value in place), written once', () => {
+    const verdict = judge(REFUND, { account_id: 'ACCT_ADA', amount_cents: 2000, memo: 'outage' }, fresh());
+    const sent = { account_id: 'acct_ada', amount_cents: 2000, memo: 'outage' };
+    expect(verdict.allow && verdict.args).toEqual(sent);
+    expect(verdict.written?.of).toBe(verdict.allow && verdict.args);
+    expect(verdict.written?.json).toBe(canonicalJson(sent));
+    const args = verdict.allow ? verdict.args : undefined;
+    expect(effectKey({ tool: REFUND, args }, 3, verdict.written)).toBe(effectKey({ tool: REFUND, args: sent }, 3));
   });
 
   it('refuses a refund to an account no CRM result named, by the protected field', () => {

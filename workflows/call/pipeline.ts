@@ -173,7 +173,7 @@ class CallRun implements AfterSend<unknown> {
     const { entry } = this;
     if (verdict) recordVerdict(entry, verdict);
     const sent = gatedArgs(call, verdict);
-    const key = effectKey({ tool: call.toolId, args: sent }, entry.position);
+    const key = effectKey({ tool: call.toolId, args: sent }, entry.position, verdict?.written);
     entry.effectKey = key;
     const decided: Decided = { call, verdict, sent, key };
     if (!verdict?.askPerson) return this.held(decided);

@@ -7,12 +7,13 @@ import { pointerCovers } from '../../catalog/json-pointer';
 import { paymentOf, type Payment } from '../../catalog/spend';
 import type { OfferedTool } from '../../catalog/tool-catalog';
 import type { ToolCall } from '../../catalog/tool-call';
-import { leaves } from '../../common/json-leaves';
+import { leaves, type Leaf } from '../../common/json-leaves';
+import type { CanonicalArgs } from '../../common/effect-key';
 import type { RunTicket } from '../../common/ticket';
 import type { CarriedContent } from '../../common/wire';
 import { checkCarried, referencesCarried } from './carried-gate';
 import type { Allowance, Budget } from './limits';
-import { outboundOf, type Outbound } from './outbound';
+import { outboundAndJson, type Outbound } from './outbound';
 import type { ProvenanceView } from './provenance';
 import { checkDataFlow, type Substitution } from './taint-gate';
 import type { Gate, GateVerdict } from './verdict';
@@ -63,6 +64,8 @@ interface Admitted {
   allowance: Extract<Allowance, { ok: true }>;
   /** The arguments reference something carried: the judgement asks for it before it concludes. */
   carries: boolean;
+  /** The scalars of `args`, when the data-flow check read them as they stand. */
+  argLeaves?: readonly Leaf[];
 }
 
 /** The declaration as the data-flow check reads it when the trust rules are waived. */
@@ -88,17 +91,19 @@ function admit(g: GovernedCall, call: ToolCall): Admitted | Refusal {
   const flow = checkDataFlow(g.waiveTrustRules ? withoutTrustRules(decl) : decl, call.args, g.provenance);
   if (!flow.allow && !askable(decl)) return flow;
   const args = flow.allow ? flow.args : call.args;
+  // Only a call that carries something beside its arguments asks the worker: the rest decide at once.
+  const carries = referencesCarried(decl, args);
+  if (!flow.allow) return { admitted: true, violation: flow, args, redacted: [], carriedBytes: 0, allowance, carries };
   return {
     admitted: true,
-    ...(flow.allow ? {} : { violation: flow }),
     args,
-    redacted: flow.allow ? [...flow.redacted] : [],
+    redacted: flow.redacted,
     carriedBytes: 0,
-    substitutions: flow.allow ? flow.substitutions : undefined,
-    trustedArgs: flow.allow ? flow.trustedArgs : undefined,
+    substitutions: flow.substitutions,
+    trustedArgs: flow.trustedArgs,
+    argLeaves: flow.args === call.args ? flow.leaves : undefined,
     allowance,
-    // Only a call that carries something beside its arguments asks the worker: the rest decide at once.
-    carries: referencesCarried(decl, args),
+    carries,
   };
 }
 
@@ -117,6 +122,7 @@ function withCarried(call: ToolCall, a: Admitted, carried: CarriedResolution | u
   return {
     ...a,
     args: checked.args,
+    argLeaves: checked.args === a.args ? a.argLeaves : undefined,
     carriedBytes: checked.carriedBytes,
     redacted: checked.redacted ? [...a.redacted, checked.redacted] : a.redacted,
   };
@@ -125,9 +131,10 @@ function withCarried(call: ToolCall, a: Admitted, carried: CarriedResolution | u
 /** What leaves: the destinations and bytes (arguments and what is carried), and the payment. */
 function leavingOf(call: ToolCall, args: Record<string, unknown>, carriedBytes: number) {
   let outbound: Outbound;
+  let written: CanonicalArgs;
   let payment: Payment | undefined;
   try {
-    outbound = outboundOf(call.decl, args, carriedBytes);
+    ({ outbound, written } = outboundAndJson(call.decl, args, carriedBytes));
   } catch (err) {
     return refusal(
       'egress',
@@ -142,7 +149,7 @@ function leavingOf(call: ToolCall, args: Record<string, unknown>, carriedBytes: 
       `the payment ${call.toolId} would make could not be read exactly, so the call is refused: ${messageOf(err)}`,
     );
   }
-  return { outbound, payment };
+  return { outbound, payment, written };
 }
 
 /**
@@ -156,34 +163,34 @@ function conclude(g: GovernedCall, call: ToolCall, admitted: Admitted, carried?:
   const decl = call.decl;
   const leaving = leavingOf(call, a.args, a.carriedBytes);
   if ('allow' in leaving) return leaving;
-  const { outbound, payment } = leaving;
+  const { outbound, payment, written } = leaving;
   const asks = !a.violation && (decl.approval === 'always' || g.asks === true);
   // A call waiting for a person holds nothing (a denial must cost nothing); one going ahead now is
   // held until the step charges it, so calls running beside it cannot together pass a budget.
   const cost = a.allowance.leave(outbound, payment, !a.violation && !asks);
   if (!cost.ok) return refusal(cost.rule, cost.reason);
-  const charged = { charge: cost.charge, remaining: cost.remaining, leaving: { outbound, payment } };
+  const charged = { charge: cost.charge, remaining: cost.remaining, leaving: { outbound, payment }, written };
   if (a.violation) return { ...a.violation, askPerson: true, ...charged };
   // Read from the labels the data-flow check took (the same as `callTrusted(call.args)`), not a second time.
   const trustedArgs = a.trustedArgs ?? g.provenance.callTrusted(call.args);
   g.onAllowed(trustedArgs);
   // The tool's receipt may repeat these; that echo is not a foreign source of them.
-  g.provenance.noteSent(call.toolId, protectedValues(decl, a.args));
-  return {
-    allow: true,
-    args: a.args,
-    ...(a.substitutions ? { substitutions: a.substitutions } : {}),
-    ...charged,
-    ...(cost.release ? { release: cost.release } : {}),
-    trustedArgs,
-    ...(a.redacted.length
-      ? {
-          rule: `redaction:${a.redacted.join(',')}`,
-          reason: `redacted ${a.redacted.join(', ')} to fit ${decl.sensitivity.max}`,
-        }
-      : {}),
-    ...(asks ? { askPerson: true } : {}),
-  };
+  g.provenance.noteSent(call.toolId, protectedValues(decl, a.args, a.argLeaves));
+  // Written field by field, in the order the verdict always had, rather than spread from parts.
+  const allowed: GateVerdict = { allow: true, args: a.args };
+  if (a.substitutions) allowed.substitutions = a.substitutions;
+  allowed.charge = charged.charge;
+  allowed.remaining = charged.remaining;
+  allowed.leaving = charged.leaving;
+  allowed.written = charged.written;
+  if (cost.release) allowed.release = cost.release;
+  allowed.trustedArgs = trustedArgs;
+  if (a.redacted.length) {
+    allowed.rule = `redaction:${a.redacted.join(',')}`;
+    allowed.reason = `redacted ${a.redacted.join(', ')} to fit ${decl.sensitivity.max}`;
+  }
+  if (asks) allowed.askPerson = true;
+  return allowed;
 }
 
 /** A call that carries something beside its arguments: what to resolve it from, and the rest of the judgement. */
@@ -207,8 +214,38 @@ export function judge(g: GovernedCall, call: ToolCall): GateVerdict | CarriedQue
   return { carriedArgs: a.args, answer: (carried) => conclude(g, call, a, carried) };
 }
 
-/** The gates `governanceGate` made, with the call each judges: the manifest's own rules. */
-const MANIFEST_GATES = new WeakMap<Gate, GovernedCall>();
+/**
+ * A class whose constructor returns the object it is handed: a subclass's private field then brands
+ * that object, a gate function here.
+ */
+class Returning {
+  constructor(target: object) {
+    return target;
+  }
+}
+
+/**
+ * The gates `governanceGate` made, with the call each judges: the manifest's own rules. A private
+ * field branded on the gate, which only this class can write or read (a map of weak references
+ * cost a tenth of the judgement: one gate is made for every call agentRun makes).
+ */
+class ManifestGate extends Returning {
+  readonly #governed: GovernedCall;
+
+  private constructor(gate: Gate, g: GovernedCall) {
+    super(gate);
+    this.#governed = g;
+  }
+
+  static brand(gate: Gate, g: GovernedCall): Gate {
+    new ManifestGate(gate, g);
+    return gate;
+  }
+
+  static of(gate: Gate): GovernedCall | undefined {
+    return #governed in gate ? (gate as unknown as ManifestGate).#governed : undefined;
+  }
+}
 
 /**
  * The manifest's rules as a gate, for `StepCtx.callTool` (agentRun, the AI SDK tools): the pipeline
@@ -217,9 +254,7 @@ const MANIFEST_GATES = new WeakMap<Gate, GovernedCall>();
  */
 export function governanceGate(g: GovernedCall): Gate {
   // Bound, not an arrow function: one is made for every call agentRun makes.
-  const gate: Gate = judgeAtOnce.bind(undefined, g);
-  MANIFEST_GATES.set(gate, g);
-  return gate;
+  return ManifestGate.brand(judgeAtOnce.bind(undefined, g), g);
 }
 
 function judgeAtOnce(g: GovernedCall, call: ToolCall): GateVerdict {
@@ -230,15 +265,28 @@ function judgeAtOnce(g: GovernedCall, call: ToolCall): GateVerdict {
 
 /** The call a manifest gate (`governanceGate`) judges, or undefined for any other gate. */
 export function governedBy(gate: Gate | undefined): GovernedCall | undefined {
-  return gate === undefined ? undefined : MANIFEST_GATES.get(gate);
+  return typeof gate === 'function' ? ManifestGate.of(gate) : undefined;
 }
 
-function protectedValues(decl: ToolCall['decl'], args: Record<string, unknown>): string[] {
-  const rules: string[] = [];
-  for (const r of decl.protected_fields) if ('from_sources' in r) rules.push(r.pointer);
+/** The pointers of a declaration's rules that take a value from named sources, read once per declaration. */
+const SOURCED_POINTERS = new WeakMap<ToolCall['decl'], string[]>();
+
+function sourcedPointers(decl: ToolCall['decl']): string[] {
+  let rules = SOURCED_POINTERS.get(decl);
+  if (rules === undefined) {
+    rules = [];
+    for (const r of decl.protected_fields) if ('from_sources' in r) rules.push(r.pointer);
+    SOURCED_POINTERS.set(decl, rules);
+  }
+  return rules;
+}
+
+/** The values of the arguments' protected fields (`argLeaves`: their scalars, if already read). */
+function protectedValues(decl: ToolCall['decl'], args: Record<string, unknown>, argLeaves?: readonly Leaf[]): string[] {
+  const rules = sourcedPointers(decl);
   if (rules.length === 0) return [];
   const out: string[] = [];
-  for (const l of leaves(args))
+  for (const l of argLeaves ?? leaves(args))
     if (typeof l.value === 'string' && rules.some((r) => pointerCovers(r, l.pointer))) out.push(l.value);
   return out;
 }

@@ -3,6 +3,7 @@
 import { canonicalJson } from '../../catalog/digest';
 import { destinationsOf } from '../../catalog/egress';
 import type { ToolDecl } from '../../catalog/manifest';
+import type { CanonicalArgs } from '../../common/effect-key';
 
 export interface Outbound {
   /** Normalised destinations; each receives every byte. */
@@ -41,6 +42,23 @@ export function utf8Length(text: string): number {
 /** Throws when a destination cannot be read (the gate refuses). */
 export function outboundOf(decl: ToolDecl, args: unknown, carriedBytes = 0): Outbound {
   return { destinations: destinationsOf(decl, args), argumentBytes: argumentBytes(args), carriedBytes };
+}
+
+/**
+ * `outboundOf`, and the arguments' canonical JSON it counted, for the effect key to reuse (the
+ * arguments are canonicalised once per call). Throws as `outboundOf` does, in the same order.
+ */
+export function outboundAndJson(
+  decl: ToolDecl,
+  args: Record<string, unknown>,
+  carriedBytes: number,
+): { outbound: Outbound; written: CanonicalArgs } {
+  const destinations = destinationsOf(decl, args);
+  const json = canonicalJson(args);
+  return {
+    outbound: { destinations, argumentBytes: utf8Length(json), carriedBytes },
+    written: { of: args, json },
+  };
 }
 
 export function outboundBytes(o: Outbound): number {

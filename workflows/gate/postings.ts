@@ -25,6 +25,13 @@ export interface Folded {
 export interface Posting {
   sightings: Sighting[];
   folded: Folded[];
+  /**
+   * The label of every sighting (the last fold's) and the last sighting's place in the run, kept on
+   * the posting itself: a view that sees them all (the usual case) reads its label here, without
+   * reaching into the lists.
+   */
+  label: Label;
+  lastSeq: number;
   /** Signatures of the sightings, once there are enough that scanning them costs more than a set. */
   distinct?: Set<string>;
 }
@@ -41,20 +48,26 @@ export const sameSighting = (a: Sighting, b: Sighting): boolean =>
   a.sensitivity === b.sensitivity &&
   a.exact === b.exact;
 
-/** Whether a string comes for the first time: a short list scanned, a set once it grows. */
+/**
+ * Whether a pair of strings comes for the first time: short lists scanned (no text is made for a
+ * pair), a set of the pairs joined once they grow.
+ */
 export class Once {
-  private list: string[] = [];
+  private readonly keys: string[] = [];
+  private readonly exacts: string[] = [];
   private set?: Set<string>;
 
-  first(x: string): boolean {
+  first(key: string, exact: string): boolean {
     if (this.set) {
-      if (this.set.has(x)) return false;
-      this.set.add(x);
+      const pair = `${key}\u0000${exact}`;
+      if (this.set.has(pair)) return false;
+      this.set.add(pair);
       return true;
     }
-    if (this.list.includes(x)) return false;
-    this.list.push(x);
-    if (this.list.length >= SCAN_LIMIT) this.set = new Set(this.list);
+    for (let i = 0; i < this.keys.length; i++) if (this.keys[i] === key && this.exacts[i] === exact) return false;
+    this.keys.push(key);
+    this.exacts.push(exact);
+    if (this.keys.length >= SCAN_LIMIT) this.set = new Set(this.keys.map((k, i) => `${k}\u0000${this.exacts[i]!}`));
     return true;
   }
 }
@@ -64,19 +77,31 @@ export function withSource(sources: readonly string[], source: string): readonly
   return Object.freeze([...sources, source].sort());
 }
 
+/** First folds per source, by trust and sensitivity (`(trusted ? 4 : 0) + RANK[sensitivity]`). */
+export type FirstFolds = Map<string, (Folded | undefined)[]>;
+
 /**
  * The fold of a value's first sighting depends only on its source, trust and sensitivity: kept in
  * `firstFolds` and shared (it is frozen), so results each offering new values do not build the
- * same label anew.
+ * same label anew (nor a text to look it up by).
  */
-export function fold(prev: Folded | undefined, s: Sighting, firstFolds: Map<string, Folded>): Folded {
+export function fold(prev: Folded | undefined, s: Sighting, firstFolds: FirstFolds): Folded {
   if (!prev) {
-    const key = `${s.trusted ? 1 : 0}${s.sensitivity}\u0000${s.source}`;
-    let first = firstFolds.get(key);
-    if (!first) firstFolds.set(key, (first = Object.freeze(foldFrom(undefined, s))));
-    return first;
+    let bySource = firstFolds.get(s.source);
+    if (!bySource) firstFolds.set(s.source, (bySource = []));
+    const at = (s.trusted ? 4 : 0) + RANK[s.sensitivity];
+    return (bySource[at] ??= Object.freeze(foldFrom(undefined, s)));
   }
   return foldFrom(prev, s);
+}
+
+/** A sighting after those of its posting, folded into its labels. */
+export function extend(posting: Posting, s: Sighting, firstFolds: FirstFolds): void {
+  const folded = fold(posting.folded.at(-1), s, firstFolds);
+  posting.folded.push(folded);
+  posting.sightings.push(s);
+  posting.label = folded.label;
+  posting.lastSeq = s.seq;
 }
 
 export function foldFrom(prev: Folded | undefined, s: Sighting): Folded {

@@ -4,7 +4,7 @@ import { SENSITIVITY_LEVELS, type Sensitivity } from '../../catalog/sensitivity'
 import { leaves, type Leaf } from '../../common/json-leaves';
 import {
   EMPTY_CONTEXT,
-  fold,
+  extend,
   higher,
   Once,
   RANK,
@@ -12,7 +12,7 @@ import {
   SCAN_LIMIT,
   signatureOf,
   withSource,
-  type Folded,
+  type FirstFolds,
   type Posting,
 } from './postings';
 import { callTrustedAsOf, Snapshot } from './provenance-view';
@@ -89,7 +89,10 @@ export class Provenance implements ProvenanceView {
   private base = 0;
   private baseContext: Label = EMPTY_CONTEXT;
   private readonly sent = new Map<string, Set<string>>();
-  private readonly firstFolds = new Map<string, Folded>();
+  private readonly firstFolds: FirstFolds = new Map();
+  /** The last value looked up and its posting (a protected field's sightings, then its label); forgotten on a new posting. */
+  private lookedUp: string | number | undefined;
+  private lookedUpPosting: Posting | undefined;
 
   private get count(): number {
     return this.base + this.context.length;
@@ -125,7 +128,7 @@ export class Provenance implements ProvenanceView {
       for (const v of values) {
         const key = normalize(v);
         // The same key may come as different exact tokens; each is kept, once.
-        if (!key || !seen.first(`${key}\u0000${v}`)) continue;
+        if (!key || !seen.first(key, v)) continue;
         this.append(key, {
           source: p.source,
           trusted: p.trusted,
@@ -141,7 +144,10 @@ export class Provenance implements ProvenanceView {
 
   private append(key: string, s: Sighting): void {
     let posting = this.index.get(key);
-    if (!posting) this.index.set(key, (posting = { sightings: [], folded: [] }));
+    if (!posting) {
+      this.index.set(key, (posting = { sightings: [], folded: [], label: EMPTY_CONTEXT, lastSeq: -1 }));
+      this.lookedUp = undefined;
+    }
     if (posting.distinct) {
       const signature = signatureOf(s);
       if (posting.distinct.has(signature)) return;
@@ -151,8 +157,16 @@ export class Provenance implements ProvenanceView {
       if (posting.sightings.length + 1 >= SCAN_LIMIT)
         posting.distinct = new Set([...posting.sightings, s].map(signatureOf));
     }
-    posting.folded.push(fold(posting.folded.at(-1), s, this.firstFolds));
-    posting.sightings.push(s);
+    extend(posting, s, this.firstFolds);
+  }
+
+  /** A value's posting, if any source produced it. */
+  private postingOf(value: string | number): Posting | undefined {
+    if (value === this.lookedUp) return this.lookedUpPosting;
+    const posting = this.index.get(normalize(value));
+    this.lookedUp = value;
+    this.lookedUpPosting = posting;
+    return posting;
   }
 
   noteSent(source: string, values: string[]): void {
@@ -169,7 +183,7 @@ export class Provenance implements ProvenanceView {
   /** How many of a posting's sightings came before `asOf` (sightings are in run order). */
   private static visible(posting: Posting, asOf: number): number {
     const xs = posting.sightings;
-    if (xs.length === 0 || xs.at(-1)!.seq < asOf) return xs.length;
+    if (posting.lastSeq < asOf) return xs.length;
     let lo = 0;
     let hi = xs.length - 1;
     while (lo < hi) {
@@ -188,16 +202,19 @@ export class Provenance implements ProvenanceView {
   /** A value's label as of production `asOf`: its sightings' fold, or the context's when none came before. */
   labelAsOf(value: Leaf['value'], asOf: number): Label {
     if (value === null || typeof value === 'boolean') return this.contextAt(asOf);
-    const posting = this.index.get(normalize(value));
-    const n = posting ? Provenance.visible(posting, asOf) : 0;
-    return n === 0 ? this.contextAt(asOf) : posting!.folded[n - 1]!.label;
+    const posting = this.postingOf(value);
+    if (posting === undefined) return this.contextAt(asOf);
+    if (posting.lastSeq < asOf) return posting.label;
+    const n = Provenance.visible(posting, asOf);
+    return n === 0 ? this.contextAt(asOf) : posting.folded[n - 1]!.label;
   }
 
   /** A value's distinct sightings before production `asOf`. */
   productionsAsOf(value: string | number, asOf: number): readonly Sighting[] {
-    const posting = this.index.get(normalize(value));
+    const posting = this.postingOf(value);
     if (!posting) return NONE;
     // The posting's own list when every sighting is visible (the usual case): it is read, never written.
+    if (posting.lastSeq < asOf) return posting.sightings;
     const n = Provenance.visible(posting, asOf);
     return n === posting.sightings.length ? posting.sightings : posting.sightings.slice(0, n);
   }

@@ -21,6 +21,8 @@ export type FlowVerdict =
       /** Every argument as written was trusted: what `ProvenanceView.callTrusted(args)` says, from the labels read here. */
       trustedArgs: boolean;
       substitutions?: Substitution[];
+      /** The scalars of the arguments as written, read once: those of `args` too when nothing replaced them. */
+      leaves: readonly Leaf[];
     }
   | { allow: false; rule: string; reason: string };
 
@@ -189,7 +191,9 @@ export function checkDataFlow(decl: ToolDecl, args: Record<string, unknown>, pro
         reason: `${leaf.pointer} carries ${label.sensitivity} data (from ${label.sources.join(', ') || 'the context'}); ${decl.id} accepts at most ${decl.sensitivity.max}`,
       };
     }
-    return { allow: true, args: out, redacted, trustedArgs, ...(substitutions.length ? { substitutions } : {}) };
+    const allowed: FlowVerdict = { allow: true, args: out, redacted, trustedArgs, leaves: argLeaves };
+    if (substitutions.length) allowed.substitutions = substitutions;
+    return allowed;
   } catch (err) {
     return {
       allow: false,

@@ -3,7 +3,18 @@
 import { foldText } from '../../catalog/fold';
 
 export function normalize(value: string | number): string {
-  return foldText(value);
+  if (typeof value !== 'string') return foldText(value);
+  // Printable ASCII and spaces (most words a model writes: a memo, a name) is its own NFKC form, and
+  // its only whitespace is the space: lower case without spaces is `foldText`'s answer, without the
+  // normalisation and the regular expression it takes for any other text.
+  let spaces = false;
+  for (let i = 0; i < value.length; i++) {
+    const c = value.charCodeAt(i);
+    if (c === 0x20) spaces = true;
+    else if (c < 0x20 || c >= 0x7f) return foldText(value);
+  }
+  const lower = value.toLowerCase();
+  return spaces ? lower.replace(/ /g, '') : lower;
 }
 
 const TOKEN_SPLIT = /[\s,;!?()[\]{}<>"'`|*]+/;

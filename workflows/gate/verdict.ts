@@ -2,6 +2,7 @@
 // the arguments with (a declared redaction, the trusted value of a protected field).
 import type { ToolCall } from '../../catalog/tool-call';
 import type { Payment } from '../../catalog/spend';
+import type { CanonicalArgs } from '../../common/effect-key';
 import type { RemainingBudget } from '../../common/wire';
 import type { Outbound } from './outbound';
 
@@ -31,6 +32,11 @@ interface VerdictCommon {
   trustedArgs?: boolean;
   /** What the run may still spend once this call is charged; the tool sees it as `ctx.budget`. */
   remaining?: () => RemainingBudget;
+  /**
+   * The canonical JSON of the arguments the gate counted toward egress: the effect key reuses it when
+   * they are the arguments sent (`of` is that very object), so they are canonicalised once per call.
+   */
+  written?: CanonicalArgs;
   /** The trust rules were waived for this call at the workflow's request (`acceptUntrusted`), as the tool allows. */
   acceptedUntrusted?: { reason: string };
 }
