@@ -10,7 +10,11 @@ import {
 import { Budget } from '../../workflows/gate/limits';
 import type { Provenance } from '../../workflows/gate/provenance';
 import type { GateVerdict } from '../../workflows/gate/verdict';
-import { afterLookup, call, FILES, offerOf, ticket } from './support';
+import { ALLOW_ALL } from '../../catalog/policy';
+import { ToolCall } from '../../catalog/tool-call';
+import { ToolCatalog } from '../../catalog/tool-catalog';
+import { gatedArgs } from '../../workflows/call/gate';
+import { afterLookup, call, FILES, manifest, offerOf, ticket } from './support';
 
 const fresh = () => ({ provenance: afterLookup(), budget: new Budget({}, 0) });
 type Run = ReturnType<typeof fresh>;
@@ -86,5 +90,28 @@ describe('what a call carries, judged as data', () => {
   it('refuses a call that carries something when nothing was resolved for it (the gate called directly)', () => {
     const verdict = governanceGate(governed(fresh()))(call(FILES, toAda));
     expect(verdict).toMatchObject({ allow: false, rule: 'carried' });
+  });
+});
+
+describe('a call a person may let through despite what it carries', () => {
+  // The same tool, declared so that a person may overrule a violation (`approval: on_violation`).
+  const decl = { ...manifest.tools.find((t) => t.id === FILES)!, approval: 'on_violation' as const };
+  const askable = ToolCatalog.fromGranted([decl], []);
+  const gateOf = (run: Run) => ({ ...governed(run), offer: askable.offered(ALLOW_ALL)[0] });
+  const secret: CarriedResolution = { content: { bytes: 10, sources: ['file:f_1'], sensitivity: 'secret' } };
+
+  it('sends, once a person approves, the trusted value of a protected field, not the look-alike the model wrote', () => {
+    // The model retyped Ada's address in capitals: the gate matches it to the trusted value and would send that.
+    const written = { to: 'ADA@example.com', attachments: ['f_1'] };
+    const c = ToolCall.prepare(askable, FILES, written);
+    const judged = judge(gateOf(fresh()), c);
+    if (!isCarriedQuestion(judged)) throw new Error(`decided without asking: ${JSON.stringify(judged)}`);
+    expect(judged.carriedArgs).toMatchObject({ to: 'ada@example.com' });
+    // What it carries is more sensitive than the sink accepts: a violation a person may overrule.
+    const verdict = judged.answer(secret);
+    expect(verdict).toMatchObject({ allow: false, askPerson: true, rule: 'sensitivity:carried:/attachments' });
+    // What the pipeline sends if the person approves: the trusted address, byte for byte.
+    expect(gatedArgs(c, verdict)).toEqual({ to: 'ada@example.com', attachments: ['f_1'] });
+    expect(verdict.substitutions).toEqual([{ pointer: '/to', written: 'ADA@example.com', sent: 'ada@example.com' }]);
   });
 });

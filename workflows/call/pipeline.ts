@@ -13,7 +13,7 @@ import { StepError } from '../step-error';
 import { askApproval, type Approval, type Denial } from './approval';
 import { budgetRequest, reserveBudgets, settleAfterFailure, settleBudgets, type Reservation } from './budget';
 import { decidedEvent, settledEvent } from './call-events';
-import { gatedArgs, type GateVerdict } from './gate';
+import { sentArgs, type GateVerdict } from './gate';
 import { judgeCall, type Judges } from './govern';
 import { takeLease } from './lease';
 import { replyOf, type CallHost, type CallOptions, type CallReply } from './options';
@@ -172,7 +172,7 @@ class CallRun implements AfterSend<unknown> {
   private judged(call: ToolCall, verdict: GateVerdict | undefined): Decided | Promise<Decided> {
     const { entry } = this;
     if (verdict) recordVerdict(entry, verdict);
-    const sent = gatedArgs(call, verdict);
+    const sent = sentArgs(call, verdict);
     const key = effectKey({ tool: call.toolId, args: sent }, entry.position, verdict?.written);
     entry.effectKey = key;
     const decided: Decided = { call, verdict, sent, key };

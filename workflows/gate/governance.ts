@@ -170,7 +170,15 @@ function conclude(g: GovernedCall, call: ToolCall, admitted: Admitted, carried?:
   const cost = a.allowance.leave(outbound, payment, !a.violation && !asks);
   if (!cost.ok) return refusal(cost.rule, cost.reason);
   const charged = { charge: cost.charge, remaining: cost.remaining, leaving: { outbound, payment }, written };
-  if (a.violation) return { ...a.violation, askPerson: true, ...charged };
+  // A person may let it through: then it goes out as admitted (trusted values, redactions), as an allowed call would.
+  if (a.violation)
+    return {
+      ...a.violation,
+      askPerson: true,
+      args: a.args,
+      ...(a.substitutions ? { substitutions: a.substitutions } : {}),
+      ...charged,
+    };
   // Read from the labels the data-flow check took (the same as `callTrusted(call.args)`), not a second time.
   const trustedArgs = a.trustedArgs ?? g.provenance.callTrusted(call.args);
   g.onAllowed(trustedArgs);

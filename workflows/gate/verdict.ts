@@ -15,6 +15,11 @@ import type { Outbound } from './outbound';
 export type Gate = (call: ToolCall) => GateVerdict | Promise<GateVerdict>;
 
 interface VerdictCommon {
+  /**
+   * The arguments to send in place of the call's (redactions, trusted values of protected fields):
+   * for an allowed call, and for a violation a person may overrule, if they do.
+   */
+  args?: Record<string, unknown>;
   rule?: string;
   reason?: string;
   /** The tool declares that a person must approve (or may overrule a refusal). */
@@ -42,5 +47,4 @@ interface VerdictCommon {
 }
 
 export type GateVerdict =
-  | (VerdictCommon & { allow: true; args?: Record<string, unknown> })
-  | (VerdictCommon & { allow: false; rule: string; reason: string });
+  (VerdictCommon & { allow: true }) | (VerdictCommon & { allow: false; rule: string; reason: string });
