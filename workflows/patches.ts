@@ -7,3 +7,11 @@
  * them. Runs that reached such a call before this change keep sending the model's arguments.
  */
 export const OVERRULED_CALL_SENDS_GATED_ARGS = 'toolplane-overruled-call-sends-gated-args';
+
+/**
+ * A workflow's own gate that refuses a call unless a person lets it through (\`allow: false,
+ * askPerson: true\`) no longer decides it alone: the manifest judges the call first, so its hard
+ * limits and data-flow rules refuse before anyone is asked. Runs that reached such a call earlier
+ * replay as they ran.
+ */
+export const OWN_QUESTION_JUDGED_BY_MANIFEST = 'toolplane-own-question-judged-by-manifest';

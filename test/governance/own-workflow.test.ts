@@ -14,6 +14,7 @@ import { createTools as workspaceTools } from '../../examples/workspace/tools';
 import { writeWorkflowBundle } from '../../scripts/workflow-bundle';
 import type { JournalEntry } from '../../common/journal';
 import type { OwnCallResult, OwnCallsInput } from '../fixtures/own-workflows';
+import { pendingEscalations, resolveEscalation } from '../../workflows/escalation';
 import { runAgent } from '../support/agent';
 import { harness, testDir, type Harness } from '../support/env';
 import { ATTACKS, CONTROLS, retype, type Attack, type World } from './scenarios';
@@ -139,6 +140,41 @@ describe("a team's own workflow, with no gate of its own", () => {
       turns: [{ tool_calls: [{ name: 'pay__transfer', arguments: big }] }, { final: 'Done.' }],
     });
     expect(result.journal.map((e) => [e.decision, e.rule])).toEqual([['refused', 'spend']]);
+    expect(rig.store.all().length).toBe(before);
+  });
+
+  it('is refused past the cap even when its own gate asks a person, who would approve: the manifest judges first', async () => {
+    const before = rig.store.all().length;
+    const handle = await rig.h.client.workflow.start('ownCalls', {
+      taskQueue: rig.h.taskQueue,
+      workflowId: `own-${randomUUID()}`,
+      args: [
+        {
+          principal: 'agent:test',
+          given: 'Pay ACME-3 600.00 EUR.',
+          calls: [{ toolId: 'tool://pay/transfer', args: { payee: 'ACME-3', amount_cents: 60000 }, reviewed: true }],
+        } satisfies OwnCallsInput,
+      ],
+    });
+    // A person approves whatever the run asks: a hard limit is still not approved past.
+    let approved = 0;
+    let done = false;
+    const result = handle.result().finally(() => (done = true));
+    while (!done) {
+      for (const p of await handle.query(pendingEscalations).catch(() => [])) {
+        await handle
+          .executeUpdate(resolveEscalation, {
+            args: [{ effectKey: p.effectKey, decision: 'approve', by: 'supervisor' }],
+          })
+          .then(() => approved++)
+          .catch(() => undefined);
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const { results, journal } = (await result) as { results: OwnCallResult[]; journal: JournalEntry[] };
+    expect(journal.map((e) => [e.decision, e.rule, e.effectKey])).toEqual([['refused', 'spend', undefined]]);
+    expect(refusedBy(results[0])).toBe('spend');
+    expect(approved).toBe(0);
     expect(rig.store.all().length).toBe(before);
   });
 

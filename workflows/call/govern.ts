@@ -2,7 +2,9 @@
 // workflows/gate/ in one pass, arguments first, then what leaves; what the call carries beside its
 // arguments is the one thing asked of the worker, here, between the two, and handed over as data.
 // A workflow's own gate speaks first on its own calls; on an ungoverned run it is the only gate.
+import { patched } from '@temporalio/workflow';
 import type { ToolCall } from '../../catalog/tool-call';
+import { OWN_QUESTION_JUDGED_BY_MANIFEST } from '../patches';
 import { isCarriedQuestion, judge, type GovernedCall } from '../gate/governance';
 import { ownVerdictFirst, refuseAcceptUntrusted, withOwn, type Governance } from '../gate/own-call';
 import type { Gate, GateVerdict } from '../gate/verdict';
@@ -21,6 +23,8 @@ function judgeManifest(g: GovernedCall, call: ToolCall): GateVerdict | Promise<G
 
 /** A workflow's own call: its gate's verdict, then the manifest's, merged. */
 function judgeOwn(call: ToolCall, governance: Governance, mine: GateVerdict | undefined): Decided {
+  // A run that reached such a call before the manifest judged it replays as it ran: the person alone decided.
+  if (mine?.allow === false && mine.askPerson && !patched(OWN_QUESTION_JUDGED_BY_MANIFEST)) return mine;
   const first = ownVerdictFirst(call, mine);
   if (first) return first;
   const verdict = judgeManifest(governance.governed(call, mine?.askPerson === true), call);

@@ -30,9 +30,13 @@ export function refuseAcceptUntrusted(call: ToolCall, accepting: { reason: strin
   return undefined;
 }
 
-/** The workflow's own verdict where it ends the call: its refusal, or a refusal because it changed the arguments. */
+/**
+ * The workflow's own verdict where it ends the call: its refusal, or a refusal because it changed the
+ * arguments. A refusal a person may overrule does not end it: the manifest judges the call, and a
+ * person is asked only where its rules let the call through (a hard limit is not approved past).
+ */
 export function ownVerdictFirst(call: ToolCall, mine: GateVerdict | undefined): GateVerdict | undefined {
-  if (mine && !mine.allow) return mine;
+  if (mine && !mine.allow && !mine.askPerson) return mine;
   if (mine?.args)
     return refusal(
       'gate',
