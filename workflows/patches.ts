@@ -2,9 +2,10 @@
 // \`patched()\` (docs/versioning.md, "Which changes need a patch"). One owner, so an id is never reused.
 
 /**
- * A call a person let through despite a violation is sent with the arguments the gate admitted
- * (trusted values of protected fields, redactions), not the model's own; the effect key follows
- * them. Runs that reached such a call before this change keep sending the model's arguments.
+ * A call a person let through despite a violation (a data-flow rule, or what it carries) is sent
+ * with the arguments the gate admitted: the trusted values of the protected fields the model
+ * retyped, the declared redactions, as an allowed call would be; the effect key follows them. Runs
+ * that reached such a call before this change keep sending the model's arguments.
  */
 export const OVERRULED_CALL_SENDS_GATED_ARGS = 'toolplane-overruled-call-sends-gated-args';
 

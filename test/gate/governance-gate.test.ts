@@ -6,7 +6,11 @@ import { governanceGate } from '../../workflows/gate/governance';
 import { Budget } from '../../workflows/gate/limits';
 import type { Provenance } from '../../workflows/gate/provenance';
 import type { GateVerdict } from '../../workflows/gate/verdict';
-import { afterLookup, call, CRM, MAIL, offerOf, REFUND, ticket } from './support';
+import { ALLOW_ALL } from '../../catalog/policy';
+import { ToolCall } from '../../catalog/tool-call';
+import { ToolCatalog } from '../../catalog/tool-catalog';
+import { gatedArgs } from '../../workflows/call/gate';
+import { afterLookup, call, CRM, MAIL, manifest, offerOf, REFUND, ticket } from './support';
 
 /** The manifest's gate over a run's labels and budget, deciding one call at once (none here carries anything). */
 function judge(
@@ -110,5 +114,28 @@ describe('the data-flow gate', () => {
 
   it('reads the CRM itself as a call that sends nothing protected', () => {
     expect(judge(CRM, { email: 'ada@example.com' }, fresh()).allow).toBe(true);
+  });
+});
+
+describe('a call a person may let through despite a data-flow violation', () => {
+  // The refund, declared so that a person may overrule a violation (`approval: on_violation`).
+  const decl = { ...manifest.tools.find((t) => t.id === REFUND)!, approval: 'on_violation' as const };
+  const askable = ToolCatalog.fromGranted([decl], []);
+
+  it('sends, once a person approves, the trusted value of every protected field the model retyped', () => {
+    // The account retyped in capitals (a look-alike of the CRM's), an amount the model made up (untrusted).
+    const c = ToolCall.prepare(askable, REFUND, { account_id: 'ACCT_ADA', amount_cents: 1234 });
+    const verdict = governanceGate({
+      principal: 'agent:unit',
+      ticket,
+      offer: askable.offered(ALLOW_ALL)[0],
+      budget: new Budget({}, 0),
+      provenance: afterLookup().snapshot(),
+      onAllowed: () => {},
+    })(c) as GateVerdict;
+    expect(verdict).toMatchObject({ allow: false, askPerson: true, rule: 'taint:/amount_cents' });
+    // What goes out if the person approves: the CRM's account, byte for byte, as an allowed call would send.
+    expect(gatedArgs(c, verdict)).toEqual({ account_id: 'acct_ada', amount_cents: 1234 });
+    expect(verdict.substitutions).toEqual([{ pointer: '/account_id', written: 'ACCT_ADA', sent: 'acct_ada' }]);
   });
 });

@@ -43,10 +43,8 @@ export type CarriedResolution = { content: CarriedContent } | { unresolved: stri
 
 type Refusal = Extract<GateVerdict, { allow: false }>;
 const refusal = (rule: string, reason: string): Refusal => ({ allow: false, rule, reason });
-const messageOf = (err: unknown): string => {
-  const e = err as { cause?: { message?: string }; message?: string };
-  return e?.cause?.message ?? e?.message ?? String(err);
-};
+const messageOf = (err: unknown): string =>
+  (err as { cause?: Error } | undefined)?.cause?.message ?? (err as Error | undefined)?.message ?? String(err);
 
 /** A call admitted on its arguments: what it would send, and what the judgement after reads and refines. */
 interface Admitted {
@@ -88,18 +86,20 @@ function admit(g: GovernedCall, call: ToolCall): Admitted | Refusal {
       `${call.toolId} presents a credential for ${decl.credential.principal}, not for this run's principal ${g.principal}`,
     );
   }
-  const flow = checkDataFlow(g.waiveTrustRules ? withoutTrustRules(decl) : decl, call.args, g.provenance);
-  if (!flow.allow && !askable(decl)) return flow;
-  const args = flow.allow ? flow.args : call.args;
+  const asks = askable(decl);
+  const flow = checkDataFlow(g.waiveTrustRules ? withoutTrustRules(decl) : decl, call.args, g.provenance, asks);
+  if (!flow.allow && !asks) return flow;
+  const { args = call.args, substitutions } = flow;
   // Only a call that carries something beside its arguments asks the worker: the rest decide at once.
   const carries = referencesCarried(decl, args);
-  if (!flow.allow) return { admitted: true, violation: flow, args, redacted: [], carriedBytes: 0, allowance, carries };
+  if (!flow.allow)
+    return { admitted: true, violation: flow, args, substitutions, redacted: [], carriedBytes: 0, allowance, carries };
   return {
     admitted: true,
     args,
     redacted: flow.redacted,
     carriedBytes: 0,
-    substitutions: flow.substitutions,
+    substitutions,
     trustedArgs: flow.trustedArgs,
     argLeaves: flow.args === call.args ? flow.leaves : undefined,
     allowance,

@@ -24,9 +24,19 @@ export type FlowVerdict =
       /** The scalars of the arguments as written, read once: those of `args` too when nothing replaced them. */
       leaves: readonly Leaf[];
     }
-  | { allow: false; rule: string; reason: string };
+  | {
+      allow: false;
+      rule: string;
+      reason: string;
+      /**
+       * For a tool a person may overrule (`whole`): the arguments as the rest of the check gated them
+       * (trusted values of the other protected fields, redactions), what goes out if the person does.
+       */
+      args?: Record<string, unknown>;
+      substitutions?: Substitution[];
+    };
 
-type Refused = Extract<FlowVerdict, { allow: false }>;
+type Refused = { allow: false; rule: string; reason: string };
 
 const covers = pointerCovers;
 
@@ -102,34 +112,40 @@ function ruleCovering(rules: readonly ProtectedFieldDecl[], pointer: string): Pr
   return undefined;
 }
 
-/** Refusal, or the arguments as their protected fields' trusted values (byte for byte) and what was replaced. */
+/**
+ * The arguments as their protected fields' trusted values (byte for byte) and what was replaced, or
+ * the first field refused: at once, or (`whole`) once every other field is replaced.
+ */
 function protectFields(
   rules: readonly ProtectedFieldDecl[],
   argLeaves: readonly Leaf[],
   args: Record<string, unknown>,
   prov: ProvenanceView,
-): Refused | { out: Record<string, unknown>; substitutions: Substitution[] } {
+  whole: boolean,
+): { refused?: Refused; out: Record<string, unknown>; substitutions: Substitution[] } {
   let out = args;
+  let refused: Refused | undefined;
   const substitutions: Substitution[] = [];
   for (const rule of rules) {
     if (!('from_sources' in rule)) continue;
     for (const leaf of argLeaves) {
       if (!covers(rule.pointer, leaf.pointer)) continue;
-      if (leaf.value === null || typeof leaf.value === 'boolean')
-        return {
-          allow: false,
-          rule: `protected_field:${rule.pointer}`,
-          reason: `${leaf.pointer} is not a value any source produced`,
-        };
-      const field = checkProtectedField(rule, leaf.pointer, leaf.value, prov);
-      if (!field.ok) return { allow: false, rule: `protected_field:${rule.pointer}`, reason: field.reason };
+      const field =
+        leaf.value === null || typeof leaf.value === 'boolean'
+          ? { ok: false as const, reason: `${leaf.pointer} is not a value any source produced` }
+          : checkProtectedField(rule, leaf.pointer, leaf.value, prov);
+      if (!field.ok) {
+        refused ??= { allow: false, rule: `protected_field:${rule.pointer}`, reason: field.reason };
+        if (!whole) return { refused, out, substitutions };
+        continue;
+      }
       if (field.exact !== leaf.value) {
         out = setAt(out, leaf.pointer, field.exact);
         substitutions.push({ pointer: leaf.pointer, written: String(leaf.value), sent: String(field.exact) });
       }
     }
   }
-  return { out, substitutions };
+  return { ...(refused ? { refused } : {}), out, substitutions };
 }
 
 /** A mutating tool takes untrusted data only where a field rule admits it (labels are read into `labels`). */
@@ -157,17 +173,22 @@ function refuseTainted(
   return undefined;
 }
 
-export function checkDataFlow(decl: ToolDecl, args: Record<string, unknown>, prov: ProvenanceView): FlowVerdict {
+export function checkDataFlow(
+  decl: ToolDecl,
+  args: Record<string, unknown>,
+  prov: ProvenanceView,
+  whole = false,
+): FlowVerdict {
   try {
     const argLeaves = leaves(args);
     // Each argument's label, read once: the taint and sensitivity checks below both need it.
     const labels: (Label | undefined)[] = [];
-    const protectedArgs = protectFields(decl.protected_fields, argLeaves, args, prov);
-    if ('allow' in protectedArgs) return protectedArgs;
+    const protectedArgs = protectFields(decl.protected_fields, argLeaves, args, prov, whole);
     const { substitutions } = protectedArgs;
     let out = protectedArgs.out;
-    const tainted = refuseTainted(decl, argLeaves, labels, prov);
-    if (tainted) return tainted;
+    // The first violation refuses the call; where a person may overrule it (`whole`) the rest is gated all the same.
+    let refused = protectedArgs.refused ?? refuseTainted(decl, argLeaves, labels, prov);
+    if (refused && !whole) return refused;
 
     const redacted: string[] = [];
     const maxRank = sensitivityRank(decl.sensitivity.max);
@@ -185,12 +206,14 @@ export function checkDataFlow(decl: ToolDecl, args: Record<string, unknown>, pro
         }
         continue;
       }
-      return {
+      refused ??= {
         allow: false,
         rule: `sensitivity:${leaf.pointer}`,
         reason: `${leaf.pointer} carries ${label.sensitivity} data (from ${label.sources.join(', ') || 'the context'}); ${decl.id} accepts at most ${decl.sensitivity.max}`,
       };
+      if (!whole) break;
     }
+    if (refused) return whole ? { ...refused, args: out, ...(substitutions.length ? { substitutions } : {}) } : refused;
     const allowed: FlowVerdict = { allow: true, args: out, redacted, trustedArgs, leaves: argLeaves };
     if (substitutions.length) allowed.substitutions = substitutions;
     return allowed;
