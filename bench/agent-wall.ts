@@ -23,7 +23,7 @@ import {
   type ActivityExecuteInput,
   type Next,
 } from '@temporalio/worker';
-import { Context } from '@temporalio/activity';
+import { type Context } from '@temporalio/activity';
 import { Command } from 'commander';
 import { AS_SHIPPED } from '../scripts/workflow-bundle';
 import { loadManifest } from '../runtime/manifest-file';
@@ -83,6 +83,80 @@ function timeline(events: Event[]): Record<string, number> {
   return out;
 }
 
+const MODEL_TURNS = new Set(['modelTurn', 'benchModelTurn']);
+
+/**
+ * A run's critical path, in ms: from its start to its first model turn's scheduling (`open`), the
+ * model turns (`turn`, split into dispatch to the worker, the worker's body and the completion's
+ * report back by the worker's own clock), from a turn's answer to its tools' scheduling
+ * (`turn→tools`), the tools from the first scheduled to the last completed (`tools`), from there to
+ * the next turn (`tools→turn`), and from the last answer to the run's end (`close`).
+ */
+function phases(events: Event[], worker: [string, number, number][]): Record<string, number> {
+  const out: Record<string, number> = {};
+  const add = (k: string, v: number) => (out[k] = (out[k] ?? 0) + v);
+  const types = new Map<number, string>();
+  const starts = new Map<number, number>();
+  const turnSpans = worker.filter(([t]) => MODEL_TURNS.has(t));
+  let turnNo = 0;
+  let lastTurnDone: number | undefined;
+  let firstTool: number | undefined;
+  let lastTool: number | undefined;
+  const t0 = ms(events[0]!);
+  // The first workflow task, around the run's local activity (agentRun's authorizeRun), if any.
+  const wft1Start = events.find((e) => e.workflowTaskStartedEventAttributes);
+  const wft1Done = events.find((e) => e.workflowTaskCompletedEventAttributes);
+  const local = worker.find(([t]) => t === 'authorizeRun');
+  if (wft1Start && wft1Done) {
+    add('  open: to the first task', ms(wft1Start) - t0);
+    if (local) {
+      add('  open: task start→local activity', local[1] - ms(wft1Start));
+      add('  open: local activity body', local[2] - local[1]);
+      add('  open: local activity→task done', ms(wft1Done) - local[2]);
+    } else add('  open: first task', ms(wft1Done) - ms(wft1Start));
+  }
+  for (const e of events) {
+    const sched = e.activityTaskScheduledEventAttributes;
+    if (sched) {
+      const type = sched.activityType?.name ?? '';
+      types.set(Number(e.eventId), type);
+      if (MODEL_TURNS.has(type)) {
+        if (lastTurnDone === undefined) add('open', ms(e) - t0);
+        else if (lastTool !== undefined && firstTool !== undefined) {
+          add('tools', lastTool - firstTool);
+          add('tools→turn', ms(e) - lastTool);
+        }
+        firstTool = lastTool = undefined;
+      } else if (firstTool === undefined) {
+        firstTool = ms(e);
+        if (lastTurnDone !== undefined) add('turn→tools', ms(e) - lastTurnDone);
+      }
+    }
+    const started = e.activityTaskStartedEventAttributes;
+    if (started) starts.set(Number(started.scheduledEventId), ms(e));
+    const done = e.activityTaskCompletedEventAttributes;
+    if (done) {
+      const id = Number(done.scheduledEventId);
+      const type = types.get(id) ?? '';
+      if (MODEL_TURNS.has(type)) {
+        const span = turnSpans[turnNo++];
+        const begun = starts.get(id)!;
+        add('turn', ms(e) - begun);
+        if (span) {
+          add('  turn: to the worker', span[1] - begun);
+          add('  turn: body', span[2] - span[1]);
+          add('  turn: report', ms(e) - span[2]);
+        }
+        lastTurnDone = ms(e);
+      } else {
+        lastTool = Math.max(lastTool ?? 0, ms(e));
+      }
+    }
+    if (e.workflowExecutionCompletedEventAttributes && lastTurnDone !== undefined) add('close', ms(e) - lastTurnDone);
+  }
+  return out;
+}
+
 /** Each event's time from the run's start and from the event before it, and its type. */
 function trace(events: Event[]): string[] {
   const t0 = ms(events[0]!);
@@ -113,11 +187,11 @@ class Timing implements ActivityInboundCallsInterceptor {
       return await next(input);
     } finally {
       const info = this.ctx.info;
-      const list = spans.get(info.workflowExecution.workflowId) ?? [];
+      const list = spans.get(info.workflowExecution?.workflowId ?? '') ?? [];
       list.push([info.activityType, t0, now()]);
-      spans.set(info.workflowExecution.workflowId, list);
+      spans.set(info.workflowExecution?.workflowId ?? '', list);
       record(
-        info.workflowExecution.workflowId,
+        info.workflowExecution?.workflowId ?? '',
         `${info.isLocal ? 'local ' : ''}${info.activityType}`,
         Number(process.hrtime.bigint() - started) / 1e6,
       );
@@ -131,9 +205,10 @@ async function main(): Promise<void> {
     .option('--sizes <list>', 'calls per run', '10,100')
     .option('--per-turn <n>', 'tool calls per model turn', '10')
     .option('--json', 'print the figures as JSON on the last line')
+    .option('--only <side>', 'run one side only (hand or agentRun), e.g. under --cpu-prof')
     .option('--trace', "print the events of each side's last run at each size, with their times")
     .parse(process.argv)
-    .opts<{ runs: string; sizes: string; perTurn: string; json?: boolean; trace?: boolean }>();
+    .opts<{ runs: string; sizes: string; perTurn: string; json?: boolean; trace?: boolean; only?: string }>();
   const runs = Number(o.runs);
   const sizes = o.sizes.split(',').map(Number);
   const perTurn = Number(o.perTurn);
@@ -190,9 +265,11 @@ async function main(): Promise<void> {
       (ids[`${side} ${n}`] ??= []).push(workflowId);
     };
     try {
-      for (const n of sizes) for (const side of ['hand', 'agentRun'] as Side[]) for (let i = 0; i < 2; i++) await once(side, n, false);
+      for (const n of sizes)
+        for (const side of (o.only ? [o.only] : ['hand', 'agentRun']) as Side[])
+          for (let i = 0; i < 2; i++) await once(side, n, false);
       for (let r = 0; r < runs; r++) {
-        const order: Side[] = r % 2 ? ['agentRun', 'hand'] : ['hand', 'agentRun'];
+        const order: Side[] = o.only ? [o.only as Side] : r % 2 ? ['agentRun', 'hand'] : ['hand', 'agentRun'];
         for (const n of sizes) for (const side of order) await once(side, n, true);
         if (r % 5 === 4) process.stderr.write(`round ${r + 1}/${runs}\n`);
       }
@@ -204,18 +281,20 @@ async function main(): Promise<void> {
 
     const figures: Record<string, unknown> = { runs, perTurn, load: load.map((l) => l.map((x) => +x.toFixed(2))) };
     for (const n of sizes) {
-      const hand = median(seconds[`hand ${n}`]!);
-      const agent = median(seconds[`agentRun ${n}`]!);
+      const hand = median(seconds[`hand ${n}`] ?? []);
+      const agent = median(seconds[`agentRun ${n}`] ?? []);
       figures[n] = { handSecondsPerRun: hand, agentRunSecondsPerRun: agent, ratio: agent / hand };
       console.log(
         `\n${n} calls, median of ${runs} runs: hand loop ${(hand * 1000).toFixed(1)} ms, agentRun ${(agent * 1000).toFixed(1)} ms, ratio ${(agent / hand).toFixed(3)}`,
       );
       const tl: Record<Side, Record<string, number[]>> = { hand: {}, agentRun: {} };
       const act: Record<Side, Record<string, number[]>> = { hand: {}, agentRun: {} };
+      const cp: Record<Side, Record<string, number[]>> = { hand: {}, agentRun: {} };
       for (const side of ['hand', 'agentRun'] as Side[]) {
-        for (const id of ids[`${side} ${n}`]!) {
+        for (const id of ids[`${side} ${n}`] ?? []) {
           const events = (await client.workflow.getHandle(id).fetchHistory()).events ?? [];
           for (const [k, v] of Object.entries(timeline(events))) (tl[side][k] ??= []).push(v);
+          for (const [k, v] of Object.entries(phases(events, spans.get(id) ?? []))) (cp[side][k] ??= []).push(v);
           for (const [k, v] of Object.entries(spent.get(id) ?? {})) (act[side][k] ??= []).push(v);
         }
       }
@@ -224,10 +303,15 @@ async function main(): Promise<void> {
         const keys = [...new Set([...Object.keys(t.hand), ...Object.keys(t.agentRun)])];
         for (const k of keys)
           console.log(
-            `  ${k.padEnd(40)}${median(t.hand[k] ?? [0]).toFixed(1).padStart(10)}${median(t.agentRun[k] ?? [0]).toFixed(1).padStart(10)}`,
+            `  ${k.padEnd(40)}${median(t.hand[k] ?? [0])
+              .toFixed(1)
+              .padStart(10)}${median(t.agentRun[k] ?? [0])
+              .toFixed(1)
+              .padStart(10)}`,
           );
       };
       table('history, median ms per run', tl);
+      table('critical path, median ms per run', cp);
       if (o.trace)
         for (const side of ['hand', 'agentRun'] as Side[]) {
           const events = (await client.workflow.getHandle(ids[`${side} ${n}`]!.at(-1)!).fetchHistory()).events ?? [];
