@@ -283,9 +283,12 @@ async function main(): Promise<void> {
     for (const n of sizes) {
       const hand = median(seconds[`hand ${n}`] ?? []);
       const agent = median(seconds[`agentRun ${n}`] ?? []);
-      figures[n] = { handSecondsPerRun: hand, agentRunSecondsPerRun: agent, ratio: agent / hand };
+      // Each round's agentRun against the hand loop run beside it: a load that changes between rounds cancels out.
+      const hs = seconds[`hand ${n}`] ?? [];
+      const paired = median((seconds[`agentRun ${n}`] ?? []).map((a, i) => a / hs[i]!));
+      figures[n] = { handSecondsPerRun: hand, agentRunSecondsPerRun: agent, ratio: agent / hand, pairedRatio: paired };
       console.log(
-        `\n${n} calls, median of ${runs} runs: hand loop ${(hand * 1000).toFixed(1)} ms, agentRun ${(agent * 1000).toFixed(1)} ms, ratio ${(agent / hand).toFixed(3)}`,
+        `\n${n} calls, median of ${runs} runs: hand loop ${(hand * 1000).toFixed(1)} ms, agentRun ${(agent * 1000).toFixed(1)} ms, ratio ${(agent / hand).toFixed(3)}, median of the rounds' ratios ${paired.toFixed(3)}`,
       );
       const tl: Record<Side, Record<string, number[]>> = { hand: {}, agentRun: {} };
       const act: Record<Side, Record<string, number[]>> = { hand: {}, agentRun: {} };
