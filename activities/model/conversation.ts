@@ -72,6 +72,8 @@ export async function byReference(w: ModelWorker, turn: Turn, scope: string) {
   const digest = turn.toolsDigest;
   let prev: TranscriptSegment | undefined;
   let contextRef: string;
+  // A first turn's context, while it is being stored (its segment is written beside it).
+  let contextStored: Promise<unknown> | undefined;
   if (turn.transcript) {
     prev = await w.transcripts.segment(turn.transcript, scope);
     contextRef = prev.context;
@@ -82,7 +84,9 @@ export async function byReference(w: ModelWorker, turn: Turn, scope: string) {
         `a run's first model turn names the offered tools and their digest (${digest}), ` +
           "and this worker's declarations of them have that digest",
       );
-    contextRef = await w.transcripts.startContext({ tools, toolsDigest: digest, script: turn.model.script }, scope);
+    const begun = await w.transcripts.startContext({ tools, toolsDigest: digest, script: turn.model.script }, scope);
+    contextRef = begun.ref;
+    contextStored = begun.stored;
   }
   const context = await w.transcripts.context(contextRef, scope);
   // A later turn names no digest (older runs name it on every turn): its transcript's is the run's.
@@ -92,6 +96,7 @@ export async function byReference(w: ModelWorker, turn: Turn, scope: string) {
   return {
     context,
     contextRef,
+    contextStored,
     prev,
     newChars,
     turns: prev?.turns ?? 0,
@@ -113,7 +118,7 @@ export async function appendTurn(
   const scope = Context.current().info.workflowExecution?.workflowId ?? '';
   const { responseModel, responseId, finishReason } = result;
   const response = { responseModel, responseId, finishReason };
-  const transcript = await w.transcripts.append(
+  const segment = w.transcripts.append(
     {
       context: ref.contextRef,
       prev: turn.transcript,
@@ -125,6 +130,8 @@ export async function appendTurn(
     },
     scope,
   );
+  // A first turn's segment is written while its context is stored; both are stored before the turn answers.
+  const [, transcript] = await Promise.all([ref.contextStored, segment]);
   return { ...result, transcript };
 }
 
