@@ -167,6 +167,32 @@ function trace(events: Event[]): string[] {
   });
 }
 
+/**
+ * CPU ticks each kind of thread of this process has used (Linux): the main thread (the client,
+ * activities, the worker's JavaScript), the SDK core's threads (`tokio-*`), and the others (the
+ * workflow thread, libuv's pool, V8's helpers). Empty where /proc is not there.
+ */
+function threadTicks(): Record<string, number> {
+  const out: Record<string, number> = {};
+  const dir = '/proc/self/task';
+  if (!fs.existsSync(dir)) return out;
+  for (const tid of fs.readdirSync(dir)) {
+    let stat: string;
+    try {
+      stat = fs.readFileSync(path.join(dir, tid, 'stat'), 'utf8');
+    } catch {
+      continue; // the thread ended
+    }
+    const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const ticks = Number(fields[11]) + Number(fields[12]);
+    const kind =
+      Number(tid) === process.pid ? 'main thread' : comm.startsWith('tokio') ? 'core threads' : 'other threads';
+    out[kind] = (out[kind] ?? 0) + ticks;
+  }
+  return out;
+}
+
 /** The worker's own time in each activity, by type, collected per workflow run. */
 const spent = new Map<string, Record<string, number>>();
 /** Wall-clock times (ms since the epoch) at which the worker began and ended each activity, per run. */
@@ -254,14 +280,25 @@ async function main(): Promise<void> {
     type Side = keyof typeof sides;
     const seconds: Record<string, number[]> = {};
     const ids: Record<string, string[]> = {};
+    /** This process's CPU (every thread: the client, the worker's activities, workflow thread and core) per run. */
+    const cpuMs: Record<string, number[]> = {};
+    const threadMs: Record<string, Record<string, number>> = {};
     const once = async (side: Side, n: number, keep: boolean) => {
       const [type, args] = sides[side](n);
       const workflowId = `agent-wall-${type}-${randomUUID()}`;
+      const ticks = threadTicks();
       const started = process.hrtime.bigint();
+      const cpu = process.cpuUsage();
       await client.workflow.execute(type, { taskQueue, workflowId, args: [args] });
       const s = Number(process.hrtime.bigint() - started) / 1e9;
+      const used = process.cpuUsage(cpu);
       if (!keep) return;
       (seconds[`${side} ${n}`] ??= []).push(s);
+      (cpuMs[`${side} ${n}`] ??= []).push((used.user + used.system) / 1000);
+      const after = threadTicks();
+      const t = (threadMs[`${side} ${n}`] ??= {});
+      // Ticks are 10 ms (USER_HZ 100): summed over the runs and divided, not a median.
+      for (const [k, v] of Object.entries(after)) t[k] = (t[k] ?? 0) + (v - (ticks[k] ?? 0)) * 10;
       (ids[`${side} ${n}`] ??= []).push(workflowId);
     };
     try {
@@ -286,7 +323,16 @@ async function main(): Promise<void> {
       // Each round's agentRun against the hand loop run beside it: a load that changes between rounds cancels out.
       const hs = seconds[`hand ${n}`] ?? [];
       const paired = median((seconds[`agentRun ${n}`] ?? []).map((a, i) => a / hs[i]!));
-      figures[n] = { handSecondsPerRun: hand, agentRunSecondsPerRun: agent, ratio: agent / hand, pairedRatio: paired };
+      const handCpu = median(cpuMs[`hand ${n}`] ?? []);
+      const agentCpu = median(cpuMs[`agentRun ${n}`] ?? []);
+      figures[n] = {
+        handSecondsPerRun: hand,
+        agentRunSecondsPerRun: agent,
+        ratio: agent / hand,
+        pairedRatio: paired,
+        handCpuMsPerRun: handCpu,
+        agentRunCpuMsPerRun: agentCpu,
+      };
       console.log(
         `\n${n} calls, median of ${runs} runs: hand loop ${(hand * 1000).toFixed(1)} ms, agentRun ${(agent * 1000).toFixed(1)} ms, ratio ${(agent / hand).toFixed(3)}, median of the rounds' ratios ${paired.toFixed(3)}`,
       );
@@ -313,6 +359,16 @@ async function main(): Promise<void> {
               .padStart(10)}`,
           );
       };
+      console.log(
+        `  CPU of this process per run (median): hand loop ${handCpu.toFixed(1)} ms, agentRun ${agentCpu.toFixed(1)} ms`,
+      );
+      const perThread = (side: string) =>
+        Object.entries(threadMs[`${side} ${n}`] ?? {})
+          .map(([k, v]) => `${k} ${(v / runs).toFixed(1)}`)
+          .join(', ');
+      console.log(
+        `  CPU ms per run by thread (mean): hand loop ${perThread('hand')}; agentRun ${perThread('agentRun')}`,
+      );
       table('history, median ms per run', tl);
       table('critical path, median ms per run', cp);
       if (o.trace)
