@@ -5,7 +5,7 @@ import { offeredDigest, type OfferedTool } from '../../catalog/tool-catalog';
 import { offerName } from '../../catalog/tool-id';
 import { ModelFailureType } from '../../catalog/failure-types';
 import type { BlobStore } from '../blob-store';
-import type { TranscriptStore, TranscriptSegment } from './transcript';
+import type { TranscriptContext, TranscriptStore, TranscriptSegment } from './transcript';
 import type { ModelActivityDeps } from './index';
 import {
   scriptedCallId,
@@ -72,11 +72,13 @@ export async function byReference(w: ModelWorker, turn: Turn, scope: string) {
   const digest = turn.toolsDigest;
   let prev: TranscriptSegment | undefined;
   let contextRef: string;
+  let context: TranscriptContext;
   // A first turn's context, while it is being stored (its segment is written beside it).
   let contextStored: Promise<unknown> | undefined;
   if (turn.transcript) {
     prev = await w.transcripts.segment(turn.transcript, scope);
     contextRef = prev.context;
+    context = await w.transcripts.context(contextRef, scope);
   } else {
     const tools = turn.tools ?? (turn.offered ? offersOf(w, turn.offered) : undefined);
     if (!tools || digest === undefined || offeredDigest(tools) !== digest)
@@ -85,10 +87,9 @@ export async function byReference(w: ModelWorker, turn: Turn, scope: string) {
           "and this worker's declarations of them have that digest",
       );
     const begun = await w.transcripts.startContext({ tools, toolsDigest: digest, script: turn.model.script }, scope);
-    contextRef = begun.ref;
-    contextStored = begun.stored;
+    // The context as made here: a store still writing it is not read back.
+    ({ ref: contextRef, context, stored: contextStored } = begun);
   }
-  const context = await w.transcripts.context(contextRef, scope);
   // A later turn names no digest (older runs name it on every turn): its transcript's is the run's.
   if (digest !== undefined && context.toolsDigest !== digest)
     throw invalid(`the turn names tools ${digest}, but the run's conversation offers ${context.toolsDigest}`);

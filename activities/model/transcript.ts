@@ -97,11 +97,11 @@ export class TranscriptStore {
   async startContext(
     context: Omit<TranscriptContext, 'v' | 'kind'>,
     scope: string,
-  ): Promise<{ ref: string; stored: Promise<unknown> }> {
+  ): Promise<{ ref: string; context: TranscriptContext; stored: Promise<unknown> }> {
     const value: TranscriptContext = { v: 1, kind: 'context', ...context };
     if (!namesByContent(this.blobs)) {
       const ref = await this.write(value, scope);
-      return { ref, stored: Promise.resolve() };
+      return { ref, context: value, stored: Promise.resolve() };
     }
     const bytes = Buffer.from(JSON.stringify(value));
     const ref = blobRef(bytes);
@@ -109,7 +109,7 @@ export class TranscriptStore {
     const stored = this.blobs.put(bytes, scope);
     // Awaited with the turn's segment; a turn that fails before then leaves no unhandled rejection.
     stored.catch(() => {});
-    return { ref, stored };
+    return { ref, context: value, stored };
   }
 
   async append(segment: Omit<TranscriptSegment, 'v' | 'kind'>, scope: string): Promise<string> {
