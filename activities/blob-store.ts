@@ -51,6 +51,24 @@ export class BlobCorrupt extends ToolplaneError<typeof ErrorCode.BlobCorrupt, { 
   }
 }
 
+/** The reference toolplane's stores give `bytes`: their SHA-256, known before they are stored. */
+export function blobRef(bytes: Buffer): string {
+  return `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
+}
+
+/** toolplane's own stores, which give every blob its `blobRef`; a store a user writes may name blobs otherwise. */
+const byContent = new WeakSet<BlobStore>();
+
+/** Marks a store of toolplane's: `put` answers `blobRef(bytes)`. */
+export function namedByContent(store: BlobStore): void {
+  byContent.add(store);
+}
+
+/** Whether `store.put(bytes)` is known to answer `blobRef(bytes)`, so a blob can be named before it is stored. */
+export function namesByContent(store: BlobStore): boolean {
+  return byContent.has(store);
+}
+
 /** The hex digest a blob reference names; every store keys its blobs by it. */
 export function hexOf(ref: string): string {
   const hex = ref.replace(/^sha256:/, '');
@@ -60,13 +78,23 @@ export function hexOf(ref: string): string {
 
 /** The bytes read back under `ref`, checked against it. */
 export function verified(ref: string, bytes: Buffer): Buffer {
-  const actual = `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
+  const actual = blobRef(bytes);
   if (actual !== ref) throw new BlobCorrupt(ref, actual);
   return bytes;
 }
 
+/** Directories a store remembers having made (a run's blobs share one). */
+const MADE_DIRS = 1024;
+/** Each write's temporary file is its own, even for two writes of the same bytes at once. */
+let writes = 0;
+
 export class FileBlobStore implements BlobStore {
-  constructor(readonly dir: string = process.env.TOOLPLANE_BLOB_DIR ?? path.join(dataDir(), 'blobs')) {}
+  /** Run directories this store made or found: a run's later blobs skip the `mkdir`. */
+  private readonly made = new Set<string>();
+
+  constructor(readonly dir: string = process.env.TOOLPLANE_BLOB_DIR ?? path.join(dataDir(), 'blobs')) {
+    namedByContent(this);
+  }
 
   private file(ref: string, scope: string): string {
     const hex = hexOf(ref);
@@ -75,15 +103,28 @@ export class FileBlobStore implements BlobStore {
   }
 
   async put(bytes: Buffer, scope: string): Promise<string> {
-    const ref = `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
+    const ref = blobRef(bytes);
     const file = this.file(ref, scope);
-    if (!fs.existsSync(file)) {
-      await fs.promises.mkdir(path.dirname(file), { recursive: true });
-      const tmp = `${file}.${process.pid}.tmp`;
+    if (fs.existsSync(file)) return ref;
+    const dir = path.dirname(file);
+    const tmp = `${file}.${process.pid}.${++writes}.tmp`;
+    if (!this.made.has(dir)) await this.makeDir(dir);
+    try {
       await fs.promises.writeFile(tmp, bytes);
-      await fs.promises.rename(tmp, file);
+    } catch (err) {
+      // The directory went away since (cleaned up by hand): make it again, once.
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      await this.makeDir(dir);
+      await fs.promises.writeFile(tmp, bytes);
     }
+    await fs.promises.rename(tmp, file);
     return ref;
+  }
+
+  private async makeDir(dir: string): Promise<void> {
+    await fs.promises.mkdir(dir, { recursive: true });
+    if (this.made.size >= MADE_DIRS) this.made.clear();
+    this.made.add(dir);
   }
 
   async check(): Promise<void> {

@@ -9,7 +9,7 @@ import {
   type S3ClientConfig,
 } from '@aws-sdk/client-s3';
 import { ToolplaneError } from '../catalog/errors';
-import { BlobNotFound, hexOf, verified, type BlobStore } from './blob-store';
+import { BlobNotFound, blobRef, hexOf, namedByContent, verified, type BlobStore } from './blob-store';
 import { ErrorCode } from '../catalog/error-codes';
 
 export interface S3BlobStoreOptions {
@@ -90,6 +90,7 @@ export class S3BlobStore implements BlobStore {
         forcePathStyle: opts.forcePathStyle ?? endpoint !== undefined,
         ...(opts.credentials ? { credentials: opts.credentials } : {}),
       });
+    namedByContent(this);
   }
 
   private key(ref: string, scope: string): string {
@@ -99,7 +100,7 @@ export class S3BlobStore implements BlobStore {
   }
 
   async put(bytes: Buffer, scope: string): Promise<string> {
-    const ref = `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
+    const ref = blobRef(bytes);
     // Same bytes, same key: a repeated put rewrites identical content, so no existence check is needed.
     await this.client.send(
       new PutObjectCommand({

@@ -5,7 +5,7 @@ import { offeredDigest, type OfferedTool } from '../../catalog/tool-catalog';
 import { offerName } from '../../catalog/tool-id';
 import { ModelFailureType } from '../../catalog/failure-types';
 import type { BlobStore } from '../blob-store';
-import type { TranscriptStore, TranscriptSegment } from './transcript';
+import type { TranscriptContext, TranscriptStore, TranscriptSegment } from './transcript';
 import type { ModelActivityDeps } from './index';
 import {
   scriptedCallId,
@@ -72,9 +72,13 @@ export async function byReference(w: ModelWorker, turn: Turn, scope: string) {
   const digest = turn.toolsDigest;
   let prev: TranscriptSegment | undefined;
   let contextRef: string;
+  let context: TranscriptContext;
+  // A first turn's context, while it is being stored (its segment is written beside it).
+  let contextStored: Promise<unknown> | undefined;
   if (turn.transcript) {
     prev = await w.transcripts.segment(turn.transcript, scope);
     contextRef = prev.context;
+    context = await w.transcripts.context(contextRef, scope);
   } else {
     const tools = turn.tools ?? (turn.offered ? offersOf(w, turn.offered) : undefined);
     if (!tools || digest === undefined || offeredDigest(tools) !== digest)
@@ -82,9 +86,10 @@ export async function byReference(w: ModelWorker, turn: Turn, scope: string) {
         `a run's first model turn names the offered tools and their digest (${digest}), ` +
           "and this worker's declarations of them have that digest",
       );
-    contextRef = await w.transcripts.startContext({ tools, toolsDigest: digest, script: turn.model.script }, scope);
+    const begun = await w.transcripts.startContext({ tools, toolsDigest: digest, script: turn.model.script }, scope);
+    // The context as made here: a store still writing it is not read back.
+    ({ ref: contextRef, context, stored: contextStored } = begun);
   }
-  const context = await w.transcripts.context(contextRef, scope);
   // A later turn names no digest (older runs name it on every turn): its transcript's is the run's.
   if (digest !== undefined && context.toolsDigest !== digest)
     throw invalid(`the turn names tools ${digest}, but the run's conversation offers ${context.toolsDigest}`);
@@ -92,6 +97,7 @@ export async function byReference(w: ModelWorker, turn: Turn, scope: string) {
   return {
     context,
     contextRef,
+    contextStored,
     prev,
     newChars,
     turns: prev?.turns ?? 0,
@@ -113,7 +119,7 @@ export async function appendTurn(
   const scope = Context.current().info.workflowExecution?.workflowId ?? '';
   const { responseModel, responseId, finishReason } = result;
   const response = { responseModel, responseId, finishReason };
-  const transcript = await w.transcripts.append(
+  const segment = w.transcripts.append(
     {
       context: ref.contextRef,
       prev: turn.transcript,
@@ -125,6 +131,8 @@ export async function appendTurn(
     },
     scope,
   );
+  // A first turn's segment is written while its context is stored; both are stored before the turn answers.
+  const [, transcript] = await Promise.all([ref.contextStored, segment]);
   return { ...result, transcript };
 }
 

@@ -5,7 +5,7 @@
 import { ErrorCode } from '../../catalog/error-codes';
 import { ToolplaneError } from '../../catalog/errors';
 import type { OfferedTool } from '../../catalog/tool-catalog';
-import type { BlobStore } from '../blob-store';
+import { blobRef, namesByContent, type BlobStore } from '../blob-store';
 import type { ChatMessage, ModelTurnAnswer, ScriptTurn } from '../../common/wire';
 
 /** What stays fixed for a run's conversation: the tools offered and, for a scripted model, its script. */
@@ -89,8 +89,27 @@ export class TranscriptStore {
     return v;
   }
 
-  async startContext(context: Omit<TranscriptContext, 'v' | 'kind'>, scope: string): Promise<string> {
-    return this.write({ v: 1, kind: 'context', ...context }, scope);
+  /**
+   * Stores a run's context. In toolplane's own stores, which name a blob by its content (`blobRef`),
+   * the reference is there at once and `stored` ends when the context is stored: the first turn's
+   * segment is written meanwhile, not after. Another store is awaited for the name it gives.
+   */
+  async startContext(
+    context: Omit<TranscriptContext, 'v' | 'kind'>,
+    scope: string,
+  ): Promise<{ ref: string; context: TranscriptContext; stored: Promise<unknown> }> {
+    const value: TranscriptContext = { v: 1, kind: 'context', ...context };
+    if (!namesByContent(this.blobs)) {
+      const ref = await this.write(value, scope);
+      return { ref, context: value, stored: Promise.resolve() };
+    }
+    const bytes = Buffer.from(JSON.stringify(value));
+    const ref = blobRef(bytes);
+    this.remember(this.cache, `${scope}\n${ref}`, value);
+    const stored = this.blobs.put(bytes, scope);
+    // Awaited with the turn's segment; a turn that fails before then leaves no unhandled rejection.
+    stored.catch(() => {});
+    return { ref, context: value, stored };
   }
 
   async append(segment: Omit<TranscriptSegment, 'v' | 'kind'>, scope: string): Promise<string> {
