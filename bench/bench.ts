@@ -281,7 +281,10 @@ async function main(): Promise<void> {
   });
   const manifest = benchManifest(
     loadManifest(path.resolve(__dirname, '..', 'examples', 'support-desk', 'manifest.yaml')).manifest,
-    [...new Set([10, ...sizes, replayCalls, ...(o.long ? [10_000] : [])])].map((n) => [n, perTurn]),
+    [...new Set([10, ...sizes, replayCalls, Math.floor(replayCalls / 2), ...(o.long ? [10_000] : [])])].map((n) => [
+      n,
+      perTurn,
+    ]),
   );
   const decl = manifest.tools.find((t) => t.id === 'tool://crm/lookup_customer')!;
   try {
