@@ -16,9 +16,7 @@ import { Client, Connection } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
 import {
   bundleWorkflowCode,
-  DefaultLogger,
   NativeConnection,
-  Runtime,
   type ActivityInboundCallsInterceptor,
   type ActivityExecuteInput,
   type Next,
@@ -28,7 +26,7 @@ import { Command } from 'commander';
 import { AS_SHIPPED } from '../scripts/workflow-bundle';
 import { loadManifest } from '../runtime/manifest-file';
 import { createTools } from '../examples/support-desk/tools';
-import { EAGER_ACTIVITIES, freePort, startDevServer } from '../scripts/dev-server';
+import { benchServer } from './bench-server';
 import { createWorker } from '../worker';
 import { createBenchActivities } from './activities';
 import { agentRunInput, benchManifest } from './long';
@@ -240,16 +238,7 @@ async function main(): Promise<void> {
   const perTurn = Number(o.perTurn);
   const load = [os.loadavg()];
 
-  Runtime.install({ logger: new DefaultLogger('WARN') });
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'toolplane-agent-wall-'));
-  process.env.TOOLPLANE_BLOB_DIR = path.join(dir, 'blobs');
-  const server = await startDevServer({
-    port: await freePort(),
-    uiPort: await freePort(),
-    dbFile: path.join(dir, 'temporal.sqlite'),
-    log: () => {},
-    dynamicConfig: EAGER_ACTIVITIES,
-  });
+  const server = await benchServer('agent-wall');
   const manifest = benchManifest(
     loadManifest(path.resolve(__dirname, '..', 'examples', 'support-desk', 'manifest.yaml')).manifest,
     [...new Set([10, ...sizes])].map((n) => [n, perTurn]),
@@ -385,7 +374,7 @@ async function main(): Promise<void> {
     console.log(`\nload average: ${load.map((l) => l.map((x) => x.toFixed(2)).join(' ')).join(' → ')}`);
     if (o.json) console.log(JSON.stringify(figures));
   } finally {
-    await server.stop();
+    await server.close();
   }
 }
 

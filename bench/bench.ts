@@ -27,12 +27,12 @@ import path from 'node:path';
 import { AiSdkPlugin } from '@temporalio/ai-sdk';
 import { Client, Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import { bundleWorkflowCode, NativeConnection, Worker } from '@temporalio/worker';
 import { AS_SHIPPED } from '../scripts/workflow-bundle';
 import { Command } from 'commander';
 import { loadManifest } from '../runtime/manifest-file';
 import { createTools } from '../examples/support-desk/tools';
-import { EAGER_ACTIVITIES, freePort, startDevServer } from '../scripts/dev-server';
+import { benchServer } from './bench-server';
 import { createWorker } from '../worker';
 import { createBenchActivities } from './activities';
 import { benchModelProvider } from './ai-sdk-model';
@@ -269,16 +269,7 @@ async function main(): Promise<void> {
   const replayCalls = Number(o.replayCalls);
   const load: number[][] = [os.loadavg()];
 
-  Runtime.install({ logger: new DefaultLogger('WARN') });
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'toolplane-bench-'));
-  process.env.TOOLPLANE_BLOB_DIR = path.join(dir, 'blobs');
-  const server = await startDevServer({
-    port: await freePort(),
-    uiPort: await freePort(),
-    dbFile: path.join(dir, 'temporal.sqlite'),
-    log: () => {},
-    dynamicConfig: o.eager ? EAGER_ACTIVITIES : {},
-  });
+  const server = await benchServer('bench', o.eager);
   const manifest = benchManifest(
     loadManifest(path.resolve(__dirname, '..', 'examples', 'support-desk', 'manifest.yaml')).manifest,
     [...new Set([10, ...sizes, replayCalls, Math.floor(replayCalls / 2), ...(o.long ? [10_000] : [])])].map((n) => [
@@ -655,8 +646,7 @@ async function main(): Promise<void> {
     fs.writeFileSync(o.out, JSON.stringify(results, null, 2) + '\n');
     console.log(`written ${path.relative(process.cwd(), o.out)}`);
   } finally {
-    await server.stop();
-    fs.rmSync(dir, { recursive: true, force: true });
+    await server.close();
   }
 }
 

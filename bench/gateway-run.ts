@@ -4,15 +4,14 @@
  *
  *   npx tsx bench/gateway-run.ts [--rounds 3] [--calls 50] [--clients 4] [--per-client 25] [--no-eager]
  */
-import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
+import { bundleWorkflowCode, NativeConnection } from '@temporalio/worker';
 import { AS_SHIPPED } from '../scripts/workflow-bundle';
 import { Command } from 'commander';
 import { loadManifest } from '../runtime/manifest-file';
-import { EAGER_ACTIVITIES, freePort, startDevServer } from '../scripts/dev-server';
+import { benchServer } from './bench-server';
 import { gatewayBench, gatewayRows } from './gateway';
 
 const quiet = { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} };
@@ -27,16 +26,7 @@ async function main(): Promise<void> {
     .parse(process.argv)
     .opts<{ rounds: string; calls: string; clients: string; perClient: string; eager: boolean }>();
   const load = [os.loadavg()];
-  Runtime.install({ logger: new DefaultLogger('WARN') });
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'toolplane-gwbench-'));
-  process.env.TOOLPLANE_BLOB_DIR = path.join(dir, 'blobs');
-  const server = await startDevServer({
-    port: await freePort(),
-    uiPort: await freePort(),
-    dbFile: path.join(dir, 'temporal.sqlite'),
-    log: () => {},
-    dynamicConfig: o.eager ? EAGER_ACTIVITIES : {},
-  });
+  const server = await benchServer('gwbench', o.eager);
   try {
     const workflowBundle = await bundleWorkflowCode({
       workflowsPath: require.resolve('./workflows'),
@@ -66,8 +56,7 @@ async function main(): Promise<void> {
     await native.close();
     await client.connection.close();
   } finally {
-    await server.stop();
-    fs.rmSync(dir, { recursive: true, force: true });
+    await server.close();
   }
 }
 

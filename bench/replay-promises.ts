@@ -12,7 +12,6 @@
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import v8 from 'node:v8';
 import { Client, Connection } from '@temporalio/client';
@@ -22,7 +21,7 @@ import { AS_SHIPPED } from '../scripts/workflow-bundle';
 import { Command } from 'commander';
 import { loadManifest } from '../runtime/manifest-file';
 import { createTools } from '../examples/support-desk/tools';
-import { EAGER_ACTIVITIES, freePort, startDevServer } from '../scripts/dev-server';
+import { benchServer } from './bench-server';
 import { createWorker } from '../worker';
 import { createBenchActivities } from './activities';
 
@@ -108,16 +107,8 @@ async function main(): Promise<void> {
     process.stdout.write(JSON.stringify(await replayChild(o.replay, calls)) + '\n');
     return;
   }
-  Runtime.install({ logger: new DefaultLogger('WARN') });
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'toolplane-bench-'));
-  process.env.TOOLPLANE_BLOB_DIR = path.join(dir, 'blobs');
-  const server = await startDevServer({
-    port: await freePort(),
-    uiPort: await freePort(),
-    dbFile: path.join(dir, 'temporal.sqlite'),
-    log: () => {},
-    dynamicConfig: EAGER_ACTIVITIES,
-  });
+  const server = await benchServer('promises');
+  const { dir } = server;
   try {
     const manifest = loadManifest(path.resolve(__dirname, '..', 'examples', 'support-desk', 'manifest.yaml')).manifest;
     const decl = manifest.tools.find((t) => t.id === 'tool://crm/lookup_customer')!;
@@ -193,8 +184,7 @@ async function main(): Promise<void> {
         `; once per run: plain ${promisesPerRun.plainCalls.toFixed(0)}, callTool ${promisesPerRun.toolplaneCalls.toFixed(0)}`,
     );
   } finally {
-    await server.stop();
-    fs.rmSync(dir, { recursive: true, force: true });
+    await server.close();
   }
 }
 
