@@ -29,6 +29,21 @@ export const WorkflowName = {
 
 /**
  * Patch ids guarding changes in the commands a run issues (docs/versioning.md). History format v1
- * has none: every path before it was removed before the first release.
+ * started with none: every path before it was removed before the first release.
  */
-export const Patch = {} as const;
+export const Patch = {
+  /**
+   * After 0.1.0: a workflow's own gate that refuses a call unless a person lets it through
+   * (`allow: false, askPerson: true`) no longer decides it alone; the manifest judges the call
+   * first, so its hard limits and data-flow rules refuse before anyone is asked. Runs that reached
+   * such a call earlier replay as they ran.
+   */
+  OwnQuestionJudgedByManifest: 'toolplane-own-question-judged-by-manifest',
+  /**
+   * After 0.1.0: a call a person lets through despite a violation (a data-flow rule, or what it
+   * carries) is sent with the arguments the gate admitted (the trusted values of the protected
+   * fields the model retyped, the declared redactions), as an allowed call would be; the effect key
+   * follows them. Runs that reached such a call earlier keep sending the model's arguments.
+   */
+  OverruledCallSendsGatedArgs: 'toolplane-overruled-call-sends-gated-args',
+} as const;

@@ -3,7 +3,7 @@
 import { patched } from '@temporalio/workflow';
 import type { ToolCall } from '../../catalog/tool-call';
 import type { GateVerdict } from '../gate/verdict';
-import { OVERRULED_CALL_SENDS_GATED_ARGS } from '../patches';
+import { Patch } from '../../common/names';
 
 export type { Gate, GateVerdict } from '../gate/verdict';
 
@@ -19,5 +19,5 @@ export function gatedArgs(call: ToolCall, verdict: GateVerdict | undefined): Rec
 export function sentArgs(call: ToolCall, verdict: GateVerdict | undefined): Record<string, unknown> {
   const sent = gatedArgs(call, verdict);
   if (sent === call.args || verdict?.allow !== false) return sent;
-  return patched(OVERRULED_CALL_SENDS_GATED_ARGS) ? sent : call.args;
+  return patched(Patch.OverruledCallSendsGatedArgs) ? sent : call.args;
 }

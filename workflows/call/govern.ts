@@ -4,7 +4,7 @@
 // A workflow's own gate speaks first on its own calls; on an ungoverned run it is the only gate.
 import { patched } from '@temporalio/workflow';
 import type { ToolCall } from '../../catalog/tool-call';
-import { OWN_QUESTION_JUDGED_BY_MANIFEST } from '../patches';
+import { Patch } from '../../common/names';
 import { isCarriedQuestion, judge, type GovernedCall } from '../gate/governance';
 import { ownVerdictFirst, refuseAcceptUntrusted, withOwn, type Governance } from '../gate/own-call';
 import type { Gate, GateVerdict } from '../gate/verdict';
@@ -24,7 +24,7 @@ function judgeManifest(g: GovernedCall, call: ToolCall): GateVerdict | Promise<G
 /** A workflow's own call: its gate's verdict, then the manifest's, merged. */
 function judgeOwn(call: ToolCall, governance: Governance, mine: GateVerdict | undefined): Decided {
   // A run that reached such a call before the manifest judged it replays as it ran: the person alone decided.
-  if (mine?.allow === false && mine.askPerson && !patched(OWN_QUESTION_JUDGED_BY_MANIFEST)) return mine;
+  if (mine?.allow === false && mine.askPerson && !patched(Patch.OwnQuestionJudgedByManifest)) return mine;
   const first = ownVerdictFirst(call, mine);
   if (first) return first;
   const verdict = judgeManifest(governance.governed(call, mine?.askPerson === true), call);
