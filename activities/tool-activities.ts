@@ -4,7 +4,8 @@ import { FailureType, RunFailureType } from '../catalog/failure-types';
 import { MCP_SESSION_WORKFLOW } from '../common/gateway-protocol';
 import type { Manifest, Safety } from '../catalog/manifest';
 import { shortDigest, toolDigest } from '../catalog/digest';
-import { effectKeyOfActivityId, idempotencyKey } from '../common/effect-key';
+import { effectKeyOfActivityId } from '../common/effect-key';
+import { workerIdempotencyKey } from './idempotency-key';
 import type { StoredOutput } from '../common/stored-output';
 import { DEFAULT_LARGE_OUTPUT_BYTES, FileBlobStore, offload, type BlobStore } from './blob-store';
 import { LedgerSigner, publicKeysOf, type LedgerConfig, type LedgerPublicKeys } from '../ledger/keys';
@@ -90,7 +91,7 @@ function unavailable(toolId: string): ApplicationFailure {
 
 /** The same key the workflow would derive: workflow id and effect key, nothing else. */
 function keyFor(effectKey: string): string {
-  return idempotencyKey(Context.current().info.workflowExecution?.workflowId ?? '', effectKey);
+  return workerIdempotencyKey(Context.current().info.workflowExecution?.workflowId ?? '', effectKey);
 }
 
 /** What the tool activities share: the worker's dependencies and what it derives from them once. */

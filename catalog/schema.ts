@@ -6,15 +6,16 @@ import type { ArgumentProblem } from './errors';
 // were checked against JSON Schema's meta-schema when the worker loaded its manifest (schemaProblems),
 // and compiling that meta-schema again in every run cost milliseconds before its first call.
 const ajv = new Ajv({ allErrors: true, strict: false, validateFormats: false, validateSchema: false });
-const compiled = new Map<string, ValidateFunction>();
+/** By the schema object itself: a run's declarations are its own objects, and hashing one to name it cost more than its check. */
+const compiled = new WeakMap<Record<string, unknown>, ValidateFunction>();
 /** Checks a schema against the meta-schema too; only where a manifest is loaded, never in a run. */
 let checking: Ajv | undefined;
 
-export function compileSchema(schema: Record<string, unknown>, cacheKey: string): ValidateFunction {
-  let fn = compiled.get(cacheKey);
+export function compileSchema(schema: Record<string, unknown>): ValidateFunction {
+  let fn = compiled.get(schema);
   if (!fn) {
     fn = ajv.compile(schema);
-    compiled.set(cacheKey, fn);
+    compiled.set(schema, fn);
   }
   return fn;
 }

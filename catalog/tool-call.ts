@@ -2,15 +2,22 @@
 import { InvalidArguments, Unreachable } from './errors';
 import type { ToolDecl } from './manifest';
 import { argumentProblems, compileSchema } from './schema';
-import type { ToolCatalog } from './tool-catalog';
+import type { CatalogEntry, ToolCatalog } from './tool-catalog';
 
 export class ToolCall {
+  readonly decl: ToolDecl;
   private constructor(
     readonly toolId: string,
-    readonly decl: ToolDecl,
-    readonly digest: string,
+    private readonly entry: CatalogEntry,
     readonly args: Record<string, unknown>,
-  ) {}
+  ) {
+    this.decl = entry.decl;
+  }
+
+  /** The declaration's digest (hashed when first read). */
+  get digest(): string {
+    return this.entry.digest;
+  }
 
   /**
    * @throws Unreachable when the tool is not declared or not granted: from the run's point of
@@ -21,10 +28,10 @@ export class ToolCall {
     const declared = catalog.declared(toolId);
     if (!declared) throw new Unreachable(toolId, catalog.isDeclared(toolId) ? 'ungranted' : 'undeclared');
     if (!declared.granted) throw new Unreachable(toolId, 'ungranted');
-    const validate = compileSchema(declared.decl.input_schema, declared.digest);
+    const validate = compileSchema(declared.decl.input_schema);
     const problems = argumentProblems(validate, args);
     if (problems.length > 0) throw new InvalidArguments(toolId, problems);
-    return new ToolCall(toolId, declared.decl, declared.digest, args as Record<string, unknown>);
+    return new ToolCall(toolId, declared, args as Record<string, unknown>);
   }
 
   get mutates(): boolean {

@@ -5,9 +5,22 @@ import { canUseTool, type Policy } from './policy';
 import { offerName } from './tool-id';
 
 export interface CatalogEntry {
-  decl: ToolDecl;
-  digest: string;
-  granted: boolean;
+  readonly decl: ToolDecl;
+  /** The declaration's digest, hashed when first read: most runs never read it. */
+  readonly digest: string;
+  readonly granted: boolean;
+}
+
+/** An entry whose digest is hashed on first read: hashing every declaration cost each run's start a millisecond. */
+class Entry implements CatalogEntry {
+  private hashed: string | undefined;
+  constructor(
+    readonly decl: ToolDecl,
+    readonly granted: boolean,
+  ) {}
+  get digest(): string {
+    return (this.hashed ??= toolDigest(this.decl));
+  }
 }
 
 /** What a model is shown: a tool it may call, under a name its API accepts. */
@@ -36,9 +49,8 @@ export class ToolCatalog {
    */
   static fromManifest(manifest: Manifest, grants: readonly string[]): ToolCatalog {
     const granted = new Set(grants);
-    const entries = new Map<string, CatalogEntry>();
-    for (const decl of manifest.tools)
-      entries.set(decl.id, { decl, digest: toolDigest(decl), granted: granted.has(decl.id) });
+    const entries = new Map<string, Entry>();
+    for (const decl of manifest.tools) entries.set(decl.id, new Entry(decl, granted.has(decl.id)));
     return new ToolCatalog(entries);
   }
 
@@ -47,8 +59,8 @@ export class ToolCatalog {
    * sent them, and the identities of the others it declares (refused as ungranted, not unknown).
    */
   static fromGranted(tools: readonly ToolDecl[], declared: readonly string[]): ToolCatalog {
-    const entries = new Map<string, CatalogEntry>();
-    for (const decl of tools) entries.set(decl.id, { decl, digest: toolDigest(decl), granted: true });
+    const entries = new Map<string, Entry>();
+    for (const decl of tools) entries.set(decl.id, new Entry(decl, true));
     return new ToolCatalog(entries, new Set(declared.filter((id) => !entries.has(id))));
   }
 

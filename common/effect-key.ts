@@ -86,8 +86,8 @@ function keyText(descriptor: EffectDescriptor, position: number, written?: Canon
 const isToolAndArgs = (keys: string[]): boolean => keys.length === 2 && keys.includes('tool') && keys.includes('args');
 
 /** What the provider sees: stable across crashes, retries and a reset that replays to the same point. */
-export function idempotencyKey(workflowId: string, key: string): string {
-  return `tp-${sha256Hex(`${workflowId}\n${key}`).slice(0, 48)}`;
+export function idempotencyKey(workflowId: string, key: string, hex: (text: string) => string = sha256Hex): string {
+  return `tp-${hex(`${workflowId}\n${key}`).slice(0, 48)}`;
 }
 
 /** The first send is the effect key itself; a resend adds `.N`. */

@@ -58,6 +58,6 @@ export function listing(t: OfferedTool): McpTool {
 
 /** The arguments' problems against the tool's declared input schema (none when they conform). */
 export function schemaViolations(t: OfferedTool): (args: unknown) => ArgumentProblem[] {
-  const validate = compileSchema(t.decl.input_schema, `gateway:${t.decl.id}`);
+  const validate = compileSchema(t.decl.input_schema);
   return (args) => argumentProblems(validate, args);
 }
