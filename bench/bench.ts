@@ -138,6 +138,19 @@ function printBreakdowns(f: {
   }
 }
 
+/**
+ * A side's wall time against a baseline's: the median over pairs of runs (the i-th run of each, made
+ * back to back) of their ratio. On a small shared machine one run's hiccup moves a ratio of totals by
+ * several percent; it moves the median of paired ratios by at most one pair.
+ */
+function pairedRatio(side: Tally, base: Tally): number {
+  const n = Math.min(side.runSeconds.length, base.runSeconds.length);
+  return percentile(
+    Array.from({ length: n }, (_, i) => side.runSeconds[i]! / base.runSeconds[i]!),
+    50,
+  );
+}
+
 function percentile(xs: number[], p: number): number {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? NaN;
@@ -193,6 +206,8 @@ interface Tally {
   /** Bytes of the `journal` in the runs' results (agentRun's): what a reader also finds in the history. */
   resultJournalBytes: number;
   runs: number;
+  /** Seconds of each run measured alone, in order: the agent sides pair their i-th runs. */
+  runSeconds: number[];
   /** The calls' bytes (`callBytes`) by field. */
   callParts: Breakdown;
   /** What opening the runs added (`openingBytes`), by field. */
@@ -209,6 +224,7 @@ const tally = (): Tally => ({
   runBytes: 0,
   resultJournalBytes: 0,
   runs: 0,
+  runSeconds: [],
   callParts: emptyBreakdown(),
   openingParts: emptyBreakdown(),
 });
@@ -237,6 +253,11 @@ async function main(): Promise<void> {
     .option('--calls <n>', 'tool calls per workflow (plain vs callTool)', '25')
     .option('--sizes <list>', 'calls per agent run', '10,100,1000')
     .option('--per-turn <n>', 'tool calls per model turn in agent runs', '10')
+    .option(
+      '--agent-pairs <n>',
+      'pairs of agent runs (one run of each side) per round at 10 calls; fewer at larger sizes, at least 3 below 1,000',
+      '15',
+    )
     .option('--replay-calls <n>', 'calls in the histories replayed', '1000')
     .option('--no-eager', 'run the dev server without eager activity execution')
     .option('--long', 'also run one 10,000-call agentRun through continue-as-new')
@@ -252,6 +273,7 @@ async function main(): Promise<void> {
       calls: string;
       sizes: string;
       perTurn: string;
+      agentPairs: string;
       replayCalls: string;
       eager: boolean;
       long?: boolean;
@@ -266,6 +288,8 @@ async function main(): Promise<void> {
   const calls = Number(o.calls);
   const sizes = o.sizes.split(',').map(Number);
   const perTurn = Number(o.perTurn);
+  /** Pairs per round at `n` calls: about the same wall time at every size. */
+  const agentPairs = (n: number) => Math.max(n < 1000 ? 3 : 1, Math.round((Number(o.agentPairs) * 10) / n));
   const replayCalls = Number(o.replayCalls);
   const load: number[][] = [os.loadavg()];
 
@@ -315,7 +339,9 @@ async function main(): Promise<void> {
     const run = async (t: Tally, start: () => Promise<string>, n: number, workflows: number) => {
       const started = process.hrtime.bigint();
       const ids = await Promise.all(Array.from({ length: workflows }, start));
-      t.seconds += Number(process.hrtime.bigint() - started) / 1e9;
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      t.seconds += seconds;
+      if (workflows === 1) t.runSeconds.push(seconds);
       t.calls += workflows * n;
       for (const id of ids) {
         const events = await historyOf(id);
@@ -366,7 +392,9 @@ async function main(): Promise<void> {
             [a.agentRun, exec('agentRun', agentRunInput(manifest, n, perTurn))],
             [a.aiSdk, exec('aiSdkLoop', { calls: n, perTurn }, aiQueue)],
           ];
-          for (const [t, start] of flip ? sides.reverse() : sides) await run(t, start, n, 1);
+          // Pairs of runs, each side once a pair in alternating order: a busy moment lands on one pair, not one side.
+          for (let pair = 0; pair < agentPairs(n); pair++)
+            for (const [t, start] of (r + pair) % 2 === 1 ? [...sides].reverse() : sides) await run(t, start, n, 1);
         }
         load.push(os.loadavg());
         process.stderr.write(`round ${r + 1}/${rounds} done\n`);
@@ -480,7 +508,10 @@ async function main(): Promise<void> {
             aiSdk: ai,
             ratios: {
               agentRunVsHand: {
-                wallTime: ar.secondsPerRun / hand.secondsPerRun,
+                wallTime: pairedRatio(a.agentRun, a.hand),
+                wallTimePairs: Math.min(a.agentRun.runSeconds.length, a.hand.runSeconds.length),
+                /** Not the goal's figure: total seconds over total seconds, which one slow run moves. */
+                wallTimeOfTotals: ar.secondsPerRun / hand.secondsPerRun,
                 historyBytes: ar.historyBytesPerRun / hand.historyBytesPerRun,
                 /** Not a goal: the same ratio without the journal that agentRun's result repeats. */
                 historyBytesWithoutResultJournal:
@@ -489,7 +520,7 @@ async function main(): Promise<void> {
                 eventsPerCall: ar.eventsPerCall / hand.eventsPerCall,
               },
               agentRunVsAiSdk: {
-                wallTime: ar.secondsPerRun / ai.secondsPerRun,
+                wallTime: pairedRatio(a.agentRun, a.aiSdk),
                 throughput: ar.throughput / ai.throughput,
                 historyBytes: ar.historyBytesPerRun / ai.historyBytesPerRun,
                 bytesPerCall: ar.bytesPerCall / ai.bytesPerCall,
@@ -595,6 +626,9 @@ async function main(): Promise<void> {
       console.log(`\n${n} calls per run (${perTurn} per turn)`);
       console.log(head('hand loop', 'agentRun'));
       console.log(row('wall time per run', a.hand.secondsPerRun, a.agentRun.secondsPerRun, 's', 2));
+      console.log(
+        `${"  median of paired runs' ratios".padEnd(54)}${a.ratios.agentRunVsHand.wallTime.toFixed(3)} (${a.ratios.agentRunVsHand.wallTimePairs} pairs)`,
+      );
       console.log(row('history bytes per run', a.hand.historyBytesPerRun, a.agentRun.historyBytesPerRun, 'bytes', 0));
       console.log(
         row(
