@@ -3,7 +3,7 @@
 // activities it builds from them are runtime/plugin-options.ts; Worker Versioning is runtime/deployment.ts.
 import type { ProviderV4 } from '@ai-sdk/provider';
 import { SimplePlugin } from '@temporalio/plugin';
-import type { WorkerOptions } from '@temporalio/worker';
+import type { BundleOptions, WorkerOptions } from '@temporalio/worker';
 import { FileBlobStore, type BlobStore } from './activities/blob-store';
 import { createExtensionTools } from './activities/extensions/deferred-extension-tool';
 import { ExtensionManager } from './activities/extensions/extension-manager';
@@ -15,7 +15,7 @@ import { ToolplaneError } from './catalog/errors';
 import { checkSearchAttributes } from './inspect/search-attributes';
 import { CredentialVerifier } from './identity/credentials';
 import { loadTicketKey, TicketIssuer } from './activities/identity/tickets';
-import { WORKFLOW_INTERCEPTOR_MODULES } from './runtime/workflow-modules';
+import { WORKFLOW_INTERCEPTOR_MODULES, WORKFLOW_PRELOAD_MODULES } from './runtime/workflow-modules';
 import { ErrorCode } from './catalog/error-codes';
 import { workerDeploymentOptions } from './runtime/deployment';
 import {
@@ -98,6 +98,16 @@ export class ToolplanePlugin extends SimplePlugin {
     if (this.opts.verifySources === false) return Promise.resolve();
     this.verified ??= verifyMcpServers(this.opts.manifest, this.opts.log ?? ((l: string) => console.error(l)));
     return this.verified;
+  }
+
+  /** A bundle made for this worker shares toolplane's hashing across its workflows (`WORKFLOW_PRELOAD_MODULES`). */
+  override configureBundler(options: BundleOptions): BundleOptions {
+    const configured = super.configureBundler(options);
+    const preload = configured.preloadModules ?? [];
+    return {
+      ...configured,
+      preloadModules: [...preload, ...WORKFLOW_PRELOAD_MODULES.filter((m) => !preload.includes(m))],
+    };
   }
 
   /**

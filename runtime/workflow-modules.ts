@@ -8,3 +8,11 @@ export const WORKFLOWS_PATH = require.resolve('../workflows/index');
 export const WORKFLOW_INTERCEPTOR_MODULES = [
   require.resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors'),
 ];
+
+/**
+ * Modules every toolplane bundle loads once per reusable V8 context and shares across its workflows
+ * (the SDK's `preloadModules`): canonical JSON and SHA-256, with the libraries they use. Pure
+ * functions only (a shared module's state would be shared too): every run hashes its effect keys and
+ * declarations with code earlier runs already warmed, where a module of each run's own ran cold.
+ */
+export const WORKFLOW_PRELOAD_MODULES = [require.resolve('../catalog/digest')];

@@ -4,7 +4,7 @@
 import fs from 'node:fs';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import type { Configuration } from 'webpack';
-import { WORKFLOW_INTERCEPTOR_MODULES, WORKFLOWS_PATH } from '../runtime/workflow-modules';
+import { WORKFLOW_INTERCEPTOR_MODULES, WORKFLOW_PRELOAD_MODULES, WORKFLOWS_PATH } from '../runtime/workflow-modules';
 
 const quiet = { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} };
 
@@ -23,6 +23,7 @@ export async function writeWorkflowBundle(
   const { code } = await bundleWorkflowCode({
     workflowsPath,
     workflowInterceptorModules: WORKFLOW_INTERCEPTOR_MODULES,
+    preloadModules: WORKFLOW_PRELOAD_MODULES,
     logger: quiet,
     ...(sources
       ? {}
@@ -42,6 +43,7 @@ interface LoaderRule {
  * spread into a helper call. The bench measures toolplane from its sources as a user runs it installed.
  */
 export const AS_SHIPPED = {
+  preloadModules: WORKFLOW_PRELOAD_MODULES,
   webpackConfigHook(config: Configuration): Configuration {
     for (const rule of (config.module?.rules ?? []) as LoaderRule[]) {
       const jsc = rule.use?.loader?.includes('swc-loader') ? rule.use.options?.jsc : undefined;
