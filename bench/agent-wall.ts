@@ -15,7 +15,6 @@ import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
 import {
-  bundleWorkflowCode,
   NativeConnection,
   type ActivityInboundCallsInterceptor,
   type ActivityExecuteInput,
@@ -23,17 +22,12 @@ import {
 } from '@temporalio/worker';
 import { type Context } from '@temporalio/activity';
 import { Command } from 'commander';
-import { AS_SHIPPED } from '../scripts/workflow-bundle';
 import { loadManifest } from '../runtime/manifest-file';
-import { createTools } from '../examples/support-desk/tools';
 import { benchServer } from './bench-server';
-import { createWorker } from '../worker';
-import { createBenchActivities } from './activities';
+import { benchBundle, benchWorker } from './bench-worker';
 import { agentRunInput, benchManifest } from './long';
 
 type Event = temporal.api.history.v1.IHistoryEvent;
-
-const quiet = { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} };
 
 const median = (xs: number[]): number => {
   const s = [...xs].sort((a, b) => a - b);
@@ -244,21 +238,15 @@ async function main(): Promise<void> {
     [...new Set([10, ...sizes])].map((n) => [n, perTurn]),
   );
   try {
-    const bundle = await bundleWorkflowCode({
-      workflowsPath: require.resolve('./workflows'),
-      logger: quiet,
-      ...AS_SHIPPED,
-    });
+    const bundle = await benchBundle();
     const native = await NativeConnection.connect({ address: server.address });
     const client = new Client({ connection: await Connection.connect({ address: server.address }) });
     const taskQueue = `agent-wall-${randomUUID()}`;
-    const worker = await createWorker({
+    const worker = await benchWorker({
       connection: native,
       taskQueue,
       manifest,
-      tools: createTools(),
       workflowBundle: bundle,
-      activities: createBenchActivities(),
       workerOptions: { interceptors: { activity: [(ctx) => ({ inbound: new Timing(ctx) })] } },
     });
     const running = worker.run();

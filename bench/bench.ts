@@ -27,13 +27,11 @@ import path from 'node:path';
 import { AiSdkPlugin } from '@temporalio/ai-sdk';
 import { Client, Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { bundleWorkflowCode, NativeConnection, Worker } from '@temporalio/worker';
-import { AS_SHIPPED } from '../scripts/workflow-bundle';
+import { NativeConnection, Worker } from '@temporalio/worker';
 import { Command } from 'commander';
 import { loadManifest } from '../runtime/manifest-file';
-import { createTools } from '../examples/support-desk/tools';
 import { benchServer } from './bench-server';
-import { createWorker } from '../worker';
+import { benchBundle, benchWorker } from './bench-worker';
 import { createBenchActivities } from './activities';
 import { benchModelProvider } from './ai-sdk-model';
 import {
@@ -52,8 +50,6 @@ import { marginalReplay, type RecordedRun } from './replay-marginal';
 import { agentRunInput, benchManifest, chainOf, longRun } from './long';
 
 type Event = temporal.api.history.v1.IHistoryEvent;
-
-const quiet = { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} };
 
 /** An event's time in ms, to the server's nanosecond: whole ms would round a 1-2 ms difference in p50 to 0 or 2%. */
 function ms(e: Event): number {
@@ -304,11 +300,7 @@ async function main(): Promise<void> {
   const decl = manifest.tools.find((t) => t.id === 'tool://crm/lookup_customer')!;
   try {
     process.stderr.write('bundling workflows…\n');
-    const bundle = await bundleWorkflowCode({
-      workflowsPath: require.resolve('./workflows'),
-      logger: quiet,
-      ...AS_SHIPPED,
-    });
+    const bundle = await benchBundle();
     const native = await NativeConnection.connect({ address: server.address });
     // A peer's history page can pass gRPC's default 4 MB: read it whole rather than fail the bench.
     const client = new Client({
@@ -320,14 +312,7 @@ async function main(): Promise<void> {
     const historyOf = async (workflowId: string) => (await chainOf(client, workflowId)).flat();
     const taskQueue = `bench-${randomUUID()}`;
     const aiQueue = `bench-ai-${randomUUID()}`;
-    const worker = await createWorker({
-      connection: native,
-      taskQueue,
-      manifest,
-      tools: createTools(),
-      workflowBundle: bundle,
-      activities: createBenchActivities(),
-    });
+    const worker = await benchWorker({ connection: native, taskQueue, manifest, workflowBundle: bundle });
     const aiWorker = await Worker.create({
       connection: native,
       taskQueue: aiQueue,

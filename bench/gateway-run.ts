@@ -7,14 +7,12 @@
 import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { bundleWorkflowCode, NativeConnection } from '@temporalio/worker';
-import { AS_SHIPPED } from '../scripts/workflow-bundle';
+import { NativeConnection } from '@temporalio/worker';
 import { Command } from 'commander';
 import { loadManifest } from '../runtime/manifest-file';
 import { benchServer } from './bench-server';
+import { benchBundle } from './bench-worker';
 import { gatewayBench, gatewayRows } from './gateway';
-
-const quiet = { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} };
 
 async function main(): Promise<void> {
   const o = new Command()
@@ -28,11 +26,7 @@ async function main(): Promise<void> {
   const load = [os.loadavg()];
   const server = await benchServer('gwbench', o.eager);
   try {
-    const workflowBundle = await bundleWorkflowCode({
-      workflowsPath: require.resolve('./workflows'),
-      logger: quiet,
-      ...AS_SHIPPED,
-    });
+    const workflowBundle = await benchBundle();
     const native = await NativeConnection.connect({ address: server.address });
     const client = new Client({ connection: await Connection.connect({ address: server.address }) });
     const manifest = loadManifest(path.resolve(__dirname, '..', 'examples', 'support-desk', 'manifest.yaml')).manifest;

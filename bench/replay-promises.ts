@@ -16,14 +16,11 @@ import path from 'node:path';
 import v8 from 'node:v8';
 import { Client, Connection } from '@temporalio/client';
 import { historyFromJSON, historyToJSON } from '@temporalio/common/lib/proto-utils';
-import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
-import { AS_SHIPPED } from '../scripts/workflow-bundle';
+import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { Command } from 'commander';
 import { loadManifest } from '../runtime/manifest-file';
-import { createTools } from '../examples/support-desk/tools';
 import { benchServer } from './bench-server';
-import { createWorker } from '../worker';
-import { createBenchActivities } from './activities';
+import { benchBundle, benchWorker } from './bench-worker';
 
 type PromiseHooks = Parameters<typeof v8.promiseHooks.createHook>[0];
 
@@ -88,7 +85,6 @@ async function replayChild(dir: string, calls: number): Promise<Replayed> {
   return out;
 }
 
-const quiet = { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} };
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 async function main(): Promise<void> {
@@ -112,22 +108,11 @@ async function main(): Promise<void> {
   try {
     const manifest = loadManifest(path.resolve(__dirname, '..', 'examples', 'support-desk', 'manifest.yaml')).manifest;
     const decl = manifest.tools.find((t) => t.id === 'tool://crm/lookup_customer')!;
-    const bundle = await bundleWorkflowCode({
-      workflowsPath: require.resolve('./workflows'),
-      logger: quiet,
-      ...AS_SHIPPED,
-    });
+    const bundle = await benchBundle();
     const native = await NativeConnection.connect({ address: server.address });
     const client = new Client({ connection: await Connection.connect({ address: server.address }) });
     const taskQueue = `replay-${randomUUID()}`;
-    const worker = await createWorker({
-      connection: native,
-      taskQueue,
-      manifest,
-      tools: createTools(),
-      workflowBundle: bundle,
-      activities: createBenchActivities(),
-    });
+    const worker = await benchWorker({ connection: native, taskQueue, manifest, workflowBundle: bundle });
     await worker.runUntil(async () => {
       for (const side of SIDES)
         for (const double of [false, true]) {
