@@ -37,35 +37,37 @@ type PromiseHooks = Parameters<typeof v8.promiseHooks.createHook>[0];
 /** Counts the sandbox's promises (its Promise is not the worker's), as bench/replay-promises.ts does. */
 const counted = { on: false, promises: 0, sites: undefined as Map<string, number> | undefined };
 const createHook = v8.promiseHooks.createHook.bind(v8.promiseHooks);
-v8.promiseHooks.createHook = (hooks: PromiseHooks) => {
-  const init = hooks.init;
-  return createHook({
-    ...hooks,
-    init: (promise, parent) => {
-      if (counted.on && promise.constructor !== Promise) {
-        counted.promises++;
-        if (counted.sites) {
-          const SandboxError = (promise.constructor.constructor as FunctionConstructor)(
-            'return Error',
-          )() as ErrorConstructor;
-          const site = (new SandboxError().stack ?? '')
-            .split('\n')
-            .slice(2, 9)
-            .filter((l) => !/initAll|promise_hooks/.test(l))
-            .map((l) =>
-              l
-                .trim()
-                .replace(/^at /, '')
-                .replace(/webpack:\/\/[^ ]*?\/(node_modules\/)?/, ''),
-            )
-            .join(' < ');
-          counted.sites.set(site, (counted.sites.get(site) ?? 0) + 1);
+// Only when counting: the wrapper costs every promise a call more, which would weigh on the side with more.
+if (process.argv.includes('--promises'))
+  v8.promiseHooks.createHook = (hooks: PromiseHooks) => {
+    const init = hooks.init;
+    return createHook({
+      ...hooks,
+      init: (promise, parent) => {
+        if (counted.on && promise.constructor !== Promise) {
+          counted.promises++;
+          if (counted.sites) {
+            const SandboxError = (promise.constructor.constructor as FunctionConstructor)(
+              'return Error',
+            )() as ErrorConstructor;
+            const site = (new SandboxError().stack ?? '')
+              .split('\n')
+              .slice(2, 9)
+              .filter((l) => !/initAll|promise_hooks/.test(l))
+              .map((l) =>
+                l
+                  .trim()
+                  .replace(/^at /, '')
+                  .replace(/webpack:\/\/[^ ]*?\/(node_modules\/)?/, ''),
+              )
+              .join(' < ');
+            counted.sites.set(site, (counted.sites.get(site) ?? 0) + 1);
+          }
         }
-      }
-      init?.(promise, parent);
-    },
-  });
-};
+        init?.(promise, parent);
+      },
+    });
+  };
 
 const quiet = { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} };
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -291,6 +293,19 @@ async function profile(dir: string, side: string, calls: number, times: number, 
     self.set(k, (self.get(k) ?? 0) + (cpu.timeDeltas[i + 1] ?? 0));
   }
   const per = calls * times;
+  // Inclusive: each sample's time to every distinct frame on its stack.
+  const parent = new Map<number, number>();
+  for (const n of cpu.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const inclusive = new Map<string, number>();
+  for (let i = 0; i < cpu.samples.length; i++) {
+    const seen = new Set<string>();
+    for (let id: number | undefined = cpu.samples[i]!; id !== undefined; id = parent.get(id))
+      seen.add(frame(byId.get(id)!.callFrame));
+    for (const k of seen) inclusive.set(k, (inclusive.get(k) ?? 0) + (cpu.timeDeltas[i + 1] ?? 0));
+  }
+  console.log(`inclusive CPU µs per call (${side}), top ${top}:`);
+  for (const [k, us] of [...inclusive].sort((a, b) => b[1] - a[1]).slice(0, top))
+    console.log(`  ${(us / per).toFixed(1).padStart(7)} ${k}`);
   console.log(`self CPU µs per call (${side}, ${calls} calls × ${times}), top ${top}:`);
   for (const [k, us] of [...self].sort((a, b) => b[1] - a[1]).slice(0, top))
     console.log(`  ${(us / per).toFixed(1).padStart(7)} ${k}`);
