@@ -265,7 +265,14 @@ function framer(code: string) {
 }
 
 /** Replays the agentRun (or `side`) history `times` times under the CPU profiler and the sampling heap profiler. */
-async function profile(dir: string, side: string, calls: number, times: number, top: number): Promise<void> {
+async function profile(
+  dir: string,
+  side: string,
+  calls: number,
+  times: number,
+  top: number,
+  under?: string,
+): Promise<void> {
   const code = (await bundle()).code;
   const frame = framer(code);
   const events = read(dir, side, calls);
@@ -302,6 +309,25 @@ async function profile(dir: string, side: string, calls: number, times: number, 
     for (let id: number | undefined = cpu.samples[i]!; id !== undefined; id = parent.get(id))
       seen.add(frame(byId.get(id)!.callFrame));
     for (const k of seen) inclusive.set(k, (inclusive.get(k) ?? 0) + (cpu.timeDeltas[i + 1] ?? 0));
+  }
+  // With --under: the samples in frames matching it, by the nearest project frame that called them.
+  if (under) {
+    const re = new RegExp(under);
+    const callers = new Map<string, number>();
+    for (let i = 0; i < cpu.samples.length; i++) {
+      let hit = false;
+      for (let id: number | undefined = cpu.samples[i]!; id !== undefined; id = parent.get(id)) {
+        const k = frame(byId.get(id)!.callFrame);
+        if (!hit && re.test(k)) hit = true;
+        else if (hit && /^\/work\//.test(k) && !k.includes('/node_modules/')) {
+          callers.set(k, (callers.get(k) ?? 0) + (cpu.timeDeltas[i + 1] ?? 0));
+          break;
+        }
+      }
+    }
+    console.log(`CPU µs per call under /${under}/, by the project frame that called it:`);
+    for (const [k, us] of [...callers].sort((a, b) => b[1] - a[1]).slice(0, 30))
+      console.log(`  ${(us / per).toFixed(1).padStart(7)} ${k}`);
   }
   console.log(`inclusive CPU µs per call (${side}), top ${top}:`);
   for (const [k, us] of [...inclusive].sort((a, b) => b[1] - a[1]).slice(0, top))
@@ -379,6 +405,7 @@ async function main(): Promise<void> {
     .option('--profile <dir>', 'self CPU and allocation by function, replaying --side')
     .option('--side <side>', 'side to profile', 'agentRun')
     .option('--top <n>', 'rows', '60')
+    .option('--under <regex>', 'with --profile: time in matching frames, by the project frame that called them')
     .parse(process.argv)
     .opts<{
       record?: string;
@@ -393,6 +420,7 @@ async function main(): Promise<void> {
       profile?: string;
       side: string;
       top: string;
+      under?: string;
     }>();
   if (o.record) await record(o.record, Number(o.calls), Number(o.perTurn));
   if (o.saveBundle) fs.writeFileSync(o.saveBundle, (await bundle()).code);
@@ -406,7 +434,7 @@ async function main(): Promise<void> {
   if (o.dump) dump(o.dump);
   if (o.profile) {
     Runtime.install({ logger: new DefaultLogger('WARN') });
-    await profile(o.profile, o.side, Number(o.calls), Number(o.rounds), Number(o.top));
+    await profile(o.profile, o.side, Number(o.calls), Number(o.rounds), Number(o.top), o.under);
   }
 }
 

@@ -15,12 +15,23 @@ import { toolIdText } from '../catalog/tool-id';
 /** The failure type of a run whose input was malformed (the error's `code` on the client side). */
 export const RUN_INPUT_INVALID = RunFailureType.RunInputInvalid;
 
-const nonEmpty = () => z.string().min(1, 'must not be empty');
-const count = () =>
-  z.number({ error: 'must be a number' }).int('must be a whole number').nonnegative('must not be negative');
-const toolIdShape = () => toolIdText('must be a tool identity "tool://server/name" or "ext:<plugin>:<name>"');
-const positive = () =>
-  z.number({ error: 'must be a number' }).int('must be a whole number').positive('must be at least 1');
+/**
+ * A shape several fields share, built once when first used (zod's shapes are immutable, so fields
+ * share one instance): building them is most of what checking a run's input costs, in every run.
+ */
+function once<T>(build: () => T): () => T {
+  let built: T | undefined;
+  return () => (built ??= build());
+}
+
+const nonEmpty = once(() => z.string().min(1, 'must not be empty'));
+const count = once(() =>
+  z.number({ error: 'must be a number' }).int('must be a whole number').nonnegative('must not be negative'),
+);
+const toolIdShape = once(() => toolIdText('must be a tool identity "tool://server/name" or "ext:<plugin>:<name>"'));
+const positive = once(() =>
+  z.number({ error: 'must be a number' }).int('must be a whole number').positive('must be at least 1'),
+);
 
 /** A positive duration: milliseconds, or the duration grammar (catalog/duration.ts). */
 function durationShape() {
