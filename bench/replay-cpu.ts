@@ -306,7 +306,7 @@ async function profile(
   const inclusive = new Map<string, number>();
   for (let i = 0; i < cpu.samples.length; i++) {
     const seen = new Set<string>();
-    for (let id: number | undefined = cpu.samples[i]!; id !== undefined; id = parent.get(id))
+    for (let id: number | undefined = cpu.samples[i]; id !== undefined; id = parent.get(id))
       seen.add(frame(byId.get(id)!.callFrame));
     for (const k of seen) inclusive.set(k, (inclusive.get(k) ?? 0) + (cpu.timeDeltas[i + 1] ?? 0));
   }
@@ -316,7 +316,7 @@ async function profile(
     const callers = new Map<string, number>();
     for (let i = 0; i < cpu.samples.length; i++) {
       let hit = false;
-      for (let id: number | undefined = cpu.samples[i]!; id !== undefined; id = parent.get(id)) {
+      for (let id: number | undefined = cpu.samples[i]; id !== undefined; id = parent.get(id)) {
         const k = frame(byId.get(id)!.callFrame);
         if (!hit && re.test(k)) hit = true;
         else if (hit && /^\/work\//.test(k) && !k.includes('/node_modules/')) {
