@@ -15,12 +15,23 @@ import { toolIdText } from '../catalog/tool-id';
 /** The failure type of a run whose input was malformed (the error's `code` on the client side). */
 export const RUN_INPUT_INVALID = RunFailureType.RunInputInvalid;
 
-const nonEmpty = () => z.string().min(1, 'must not be empty');
-const count = () =>
-  z.number({ error: 'must be a number' }).int('must be a whole number').nonnegative('must not be negative');
-const toolIdShape = () => toolIdText('must be a tool identity "tool://server/name" or "ext:<plugin>:<name>"');
-const positive = () =>
-  z.number({ error: 'must be a number' }).int('must be a whole number').positive('must be at least 1');
+/**
+ * A shape several fields share, built once when first used (zod's shapes are immutable, so fields
+ * share one instance): building them is most of what checking a run's input costs, in every run.
+ */
+function once<T>(build: () => T): () => T {
+  let built: T | undefined;
+  return () => (built ??= build());
+}
+
+const nonEmpty = once(() => z.string().min(1, 'must not be empty'));
+const count = once(() =>
+  z.number({ error: 'must be a number' }).int('must be a whole number').nonnegative('must not be negative'),
+);
+const toolIdShape = once(() => toolIdText('must be a tool identity "tool://server/name" or "ext:<plugin>:<name>"'));
+const positive = once(() =>
+  z.number({ error: 'must be a number' }).int('must be a whole number').positive('must be at least 1'),
+);
 
 /** A positive duration: milliseconds, or the duration grammar (catalog/duration.ts). */
 function durationShape() {
@@ -133,15 +144,14 @@ const whoActs = (i: { principal?: string; credential?: string; carry?: unknown }
  * and the workflow check an input against them. Objects are strict in the types and loose when
  * checked (`.loose()`), so fields of runs already in history (`provider`) still pass.
  */
-function buildShapes() {
-  return {
-    agent: agentShape().refine(whoActs, someone),
-    tool: toolShape().refine(whoActs, someone),
-    limits: limitsShape(),
-  };
-}
+const agentInputShape = () => agentShape().refine(whoActs, someone);
+const toolInputShape = () => toolShape().refine(whoActs, someone);
 
-type Shapes = ReturnType<typeof buildShapes>;
+interface Shapes {
+  agent: ReturnType<typeof agentInputShape>;
+  tool: ReturnType<typeof toolInputShape>;
+  limits: ReturnType<typeof limitsShape>;
+}
 
 /** A run's own limits (`AgentRunInput.limits`). */
 export type RunLimits = Known<z.input<Shapes['limits']>>;
@@ -155,16 +165,16 @@ export type ToolRunInputShape = Omit<Known<z.input<Shapes['tool']>>, 'calls'> & 
   calls: { toolId: string; args: unknown }[];
 };
 
-// Built on first use, not when the module loads: every workflow run loads this module afresh, and a run
-// that only calls tools from its own workflow (StepCtx) never checks a toolplane run's input.
-let built: Shapes | undefined;
-function shapes(): Shapes {
-  built ??= buildShapes();
-  return built;
-}
+// Each built on first use, not when the module loads: every workflow run loads this module afresh, and
+// checks one shape (an agent run never builds the tool run's, nor a run of one's own either).
+let agent: Shapes['agent'] | undefined;
+let tool: Shapes['tool'] | undefined;
+const agentInput = () => (agent ??= agentInputShape());
+const toolInput = () => (tool ??= toolInputShape());
 
 function problemsOf(shape: z.ZodType, input: unknown): RunInputProblem[] {
-  const parsed = shape.safeParse(input);
+  // Checked once per run: zod's compiled fast path would be compiled afresh in every run and used once.
+  const parsed = shape.safeParse(input, { jitless: true });
   if (parsed.success) return [];
   return parsed.error.issues.map((i) => ({
     path: i.path.map((p, n) => (typeof p === 'number' ? `[${p}]` : `${n ? '.' : ''}${String(p)}`)).join(''),
@@ -186,12 +196,12 @@ function undeclared(manifest: Manifest, input: { grants?: unknown; calls?: unkno
 
 /** Problems with an agent run's input; with the manifest, also grants it does not declare. */
 export function agentRunInputProblems(input: unknown, manifest?: Manifest): RunInputProblem[] {
-  const problems = problemsOf(shapes().agent, input);
+  const problems = problemsOf(agentInput(), input);
   return manifest && typeof input === 'object' && input ? [...problems, ...undeclared(manifest, input)] : problems;
 }
 
 export function toolRunInputProblems(input: unknown, manifest?: Manifest): RunInputProblem[] {
-  const problems = problemsOf(shapes().tool, input);
+  const problems = problemsOf(toolInput(), input);
   return manifest && typeof input === 'object' && input ? [...problems, ...undeclared(manifest, input)] : problems;
 }
 

@@ -44,9 +44,32 @@ const PUBLISHER_TTL_MS = 15 * 60_000;
 interface Item {
   topic: string;
   /** The item as JSON, written when it was published and read back only when a client asks for it. */
-  json: string;
-  /** Its JSON's length, for the answer's size limit. */
-  size: number;
+  json?: string;
+  /** Or a copy of it (`copyOf`), nothing in it shared with what the run changes later. */
+  copy?: EffectEvent;
+  /** Its JSON's length, for the answer's size limit (of a copy: once a client first asks for it). */
+  size?: number;
+}
+
+/**
+ * A copy of a call's event that the run's later changes leave alone, or undefined for any other
+ * event. What a call's journal entry holds beside its own fields is replaced whole when it changes,
+ * never changed in place (pipeline.ts), except a lease's states: the entry and those are copied, at
+ * a fraction of the cost of writing the event as JSON (a call publishes two).
+ */
+function copyOf(event: EffectEvent): EffectEvent | undefined {
+  switch (event.type) {
+    case 'call-decided':
+    case 'call-landed':
+    case 'call-refused':
+    case 'call-failed': {
+      const entry = Object.assign({}, event.entry);
+      if (entry.lease) entry.lease = { id: entry.lease.id, states: entry.lease.states.slice() };
+      return Object.assign({}, event, { entry });
+    }
+    default:
+      return undefined;
+  }
 }
 
 const isOffset = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
@@ -82,8 +105,10 @@ export class RunStream {
 
   /** Publishes one of the run's effects. */
   publish(event: EffectEvent): void {
-    // A copy as JSON holds it, written now: an entry the run changes later stays as it was when published.
-    this.append(RunTopic.Effects, event);
+    // A copy holds it, made now: an entry the run changes later stays as it was when published.
+    const copy = copyOf(event);
+    if (copy) this.log.push({ topic: RunTopic.Effects, copy });
+    else this.append(RunTopic.Effects, event);
   }
 
   /**
@@ -156,9 +181,12 @@ export class RunStream {
     for (let offset = from; offset < this.end(); offset++) {
       const item = this.log[offset - this.base]!;
       if (topics && !topics.has(item.topic)) continue;
-      if (items.length > 0 && size + item.size > limit) return { items, next: offset, more: true };
-      size += item.size;
-      items.push({ offset, topic: item.topic, data: JSON.parse(item.json) as unknown });
+      const itemSize = (item.size ??= (item.json ?? JSON.stringify(item.copy)).length + item.topic.length);
+      if (items.length > 0 && size + itemSize > limit) return { items, next: offset, more: true };
+      size += itemSize;
+      // A copy is never changed: it goes out as it is (the answer is written as JSON on its way out).
+      const data: unknown = item.json !== undefined ? JSON.parse(item.json) : item.copy;
+      items.push({ offset, topic: item.topic, data });
     }
     return { items, next: this.end(), more: false };
   }

@@ -11,6 +11,7 @@ import type { CallOptions, StepCtx } from '../step-ctx';
 import { replyingWith } from '../call/options';
 import { StepError } from '../step-error';
 import { produceToolOutput } from '../gate/tool-output-labels';
+import type { LaneEnd } from '../lanes';
 
 /**
  * What the model is told when a call is refused: the rule and the reason.
@@ -61,15 +62,64 @@ export function governedAgentCall<T>(
   c: AgentCall,
   reply?: (r: AgentCallResult) => T,
 ): Promise<T | AgentCallResult> {
+  const answer = (r: AgentCallResult) => (reply ? reply(r) : r);
+  // Anything the call lets out besides a refusal is the caller's.
+  const fail = (err: unknown): never => {
+    throw err;
+  };
+  try {
+    // The call's own promise resolves to the answer: the pipeline writes it in the call's last step.
+    return governed(scope, c, answer, fail) as Promise<T | AgentCallResult>;
+  } catch (err) {
+    // As a throw in an async function: the caller hears it as the call's rejection.
+    return Promise.reject(err).catch((e: unknown) => refusedOr(e, answer, fail));
+  }
+}
+
+/**
+ * The same call, for a caller that waits on the call itself rather than on a promise of its own (a
+ * turn's calls in no lane, `runInLanes`): `end` hears the reply, or what the call let out besides a
+ * refusal, exactly once. Nothing is thrown, and the call's own promise (left alone) never rejects.
+ */
+export function governedAgentCallTo<T>(
+  scope: AgentCallScope,
+  c: AgentCall,
+  reply: (r: AgentCallResult) => T,
+  end: LaneEnd<T>,
+): void {
+  const answer = (r: AgentCallResult): void => {
+    let value: T;
+    try {
+      value = reply(r);
+    } catch (err) {
+      return end.fail(err);
+    }
+    end.ok(value);
+  };
+  try {
+    void governed(scope, c, answer, (err) => end.fail(err));
+  } catch (err) {
+    refusedOr(err, answer, (e) => end.fail(e));
+  }
+}
+
+/** A refusal is an answer (the model is told the rule and the reason); anything else goes to `fail`. */
+function refusedOr<A>(err: unknown, answer: (r: AgentCallResult) => A, fail: (err: unknown) => A): A {
+  if (!StepError.is(err)) return fail(err);
+  return answer({ refused: { error: err.code, rule: err.rule, reason: err.message } });
+}
+
+/** The call through StepCtx, its promise resolving to what `answer` or `fail` return (or rejecting with what they throw). */
+function governed<A>(
+  scope: AgentCallScope,
+  c: AgentCall,
+  answer: (r: AgentCallResult) => A,
+  fail: (err: unknown) => A,
+): Promise<unknown> {
   let callTrusted = false;
   let origins: CitedOrigin[] = [];
   const { step } = scope;
-  const answer = (r: AgentCallResult) => (reply ? reply(r) : r);
-  // A refusal is an answer; anything else the call lets out is the caller's.
-  const refused = (err: unknown) => {
-    if (!StepError.is(err)) throw err;
-    return answer({ refused: { error: err.code, rule: err.rule, reason: err.message } });
-  };
+  const refused = (err: unknown) => refusedOr(err, answer, fail);
   const landed = (output: unknown) => {
     try {
       produceToolOutput(scope.provenance, {
@@ -84,29 +134,21 @@ export function governedAgentCall<T>(
     }
     return answer({ output });
   };
-  try {
-    const options: CallOptions = {
-      position: c.position,
-      modelCallId: c.callId,
-      answering: c.offer,
-      onOrigins: (o) => (origins = o),
-      gate: governanceGate({
-        principal: step.scope.principal,
-        ticket: step.scope.ticket,
-        offer: c.offer,
-        budget: scope.budget,
-        provenance: c.seen,
-        onAllowed: (t) => (callTrusted = t),
-      }),
-    };
-    if (c.delegate) options.delegate = c.delegate;
-    if (c.mcpCall) options.mcpCall = c.mcpCall;
-    // The call's own promise resolves to the answer: the pipeline writes it in the call's last step.
-    return step.callTool(c.toolId, c.args, replyingWith(options, { landed, failed: refused })) as Promise<
-      T | AgentCallResult
-    >;
-  } catch (err) {
-    // As a throw in an async function: the caller hears it as the call's rejection.
-    return Promise.reject(err).catch(refused);
-  }
+  const options: CallOptions = {
+    position: c.position,
+    modelCallId: c.callId,
+    answering: c.offer,
+    onOrigins: (o) => (origins = o),
+    gate: governanceGate({
+      principal: step.scope.principal,
+      ticket: step.scope.ticket,
+      offer: c.offer,
+      budget: scope.budget,
+      provenance: c.seen,
+      onAllowed: (t) => (callTrusted = t),
+    }),
+  };
+  if (c.delegate) options.delegate = c.delegate;
+  if (c.mcpCall) options.mcpCall = c.mcpCall;
+  return step.callTool(c.toolId, c.args, replyingWith(options, { landed, failed: refused }));
 }

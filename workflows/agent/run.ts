@@ -6,14 +6,14 @@ import type { AgentRunInputShape } from '../../common/run-input';
 import { refuseMalformedInput } from '../input-check';
 import type { JournalEntry } from '../../common/journal';
 import { summarize, type JournalSummary } from '../journal-summary';
-import { laneOf, runInLanes } from '../lanes';
+import { laneOf, runInLanes, type LaneItem } from '../lanes';
 import { Budget, type Usage } from '../gate/limits';
 import { Provenance, USER_PROMPT } from '../gate/provenance';
 import { nameRunSpan } from '../run-span';
 import { StepCtx } from '../step-ctx';
 import { continueChain, historyIsLong, refuseForeignCarry, type AgentRunCarry, type ChainState } from './chain';
 import { delegateTo } from './delegate';
-import { governedAgentCall, type AgentCall, type AgentCallResult } from './governed-call';
+import { governedAgentCall, governedAgentCallTo, type AgentCall, type AgentCallResult } from './governed-call';
 import { byReference, Conversation, readCall, turnKey, type ToolReply } from './turn';
 
 export type { AgentRunCarry } from './chain';
@@ -126,18 +126,18 @@ function callTools(run: ChainState, input: AgentRunInput, calls: ModelToolCall[]
   const seen = run.provenance.snapshot();
   const delegate = delegateTo({ carry: step.carry(), manifestDigest: step.scope.manifestDigest });
   return runInLanes(
-    calls.map((c, i) => {
+    calls.map((c, i): LaneItem<ToolReply> => {
       const { offer, toolId, args } = readCall(offered, c);
       const decl = step.catalog.declared(toolId)?.decl;
       const position = base + i;
       const independent = decl?.concurrency?.class === 'independent';
       const call: AgentCall = { toolId, args, offer, position, callId: c.id, seen };
       if (independent) call.delegate = delegate;
-      return {
-        lane: laneOf(decl, args, position),
-        // Not async: the call's own promise is what the lane waits on, the reply written in its last step.
-        run: () => governedAgentCall(run, call, (r) => toolReply(c.id, r)),
-      };
+      const reply = (r: AgentCallResult) => toolReply(c.id, r);
+      const lane = laneOf(decl, args, position);
+      // In no lane, the turn waits on the call itself; in a lane, on its promise, which the lane's next call follows.
+      if (lane === undefined) return { lane, start: (end) => governedAgentCallTo(run, call, reply, end) };
+      return { lane, run: () => governedAgentCall(run, call, reply) };
     }),
   );
 }

@@ -85,6 +85,8 @@ export class Escalations {
 
   /** The calls waiting for a decision nobody has given yet. */
   waiting(): PendingEscalation[] {
+    // Asked after every call that settles: a run that waits for nobody builds nothing.
+    if (this.pending.size === 0) return [];
     return [...this.pending.values()].filter((p) => !p.decision).map((p) => p.info);
   }
 
