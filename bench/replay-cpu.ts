@@ -21,14 +21,11 @@ import { SourceMapConsumer, type RawSourceMap } from 'source-map-js';
 import { Client, Connection } from '@temporalio/client';
 import { historyFromJSON, historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { temporal } from '@temporalio/proto';
-import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { Command } from 'commander';
-import { AS_SHIPPED } from '../scripts/workflow-bundle';
 import { loadManifest } from '../runtime/manifest-file';
-import { createTools } from '../examples/support-desk/tools';
-import { createWorker } from '../worker';
-import { createBenchActivities } from './activities';
 import { benchServer } from './bench-server';
+import { benchBundle, benchWorker } from './bench-worker';
 import { agentRunInput, benchManifest, chainOf } from './long';
 
 type Event = temporal.api.history.v1.IHistoryEvent;
@@ -69,14 +66,11 @@ if (process.argv.includes('--promises'))
     });
   };
 
-const quiet = { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} };
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const SIDES = ['handLoop', 'agentRun'] as const;
 const file = (dir: string, side: string, calls: number) => path.join(dir, `${side}-${calls}.json`);
 
-async function bundle() {
-  return bundleWorkflowCode({ workflowsPath: require.resolve('./workflows'), logger: quiet, ...AS_SHIPPED });
-}
+const bundle = benchBundle;
 
 async function record(dir: string, calls: number, perTurn: number): Promise<void> {
   fs.mkdirSync(dir, { recursive: true });
@@ -94,14 +88,7 @@ async function record(dir: string, calls: number, perTurn: number): Promise<void
       }),
     });
     const taskQueue = `replay-cpu-${randomUUID()}`;
-    const worker = await createWorker({
-      connection: native,
-      taskQueue,
-      manifest,
-      tools: createTools(),
-      workflowBundle: await bundle(),
-      activities: createBenchActivities(),
-    });
+    const worker = await benchWorker({ connection: native, taskQueue, manifest, workflowBundle: await bundle() });
     await worker.runUntil(async () => {
       const runs: [string, number][] = [
         ['agentRun', 10],
