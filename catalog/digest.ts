@@ -12,6 +12,26 @@ export function canonicalJson(value: unknown): string {
   return text;
 }
 
+/** Canonical JSON, and whether every character of it is known to be ASCII (then its UTF-8 length is its length). */
+export interface SizedCanonicalJson {
+  json: string;
+  ascii: boolean;
+}
+
+/**
+ * `canonicalJson(value)`, and whether it is all ASCII, as its writing found (a flat object's keys and
+ * values are scanned for escapes already): a call's egress bytes are counted without a second scan.
+ * `ascii` is false whenever the text was written the general way, whatever it holds.
+ */
+export function sizedCanonicalJson(value: unknown): SizedCanonicalJson {
+  const flat = flatCanonicalJson(value);
+  if (flat !== undefined) return { json: flat, ascii: flatAscii };
+  return { json: canonicalJson(value), ascii: false };
+}
+
+/** Whether the last text `flatCanonicalJson` wrote was all ASCII. */
+let flatAscii = true;
+
 /**
  * What `canonicalize` writes for a plain object whose values are all strings, finite numbers,
  * booleans or null (most tool arguments), without its general recursion; undefined for anything
@@ -21,6 +41,7 @@ function flatCanonicalJson(value: unknown): string | undefined {
   if (typeof value !== 'object' || value === null || Array.isArray(value) || 'toJSON' in value) return undefined;
   const o = value as Record<string, unknown>;
   const keys = sortedKeys(Object.keys(o));
+  flatAscii = true;
   let text = '{';
   for (let i = 0; i < keys.length; i++) {
     const k = keys[i]!;
@@ -39,12 +60,19 @@ function flatCanonicalJson(value: unknown): string | undefined {
   return `${text}}`;
 }
 
-/** `JSON.stringify(text)`: quoted as it stands when nothing in it is escaped (most keys and values). */
+/**
+ * `JSON.stringify(text)`: quoted as it stands when nothing in it is escaped (most keys and values).
+ * A character outside ASCII clears `flatAscii`.
+ */
 function jsonString(text: string): string {
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     // What JSON.stringify escapes: a control character, a quote, a backslash, a lone surrogate (any surrogate goes its way).
-    if (c < 0x20 || c === 0x22 || c === 0x5c || (c >= 0xd800 && c <= 0xdfff)) return JSON.stringify(text);
+    if (c < 0x20 || c === 0x22 || c === 0x5c || (c >= 0xd800 && c <= 0xdfff)) {
+      flatAscii = false;
+      return JSON.stringify(text);
+    }
+    if (c >= 0x80) flatAscii = false;
   }
   return `"${text}"`;
 }
