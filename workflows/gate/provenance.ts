@@ -108,9 +108,10 @@ export class Provenance extends PostingIndex implements ProvenanceView {
   }
 
   noteSent(source: string, values: string[]): void {
-    const set = this.sent.get(source) ?? new Set<string>();
+    // A source sent nothing still gets its (empty) entry: the state a continued run carries lists it.
+    let set = this.sent.get(source);
+    if (set === undefined) this.sent.set(source, (set = new Set<string>()));
     for (const v of values) set.add(normalize(v));
-    this.sent.set(source, set);
   }
 
   /** The labels as the model saw them now; later productions are invisible to the view. */
