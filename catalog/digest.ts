@@ -12,12 +12,34 @@ export function canonicalJson(value: unknown): string {
   return text;
 }
 
+/** Canonical JSON, and whether every character of it is known to be ASCII (then its UTF-8 length is its length). */
+export interface SizedCanonicalJson {
+  json: string;
+  ascii: boolean;
+}
+
+/**
+ * `canonicalJson(value)`, and whether it is all ASCII, as its writing found (a flat object's keys and
+ * values are scanned for escapes already): a call's egress bytes are counted without a second scan.
+ * `ascii` is false whenever the text was written the general way, whatever it holds.
+ */
+export function sizedCanonicalJson(value: unknown): SizedCanonicalJson {
+  const sized: SizedCanonicalJson = { json: '', ascii: true };
+  const flat = flatCanonicalJson(value, sized);
+  if (flat !== undefined) sized.json = flat;
+  else {
+    sized.json = canonicalJson(value);
+    sized.ascii = false;
+  }
+  return sized;
+}
+
 /**
  * What `canonicalize` writes for a plain object whose values are all strings, finite numbers,
  * booleans or null (most tool arguments), without its general recursion; undefined for anything
  * else, which the library then writes. Every call's arguments come here (egress bytes, effect key).
  */
-function flatCanonicalJson(value: unknown): string | undefined {
+function flatCanonicalJson(value: unknown, sized?: SizedCanonicalJson): string | undefined {
   if (typeof value !== 'object' || value === null || Array.isArray(value) || 'toJSON' in value) return undefined;
   const o = value as Record<string, unknown>;
   const keys = sortedKeys(Object.keys(o));
@@ -26,7 +48,7 @@ function flatCanonicalJson(value: unknown): string | undefined {
     const k = keys[i]!;
     const v = o[k];
     let written: string;
-    if (typeof v === 'string') written = jsonString(v);
+    if (typeof v === 'string') written = jsonString(v, sized);
     else if (typeof v === 'number') {
       if (!Number.isFinite(v)) return undefined;
       // What JSON.stringify writes for a finite number: its ToString (-0 is "0").
@@ -34,17 +56,25 @@ function flatCanonicalJson(value: unknown): string | undefined {
     } else if (typeof v === 'boolean') written = v ? 'true' : 'false';
     else if (v === null) written = 'null';
     else return undefined;
-    text += (i === 0 ? '' : ',') + jsonString(k) + ':' + written;
+    text += (i === 0 ? '' : ',') + jsonString(k, sized) + ':' + written;
   }
   return `${text}}`;
 }
 
-/** `JSON.stringify(text)`: quoted as it stands when nothing in it is escaped (most keys and values). */
-function jsonString(text: string): string {
+/**
+ * `JSON.stringify(text)`: quoted as it stands when nothing in it is escaped (most keys and values).
+ * A character outside ASCII (or one escaped) clears `sized.ascii` (state of the caller's, not of this
+ * module: every bundle shares this module across its workflows).
+ */
+function jsonString(text: string, sized?: SizedCanonicalJson): string {
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     // What JSON.stringify escapes: a control character, a quote, a backslash, a lone surrogate (any surrogate goes its way).
-    if (c < 0x20 || c === 0x22 || c === 0x5c || (c >= 0xd800 && c <= 0xdfff)) return JSON.stringify(text);
+    if (c < 0x20 || c === 0x22 || c === 0x5c || (c >= 0xd800 && c <= 0xdfff)) {
+      if (sized) sized.ascii = false;
+      return JSON.stringify(text);
+    }
+    if (c >= 0x80 && sized) sized.ascii = false;
   }
   return `"${text}"`;
 }

@@ -3,15 +3,15 @@
 // the credential), its arguments (data flow), what it carries beside them (handed over as data: the
 // pipeline resolves it with the worker), then what leaves (egress per destination, spend per payee,
 // the run's budgets, consulted once). A person only where the tool declares it.
-import { pointerCovers } from '../../catalog/json-pointer';
 import { paymentOf, type Payment } from '../../catalog/spend';
 import type { OfferedTool } from '../../catalog/tool-catalog';
 import type { ToolCall } from '../../catalog/tool-call';
-import { leaves, type Leaf } from '../../common/json-leaves';
+import type { Leaf } from '../../common/json-leaves';
 import type { CanonicalArgs } from '../../common/effect-key';
 import type { RunTicket } from '../../common/ticket';
 import type { CarriedContent } from '../../common/wire';
 import { checkCarried, referencesCarried } from './carried-gate';
+import { protectedValues } from './sent-values';
 import type { Allowance, Budget } from './limits';
 import { outboundAndJson, type Outbound } from './outbound';
 import type { ProvenanceView } from './provenance';
@@ -274,27 +274,4 @@ function judgeAtOnce(g: GovernedCall, call: ToolCall): GateVerdict {
 /** The call a manifest gate (`governanceGate`) judges, or undefined for any other gate. */
 export function governedBy(gate: Gate | undefined): GovernedCall | undefined {
   return typeof gate === 'function' ? ManifestGate.of(gate) : undefined;
-}
-
-/** The pointers of a declaration's rules that take a value from named sources, read once per declaration. */
-const SOURCED_POINTERS = new WeakMap<ToolCall['decl'], string[]>();
-
-function sourcedPointers(decl: ToolCall['decl']): string[] {
-  let rules = SOURCED_POINTERS.get(decl);
-  if (rules === undefined) {
-    rules = [];
-    for (const r of decl.protected_fields) if ('from_sources' in r) rules.push(r.pointer);
-    SOURCED_POINTERS.set(decl, rules);
-  }
-  return rules;
-}
-
-/** The values of the arguments' protected fields (`argLeaves`: their scalars, if already read). */
-function protectedValues(decl: ToolCall['decl'], args: Record<string, unknown>, argLeaves?: readonly Leaf[]): string[] {
-  const rules = sourcedPointers(decl);
-  if (rules.length === 0) return [];
-  const out: string[] = [];
-  for (const l of argLeaves ?? leaves(args))
-    if (typeof l.value === 'string' && rules.some((r) => pointerCovers(r, l.pointer))) out.push(l.value);
-  return out;
 }

@@ -162,9 +162,15 @@ export class Budget {
   consult(decl: ToolDecl, now: number): Allowance {
     const limit = this.checkCall(decl, now);
     if (!limit.ok) return limit;
-    // Bound methods rather than arrow functions, here and in `leave`: some are made for every call.
-    return { ok: true, leave: this.leave.bind(this, decl) };
+    // It holds nothing but the declaration: the same tool again (the usual next call) reuses it.
+    if (this.allowedDecl !== decl)
+      this.allowance = { ok: true, leave: this.leave.bind(this, (this.allowedDecl = decl)) };
+    return this.allowance!;
   }
+
+  /** The last allowance `consult` made, and the declaration it reads. */
+  private allowedDecl: ToolDecl | undefined = undefined;
+  private allowance: Allowance | undefined = undefined;
 
   /** What the call sends, against egress per destination and spend per payee; held at once if `holdNow`. */
   private leave(decl: ToolDecl, outbound: Outbound, payment: Payment | undefined, holdNow: boolean): Leave {

@@ -1,6 +1,6 @@
 // Workflow-safe: what a call sends out of the plane, and to whom: its arguments as the provider
 // receives them plus what it carries beside them, once to every destination it names.
-import { canonicalJson } from '../../catalog/digest';
+import { canonicalJson, sizedCanonicalJson } from '../../catalog/digest';
 import { destinationsOf } from '../../catalog/egress';
 import type { ToolDecl } from '../../catalog/manifest';
 import type { CanonicalArgs } from '../../common/effect-key';
@@ -54,9 +54,9 @@ export function outboundAndJson(
   carriedBytes: number,
 ): { outbound: Outbound; written: CanonicalArgs } {
   const destinations = destinationsOf(decl, args);
-  const json = canonicalJson(args);
+  const { json, ascii } = sizedCanonicalJson(args);
   return {
-    outbound: { destinations, argumentBytes: utf8Length(json), carriedBytes },
+    outbound: { destinations, argumentBytes: ascii ? json.length : utf8Length(json), carriedBytes },
     written: { of: args, json },
   };
 }

@@ -1,7 +1,7 @@
 // Workflow-safe: the provenance index's postings: every distinct sighting of one normalised value,
 // in run order, each with the label folded from it and those before it.
 import type { Sensitivity } from '../../catalog/sensitivity';
-import type { Label, Sighting } from './provenance';
+import type { Label, Production, Sighting } from './provenance';
 
 export const RANK: Record<Sensitivity, number> = { public: 0, internal: 1, confidential: 2, secret: 3 };
 export const higher = (a: Sensitivity, b: Sensitivity): Sensitivity => (RANK[b] > RANK[a] ? b : a);
@@ -20,57 +20,55 @@ export interface Folded {
  * Every distinct sighting of one normalised value, in run order, each with the label of it and
  * those before it. A repeat of a sighting (same source, trust, sensitivity and exact token) adds
  * nothing any view could tell apart, so only the first is kept: a value every result repeats costs
- * no more than one seen once.
+ * no more than one seen once. Most values are seen once: such a posting holds a one-element list and
+ * the shared fold of its sighting, nothing else (the per-sighting folds are kept from the second on).
  */
-export interface Posting {
-  sightings: Sighting[];
-  folded: Folded[];
-  /**
-   * The label of every sighting (the last fold's) and the last sighting's place in the run, kept on
-   * the posting itself: a view that sees them all (the usual case) reads its label here, without
-   * reaching into the lists.
-   */
-  label: Label;
+export class Posting {
+  readonly sightings: Sighting[];
+  /** The fold of every sighting (the last one's): a view that sees them all (the usual case) reads its label here. */
+  last: Folded;
+  /** The last sighting's place in the run. */
   lastSeq: number;
+  /** Each sighting's fold with those before it, once there are two or more (one sighting's is `last`). */
+  folded: Folded[] | undefined = undefined;
   /** Signatures of the sightings, once there are enough that scanning them costs more than a set. */
-  distinct?: Set<string>;
+  distinct: Set<string> | undefined = undefined;
+
+  constructor(s: Sighting, firstFolds: FirstFolds) {
+    // A literal of one element: an empty list's first push would reserve room for seventeen.
+    this.sightings = [s];
+    this.last = fold(undefined, s, firstFolds);
+    this.lastSeq = s.seq;
+  }
+
+  /** The fold of the first `n` sightings (1 <= n <= their count). */
+  foldAt(n: number): Folded {
+    return this.folded === undefined ? this.last : this.folded[n - 1]!;
+  }
+
+  /** A sighting after those of the posting, folded into its labels. */
+  extend(s: Sighting, firstFolds: FirstFolds): void {
+    const folded = fold(this.last, s, firstFolds);
+    if (this.folded === undefined) this.folded = [this.last, folded];
+    else this.folded.push(folded);
+    this.sightings.push(s);
+    this.last = folded;
+    this.lastSeq = s.seq;
+  }
 }
 
 /** Sightings a posting scans before it keeps a set of their signatures. */
 export const SCAN_LIMIT = 16;
-export const signatureOf = (s: Sighting): string =>
-  `${s.source}\u0000${s.trusted}${s.callTrusted}${s.echo}\u0000${s.sensitivity}\u0000${s.exact}`;
-export const sameSighting = (a: Sighting, b: Sighting): boolean =>
-  a.source === b.source &&
-  a.trusted === b.trusted &&
-  a.callTrusted === b.callTrusted &&
-  a.echo === b.echo &&
-  a.sensitivity === b.sensitivity &&
-  a.exact === b.exact;
-
-/**
- * Whether a pair of strings comes for the first time: short lists scanned (no text is made for a
- * pair), a set of the pairs joined once they grow.
- */
-export class Once {
-  private readonly keys: string[] = [];
-  private readonly exacts: string[] = [];
-  private set?: Set<string>;
-
-  first(key: string, exact: string): boolean {
-    if (this.set) {
-      const pair = `${key}\u0000${exact}`;
-      if (this.set.has(pair)) return false;
-      this.set.add(pair);
-      return true;
-    }
-    for (let i = 0; i < this.keys.length; i++) if (this.keys[i] === key && this.exacts[i] === exact) return false;
-    this.keys.push(key);
-    this.exacts.push(exact);
-    if (this.keys.length >= SCAN_LIMIT) this.set = new Set(this.keys.map((k, i) => `${k}\u0000${this.exacts[i]!}`));
-    return true;
-  }
-}
+export const signatureOf = (p: Production, exact: string, echo: boolean): string =>
+  `${p.source}\u0000${p.trusted}${p.callTrusted}${echo}\u0000${p.sensitivity}\u0000${exact}`;
+/** A sighting the production would make of `exact` (with `echo`) is `s` again. */
+export const sameSighting = (s: Sighting, p: Production, exact: string, echo: boolean): boolean =>
+  s.exact === exact &&
+  s.source === p.source &&
+  s.trusted === p.trusted &&
+  s.callTrusted === p.callTrusted &&
+  s.echo === echo &&
+  s.sensitivity === p.sensitivity;
 
 export function withSource(sources: readonly string[], source: string): readonly string[] {
   if (sources.includes(source)) return sources;
@@ -93,15 +91,6 @@ export function fold(prev: Folded | undefined, s: Sighting, firstFolds: FirstFol
     return (bySource[at] ??= Object.freeze(foldFrom(undefined, s)));
   }
   return foldFrom(prev, s);
-}
-
-/** A sighting after those of its posting, folded into its labels. */
-export function extend(posting: Posting, s: Sighting, firstFolds: FirstFolds): void {
-  const folded = fold(posting.folded.at(-1), s, firstFolds);
-  posting.folded.push(folded);
-  posting.sightings.push(s);
-  posting.label = folded.label;
-  posting.lastSeq = s.seq;
 }
 
 export function foldFrom(prev: Folded | undefined, s: Sighting): Folded {

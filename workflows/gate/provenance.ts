@@ -1,22 +1,11 @@
 // Workflow-safe: where every value in a run came from. Values are matched by equality after
 // normalisation, so a model that retypes a value does not shed its origin.
 import { SENSITIVITY_LEVELS, type Sensitivity } from '../../catalog/sensitivity';
-import { leaves, type Leaf } from '../../common/json-leaves';
-import {
-  EMPTY_CONTEXT,
-  extend,
-  higher,
-  Once,
-  RANK,
-  sameSighting,
-  SCAN_LIMIT,
-  signatureOf,
-  withSource,
-  type FirstFolds,
-  type Posting,
-} from './postings';
+import type { Leaf } from '../../common/json-leaves';
+import { PostingIndex } from './posting-index';
+import { EMPTY_CONTEXT, higher, RANK, withSource, type Posting } from './postings';
 import { callTrustedAsOf, Snapshot } from './provenance-view';
-import { normalize, tokens } from './tokens';
+import { normalize } from './tokens';
 
 export const USER_PROMPT = 'user://prompt';
 
@@ -82,17 +71,12 @@ export interface ProvenanceState {
  * The context label is folded in as productions arrive; each value keeps its sightings in run
  * order with the label of each prefix, so a snapshot reads its label without rescanning.
  */
-export class Provenance implements ProvenanceView {
-  private readonly index = new Map<string, Posting>();
+export class Provenance extends PostingIndex implements ProvenanceView {
   /** The context label after each production since `base`. */
   private readonly context: Label[] = [];
   private base = 0;
   private baseContext: Label = EMPTY_CONTEXT;
   private readonly sent = new Map<string, Set<string>>();
-  private readonly firstFolds: FirstFolds = new Map();
-  /** The last value looked up and its posting (a protected field's sightings, then its label); forgotten on a new posting. */
-  private lookedUp: string | number | undefined;
-  private lookedUpPosting: Posting | undefined;
 
   private get count(): number {
     return this.base + this.context.length;
@@ -120,59 +104,14 @@ export class Provenance implements ProvenanceView {
             synthesized: true,
           }),
     );
-    const sentHere = this.sent.get(p.source);
-    const seen = new Once();
-    for (const leaf of leaves(value)) {
-      if (leaf.value === null || typeof leaf.value === 'boolean') continue;
-      const values = typeof leaf.value === 'string' ? tokens(leaf.value) : [String(leaf.value)];
-      for (const v of values) {
-        const key = normalize(v);
-        // The same key may come as different exact tokens; each is kept, once.
-        if (!key || !seen.first(key, v)) continue;
-        this.append(key, {
-          source: p.source,
-          trusted: p.trusted,
-          callTrusted: p.callTrusted,
-          sensitivity: p.sensitivity,
-          exact: v,
-          seq,
-          echo: !p.trusted && (sentHere?.has(key) ?? false),
-        });
-      }
-    }
-  }
-
-  private append(key: string, s: Sighting): void {
-    let posting = this.index.get(key);
-    if (!posting) {
-      this.index.set(key, (posting = { sightings: [], folded: [], label: EMPTY_CONTEXT, lastSeq: -1 }));
-      this.lookedUp = undefined;
-    }
-    if (posting.distinct) {
-      const signature = signatureOf(s);
-      if (posting.distinct.has(signature)) return;
-      posting.distinct.add(signature);
-    } else {
-      for (const seen of posting.sightings) if (sameSighting(seen, s)) return;
-      if (posting.sightings.length + 1 >= SCAN_LIMIT)
-        posting.distinct = new Set([...posting.sightings, s].map(signatureOf));
-    }
-    extend(posting, s, this.firstFolds);
-  }
-
-  /** A value's posting, if any source produced it. */
-  private postingOf(value: string | number): Posting | undefined {
-    if (value === this.lookedUp) return this.lookedUpPosting;
-    const posting = this.index.get(normalize(value));
-    this.lookedUp = value;
-    this.lookedUpPosting = posting;
-    return posting;
+    this.offer(value, p, seq, this.sent.get(p.source));
   }
 
   noteSent(source: string, values: string[]): void {
-    const set = this.sent.get(source) ?? new Set<string>();
+    // A source sent nothing still gets its (empty) entry: the state a continued run carries lists it.
+    let set = this.sent.get(source);
+    if (set === undefined) this.sent.set(source, (set = new Set<string>()));
     for (const v of values) set.add(normalize(v));
-    this.sent.set(source, set);
   }
 
   /** The labels as the model saw them now; later productions are invisible to the view. */
@@ -204,9 +143,9 @@ export class Provenance implements ProvenanceView {
     if (value === null || typeof value === 'boolean') return this.contextAt(asOf);
     const posting = this.postingOf(value);
     if (posting === undefined) return this.contextAt(asOf);
-    if (posting.lastSeq < asOf) return posting.label;
+    if (posting.lastSeq < asOf) return posting.last.label;
     const n = Provenance.visible(posting, asOf);
-    return n === 0 ? this.contextAt(asOf) : posting.folded[n - 1]!.label;
+    return n === 0 ? this.contextAt(asOf) : posting.foldAt(n).label;
   }
 
   /** A value's distinct sightings before production `asOf`. */
@@ -283,15 +222,13 @@ export class Provenance implements ProvenanceView {
     });
     for (const [key, rows] of state.index) {
       for (const [src, flags, rank, seq, exact] of rows) {
-        p.append(key, {
+        const production: Production = {
           source: source(src),
           trusted: (flags & 1) !== 0,
           callTrusted: (flags & 2) !== 0,
           sensitivity: SENSITIVITY_LEVELS[rank]!,
-          exact: exact === 0 ? key : exact,
-          seq,
-          echo: (flags & 4) !== 0,
-        });
+        };
+        p.append(key, exact === 0 ? key : exact, production, seq, (flags & 4) !== 0);
       }
     }
     for (const [src, values] of state.sent) p.sent.set(source(src), new Set(values));

@@ -40,7 +40,8 @@ type Refused = { allow: false; rule: string; reason: string };
 
 const covers = pointerCovers;
 
-type FieldCheck = { ok: true; exact: string | number } | { ok: false; reason: string };
+/** The value to send (the trusted source's exact token, or the value as written), or why the field is refused. */
+type FieldCheck = string | number | { reason: string };
 
 /**
  * "The recipient must come from the CRM": satisfied strictly by provenance. Matching after
@@ -55,7 +56,7 @@ function checkProtectedField(
   const prods = prov.productionsOf(value);
   const allowed = rule.from_sources;
   if (prods.length === 0)
-    return { ok: false, reason: `${pointer} was written by the model, not produced by ${allowed.join(' or ')}` };
+    return { reason: `${pointer} was written by the model, not produced by ${allowed.join(' or ')}` };
   // One pass over the sightings (the gate's hot path), counting; the lists a refusal names are made
   // only for it. Only an allowed source whose call nobody steered (or the user's own words) vouches
   // for a value. Another untrusted source offering the same value may be what made the model pick
@@ -84,25 +85,22 @@ function checkProtectedField(
       ...new Set(prods.filter((p) => !p.trusted && !p.echo && !allowed.includes(p.source)).map((p) => p.source)),
     ];
     return {
-      ok: false,
       reason: `${pointer} also came from ${foreign.join(', ')}, which the rule does not allow (allowed: ${allowed.join(', ')})`,
     };
   }
-  if (fromAllowed === 0) return { ok: false, reason: `${pointer} was not produced by ${allowed.join(' or ')}` };
+  if (fromAllowed === 0) return { reason: `${pointer} was not produced by ${allowed.join(' or ')}` };
   if (vouching === 0)
     return {
-      ok: false,
       reason: `${pointer} came from ${prods
         .filter((p) => allowed.includes(p.source))
         .map((p) => p.source)
         .join(', ')}, but that call was steered by untrusted input`,
     };
-  if (typeof value === 'number' || asWritten) return { ok: true, exact: value };
-  if (onlyExact !== undefined) return { ok: true, exact: onlyExact };
+  if (typeof value === 'number' || asWritten) return value;
+  if (onlyExact !== undefined) return onlyExact;
   const vouchers = prods.filter((p) => allowed.includes(p.source) && (p.trusted || p.callTrusted));
   const exacts = [...new Set(vouchers.map((p) => p.exact))];
   return {
-    ok: false,
     reason: `${pointer} matches ${exacts.length} different values from ${[...new Set(vouchers.map((p) => p.source))].join(', ')} (${exacts.map((e) => JSON.stringify(e)).join(', ')}); refusing rather than picking one`,
   };
 }
@@ -110,6 +108,14 @@ function checkProtectedField(
 function ruleCovering(rules: readonly ProtectedFieldDecl[], pointer: string): ProtectedFieldDecl | undefined {
   for (const r of rules) if (covers(r.pointer, pointer)) return r;
   return undefined;
+}
+
+/** The arguments with their protected fields' trusted values, what was replaced, and the first field refused. */
+interface Protected {
+  refused: Refused | undefined;
+  out: Record<string, unknown>;
+  /** Made at the first replacement (most calls replace nothing). */
+  substitutions: Substitution[] | undefined;
 }
 
 /**
@@ -122,30 +128,28 @@ function protectFields(
   args: Record<string, unknown>,
   prov: ProvenanceView,
   whole: boolean,
-): { refused?: Refused; out: Record<string, unknown>; substitutions: Substitution[] } {
-  let out = args;
-  let refused: Refused | undefined;
-  const substitutions: Substitution[] = [];
+): Protected {
+  const p: Protected = { refused: undefined, out: args, substitutions: undefined };
   for (const rule of rules) {
     if (!('from_sources' in rule)) continue;
     for (const leaf of argLeaves) {
       if (!covers(rule.pointer, leaf.pointer)) continue;
-      const field =
+      const field: FieldCheck =
         leaf.value === null || typeof leaf.value === 'boolean'
-          ? { ok: false as const, reason: `${leaf.pointer} is not a value any source produced` }
+          ? { reason: `${leaf.pointer} is not a value any source produced` }
           : checkProtectedField(rule, leaf.pointer, leaf.value, prov);
-      if (!field.ok) {
-        refused ??= { allow: false, rule: `protected_field:${rule.pointer}`, reason: field.reason };
-        if (!whole) return { refused, out, substitutions };
+      if (typeof field === 'object') {
+        p.refused ??= { allow: false, rule: `protected_field:${rule.pointer}`, reason: field.reason };
+        if (!whole) return p;
         continue;
       }
-      if (field.exact !== leaf.value) {
-        out = setAt(out, leaf.pointer, field.exact);
-        substitutions.push({ pointer: leaf.pointer, written: String(leaf.value), sent: String(field.exact) });
+      if (field !== leaf.value) {
+        p.out = setAt(p.out, leaf.pointer, field);
+        (p.substitutions ??= []).push({ pointer: leaf.pointer, written: String(leaf.value), sent: String(field) });
       }
     }
   }
-  return { ...(refused ? { refused } : {}), out, substitutions };
+  return p;
 }
 
 /** A mutating tool takes untrusted data only where a field rule admits it (labels are read into `labels`). */
@@ -213,9 +217,9 @@ export function checkDataFlow(
       };
       if (!whole) break;
     }
-    if (refused) return whole ? { ...refused, args: out, ...(substitutions.length ? { substitutions } : {}) } : refused;
+    if (refused) return whole ? { ...refused, args: out, ...(substitutions ? { substitutions } : {}) } : refused;
     const allowed: FlowVerdict = { allow: true, args: out, redacted, trustedArgs, leaves: argLeaves };
-    if (substitutions.length) allowed.substitutions = substitutions;
+    if (substitutions) allowed.substitutions = substitutions;
     return allowed;
   } catch (err) {
     return {

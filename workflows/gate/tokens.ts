@@ -26,17 +26,20 @@ const AMOUNT = /^(\d+)(?:[.,](\d{1,2}))?$/;
 const isEdgePunctuation = (c: number) => c === 0x2e || c === 0x3a; // . :
 const isDigit = (c: number) => c >= 0x30 && c <= 0x39;
 
-/** The values a piece of text offers: the whole text, its words, and amounts also in minor units. */
-export function tokens(text: string): string[] {
-  // One word, nothing to trim, no amount, no quote (an id, an address, a status): itself only.
+/** One word, nothing to trim, no amount, no quote (an id, an address, a status): the text offers itself only. */
+export function isOneToken(text: string): boolean {
   const first = text.charCodeAt(0);
-  if (
+  return (
     !isEdgePunctuation(first) &&
     !isDigit(first) &&
     !isEdgePunctuation(text.charCodeAt(text.length - 1)) &&
     !SPLITS.test(text)
-  )
-    return [text];
+  );
+}
+
+/** The values a piece of text offers: the whole text, its words, and amounts also in minor units. */
+export function tokens(text: string): string[] {
+  if (isOneToken(text)) return [text];
   const out = new Set<string>([text]);
   // A quoted phrase is a value the writer meant as one.
   if (text.includes('"') || text.includes('“')) for (const m of text.matchAll(QUOTED)) out.add((m[1] ?? m[2])!);
