@@ -167,10 +167,8 @@ export type ToolRunInputShape = Omit<Known<z.input<Shapes['tool']>>, 'calls'> & 
 
 // Each built on first use, not when the module loads: every workflow run loads this module afresh, and
 // checks one shape (an agent run never builds the tool run's, nor a run of one's own either).
-let agent: Shapes['agent'] | undefined;
-let tool: Shapes['tool'] | undefined;
-const agentInput = () => (agent ??= agentInputShape());
-const toolInput = () => (tool ??= toolInputShape());
+const agentInput = once(agentInputShape);
+const toolInput = once(toolInputShape);
 
 function problemsOf(shape: z.ZodType, input: unknown): RunInputProblem[] {
   // Checked once per run: zod's compiled fast path would be compiled afresh in every run and used once.
