@@ -12,7 +12,7 @@ import type { RunIdentity } from '../common/ticket';
 import { schemaViolations, type OfferedTool } from './offer';
 import { invalidArgumentsResult, toolResult, waitingText } from './results';
 import type { SessionCall, SessionClient } from './session-client';
-import type { McpCallOutcome } from '../common/gateway-protocol';
+import { KEYLESS_KEY_PREFIX, type McpCallOutcome } from '../common/gateway-protocol';
 
 export interface CallLimits {
   maxArgumentBytes: number;
@@ -33,13 +33,15 @@ export interface CallContext {
 
 /**
  * The call's key in the session: the client's `_meta.idempotencyKey` when it sends one, else its
- * JSON-RPC request id. A repeat under the same key gets the first call's outcome, never a second send.
+ * JSON-RPC request id. A repeat under the same key gets the first call's outcome, never a second send; so
+ * does a keyless call that repeats an earlier one's tool and arguments within the tool's window (the
+ * session's run decides, workflows/mcp/same-call.ts).
  */
 export function callKey(params: CallToolRequest['params'], requestId: string | number): string {
   const k = params._meta?.idempotencyKey;
   if (k !== undefined && (typeof k !== 'string' || k.length === 0 || k.length > 200))
     throw new McpError(RpcCode.InvalidParams, 'params._meta.idempotencyKey must be a string of 1 to 200 characters');
-  return typeof k === 'string' ? `k:${k}` : `rpc:${String(requestId)}`;
+  return typeof k === 'string' ? `k:${k}` : `${KEYLESS_KEY_PREFIX}${String(requestId)}`;
 }
 
 function argumentBytes(args: unknown): number {
