@@ -84,7 +84,13 @@ beforeAll(async () => {
   issuer = await testIssuer();
   desk = supportDesk(testDir('gateway-keyless'));
   const tools = desk.tools.map((t) => (t.def().id === REFUND ? heldRefund(t) : t));
-  await h.runWorker({ manifest, tools, identity: issuer.identity, insecureAssertedPrincipals: false, ticketKey: TICKET_KEY });
+  await h.runWorker({
+    manifest,
+    tools,
+    identity: issuer.identity,
+    insecureAssertedPrincipals: false,
+    ticketKey: TICKET_KEY,
+  });
   gateway = await startGateway();
 });
 
@@ -110,7 +116,11 @@ async function session(): Promise<{
   const found = await client.callTool({ name: 'crm__lookup_customer', arguments: { email: 'alice@example.com' } });
   expect(found.isError).toBeFalsy();
   const sessionId = sessionIdOf(client);
-  const headers = { Authorization: `Bearer ${token}`, 'Mcp-Session-Id': sessionId, 'Mcp-Protocol-Version': '2025-11-25' };
+  const headers = {
+    Authorization: `Bearer ${token}`,
+    'Mcp-Session-Id': sessionId,
+    'Mcp-Protocol-Version': '2025-11-25',
+  };
   return { sessionId, headers, call: (id, args, meta) => post(gateway.url, callBody(id, args, meta), headers) };
 }
 
