@@ -8,7 +8,11 @@ import { Worker } from '@temporalio/worker';
 import type { Ctx, Tool } from '../../activities/tool';
 import { workflowSpanSinks } from '../../activities/telemetry';
 import type { Manifest } from '../../catalog/manifest';
+import { issueSessionPass } from '../../activities/identity/session-pass';
+import { MCP_SESSION_WORKFLOW, mcpSessionWorkflowId, type McpSessionInput } from '../../common/gateway-protocol';
+import type { RunIdentity } from '../../common/ticket';
 import { createGateway, type Gateway } from '../../gateway/gateway';
+import { SessionClient } from '../../gateway/session-client';
 import { WORKFLOW_INTERCEPTOR_MODULES, WORKFLOWS_PATH } from '../../runtime/workflow-modules';
 import { keylessRepeatWindowMs, DEFAULT_KEYLESS_REPEAT_WINDOW_MS } from '../../workflows/mcp/same-call';
 import { supportDesk } from '../support/desk';
@@ -18,6 +22,7 @@ import { waitFor } from '../support/wait';
 import { deskManifest, gatewayToken, mcpClient, post, sessionIdOf } from './support';
 
 const REFUND = 'tool://payments/refund';
+const CLOSE = 'tool://tickets/close_ticket';
 /** Short, so the test can outwait it; the in-flight repeats below do not depend on it. */
 const WINDOW_MS = 3000;
 const TICKET_KEY = Buffer.alloc(32, 9).toString('base64url');
@@ -27,7 +32,14 @@ const manifest: Manifest = (() => {
   const base = deskManifest();
   return {
     ...base,
-    tools: base.tools.map((t) => (t.id === REFUND ? { ...t, keyless_repeat_window: `${WINDOW_MS}ms` } : t)),
+    tools: base.tools.map((t) =>
+      t.id === REFUND
+        ? { ...t, keyless_repeat_window: `${WINDOW_MS}ms` }
+        : // An idempotent tool's window is off unless declared: this one declares it (the continue-as-new test).
+          t.id === CLOSE
+          ? { ...t, keyless_repeat_window: '10m' }
+          : t,
+    ),
   };
 })();
 
@@ -255,6 +267,31 @@ describe('a keyless call is one call by what it does', () => {
     expect(later.structuredContent?.payment_id).not.toBe(first.structuredContent?.payment_id);
     expect(landed(2504)).toHaveLength(2);
     await replays(sessionId);
+  });
+});
+
+describe('across continue-as-new', () => {
+  test("a keyless repeat in the continued run answers the first run's call", async () => {
+    const sessions = new SessionClient({ client: h.client, taskQueue: h.taskQueue, ticketKey: TICKET_KEY });
+    const who: RunIdentity = { principal: 'agent:desk', groups: [], issuer: 'https://issuer.test' };
+    const sid = sessions.newSessionId(who);
+    const workflowId = mcpSessionWorkflowId(sid);
+    const pass = issueSessionPass(Buffer.from(TICKET_KEY, 'base64url'), workflowId, who, 60_000);
+    const first = await h.client.workflow.start(MCP_SESSION_WORKFLOW, {
+      taskQueue: h.taskQueue,
+      workflowId,
+      args: [{ pass, continueAsNewAfterCalls: 1 } satisfies McpSessionInput],
+    });
+    const args = { ticket_id: 'T-101', resolution: 'Refunded.' };
+    const closed = await sessions.call(sid, who, { key: 'rpc:1', toolId: CLOSE, args });
+    expect(closed.status).toBe('completed');
+    await waitFor('the session to continue as new', 60_000, async () =>
+      (await h.client.workflow.getHandle(workflowId).describe()).runId !== first.firstExecutionRunId ? true : undefined,
+    );
+    const repeat = await sessions.call(sid, who, { key: 'rpc:2', toolId: CLOSE, args });
+    expect(repeat).toEqual({ ...closed, sameCallAs: 'rpc:1' });
+    expect(desk.closed.all().filter((c) => c.ticket_id === 'T-101')).toHaveLength(1);
+    await sessions.end(sid);
   });
 });
 
