@@ -106,6 +106,11 @@ export const ToolDecl = z
       .nonnegative()
       .default(0)
       .describe("Cost charged per call, in micro-units, counted toward the run's `max_cost_micros`."),
+    keyless_repeat_window: duration
+      .optional()
+      .describe(
+        'Through the MCP gateway: a call sent without an idempotency key that repeats an earlier call of the session (same tool, same canonical arguments) while it is in flight, or within this long after it ended, gets its outcome instead of being sent again. Absent: `10m` for `mutating` tools, `0` (off) for `read_only` and `idempotent` ones. A deliberate repeat sends a new `idempotencyKey`.',
+      ),
   })
   .describe('One tool a run may reach: identity, schema, safety, recovery, sensitivity and field rules.');
 export type ToolDecl = z.infer<typeof ToolDecl>;

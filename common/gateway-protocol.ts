@@ -37,7 +37,18 @@ export interface McpMemoEntry {
   effectKey?: string;
   /** Absent while the call is in flight (a continued session never carries an unfinished call). */
   outcome?: McpCallOutcome;
+  /** When the call's outcome was settled (workflow time, epoch ms): a keyless repeat's window starts here. */
+  settledAt?: number;
+  /** A keyless repeat answered with an earlier call's outcome: that call's key (nothing was sent for this one). */
+  sameAs?: string;
 }
+
+/**
+ * The key prefix of a call whose client sent no `_meta.idempotencyKey` (the JSON-RPC request id keys it).
+ * Such a call that repeats an earlier one of the session (same tool, same canonical arguments) within the
+ * tool's `keyless_repeat_window` is answered that call's outcome (workflows/mcp/same-call.ts).
+ */
+export const KEYLESS_KEY_PREFIX = 'rpc:';
 
 /**
  * What a session carries when it continues as new (set by the run itself; a run a client starts with it
@@ -90,12 +101,16 @@ export interface McpCallRequest {
   mac: string;
 }
 
-/** A call's one outcome; a repeat of its key answers the same. */
-export type McpCallOutcome =
+/**
+ * A call's one outcome; a repeat of its key answers the same. `sameCallAs` is set on the answer of a keyless
+ * repeat: the key of the earlier call whose outcome it is (nothing was sent for the repeat).
+ */
+export type McpCallOutcome = (
   | { status: 'completed'; output: unknown; effectKey: string }
   | { status: 'refused'; code: string; rule?: string; reason: string; effectKey?: string }
   | { status: 'waiting'; effectKey: string; reason: string; approvers: string /* who may decide */ }
-  | { status: 'failed'; code: string; message: string; effectKey?: string };
+  | { status: 'failed'; code: string; message: string; effectKey?: string }
+) & { sameCallAs?: string };
 
 /** One `tools/call`: answers the call's outcome, or `waiting` as soon as the call waits for a person. */
 export const mcpCallUpdate = defineUpdate<McpCallOutcome, [McpCallRequest]>('toolplane.mcp.call');

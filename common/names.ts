@@ -46,4 +46,11 @@ export const Patch = {
    * follows them. Runs that reached such a call earlier keep sending the model's arguments.
    */
   OverruledCallSendsGatedArgs: 'toolplane-overruled-call-sends-gated-args',
+  /**
+   * After 0.1.0: an MCP session's call sent without an idempotency key that repeats an earlier call
+   * (same tool, same canonical arguments) while that one is in flight or within the tool's
+   * `keyless_repeat_window` is answered that call's outcome and sends nothing. Sessions that reached
+   * such a call earlier replay sending it again.
+   */
+  KeylessRepeatAnswered: 'toolplane-keyless-repeat-answered',
 } as const;

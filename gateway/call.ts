@@ -2,17 +2,19 @@
 // schema) before anything starts; keyed for exactly-once; run in the session's run; its outcome
 // mapped to an MCP result. A call that waits for a person is held open with progress notifications
 // when the client sent a progressToken, else answered "waiting" at once.
+import { createHash } from 'node:crypto';
 import {
   ErrorCode as RpcCode,
   McpError,
   type CallToolRequest,
   type CallToolResult,
 } from '@modelcontextprotocol/sdk/types.js';
+import { canonicalJson } from '../catalog/digest';
 import type { RunIdentity } from '../common/ticket';
 import { schemaViolations, type OfferedTool } from './offer';
 import { invalidArgumentsResult, toolResult, waitingText } from './results';
 import type { SessionCall, SessionClient } from './session-client';
-import type { McpCallOutcome } from '../common/gateway-protocol';
+import { KEYLESS_KEY_PREFIX, type McpCallOutcome } from '../common/gateway-protocol';
 
 export interface CallLimits {
   maxArgumentBytes: number;
@@ -33,13 +35,22 @@ export interface CallContext {
 
 /**
  * The call's key in the session: the client's `_meta.idempotencyKey` when it sends one, else its
- * JSON-RPC request id. A repeat under the same key gets the first call's outcome, never a second send.
+ * JSON-RPC request id with a digest of the tool and canonical arguments (`rpc:<id>:<digest>`). A repeat
+ * under the same key gets the first call's outcome, never a second send; so does a keyless call that
+ * repeats an earlier one's tool and arguments within the tool's window (the session's run decides,
+ * workflows/mcp/same-call.ts). Request ids restart with each connection, so a keyless id reused for
+ * another call is another key, not `KeyReused`.
  */
 export function callKey(params: CallToolRequest['params'], requestId: string | number): string {
   const k = params._meta?.idempotencyKey;
   if (k !== undefined && (typeof k !== 'string' || k.length === 0 || k.length > 200))
     throw new McpError(RpcCode.InvalidParams, 'params._meta.idempotencyKey must be a string of 1 to 200 characters');
-  return typeof k === 'string' ? `k:${k}` : `rpc:${String(requestId)}`;
+  if (typeof k === 'string') return `k:${k}`;
+  const what = createHash('sha256')
+    .update(canonicalJson([params.name, params.arguments ?? {}]))
+    .digest('base64url')
+    .slice(0, 16);
+  return `${KEYLESS_KEY_PREFIX}${String(requestId)}:${what}`;
 }
 
 function argumentBytes(args: unknown): number {

@@ -15,7 +15,17 @@ export function waitingText(sessionId: string, o: { effectKey: string; reason: s
   );
 }
 
+/**
+ * The MCP result of a call's outcome. A keyless repeat answered with an earlier call's outcome says so in
+ * `_meta["toolplane/sameCallAs"]` (that call's key in the session; its effect key is the same).
+ */
 export function toolResult(sessionId: string, o: McpCallOutcome): CallToolResult {
+  const result = outcomeResult(sessionId, o);
+  if (o.sameCallAs === undefined) return result;
+  return { ...result, _meta: { ...result._meta, 'toolplane/sameCallAs': o.sameCallAs } };
+}
+
+function outcomeResult(sessionId: string, o: McpCallOutcome): CallToolResult {
   switch (o.status) {
     case 'completed': {
       const structured =

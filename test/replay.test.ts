@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { Worker } from '@temporalio/worker';
+import { Patch } from '../common/names';
 import type { AuthorizeResult } from '../common/wire';
 import { effectsFromHistory, journalFromCompletion } from '../inspect/journal';
 import type { AgentRunInput, AgentRunResult } from '../workflows/agent/run';
@@ -55,6 +56,9 @@ describe('replaying committed histories', () => {
         // Calls that finish at once beside calls that settle a budget, in one task: agentRun's lanes, a workflow's own Promise.all.
         'agent-concurrent-budgeted.json',
         'own-concurrent-budgeted.json',
+        // An MCP session's keyless repeat of a refund: sent again before patch toolplane-keyless-repeat-answered, answered after.
+        'mcp-keyless-repeat-before.json',
+        'mcp-keyless-repeat.json',
       ]),
     );
   });
@@ -168,11 +172,19 @@ describe('replaying committed histories', () => {
     expect(approval[1]).toMatchObject({ decision: 'denied', rule: 'protected_field:/to' });
   });
 
-  it('history format v1: no patch markers; a run asks the worker first, in a local activity', () => {
+  it('history format v1: no patch markers but of patches added since; a run asks the worker first, in a local activity', () => {
+    const current = new Set<string>(Object.values(Patch));
     for (const f of files) {
       const events = load(f).events!;
       const markers = events.flatMap((e) => e.markerRecordedEventAttributes?.markerName ?? []);
-      expect({ f, markers: markers.filter((m) => m !== 'core_local_activity') }).toEqual({ f, markers: [] });
+      // A patch's new path is recorded beside the old (docs/versioning.md); its marker names a current patch id.
+      const patches = events.flatMap((e) => {
+        const data = e.markerRecordedEventAttributes?.details?.['patch-data']?.payloads?.[0]?.data;
+        return data ? [(JSON.parse(Buffer.from(data).toString()) as { id: string }).id] : [];
+      });
+      expect({ f, unknown: patches.filter((id) => !current.has(id)) }).toEqual({ f, unknown: [] });
+      const others = markers.filter((m) => m !== 'core_local_activity' && m !== 'core_patch');
+      expect({ f, markers: others }).toEqual({ f, markers: [] });
       const started = events[0]!.workflowExecutionStartedEventAttributes!;
       // A run asks the worker first; the budget workflow is no run and asks nobody.
       if (!started.continuedExecutionRunId && started.workflowType?.name !== 'budgetCounter')

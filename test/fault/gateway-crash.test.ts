@@ -124,3 +124,47 @@ test('SIGKILLed mid-refund and restarted, the gateway answers the repeated call 
   restarted.child.kill('SIGINT');
   expect(await restarted.exited).toEqual({ code: 0, signal: null });
 }, 240_000);
+
+// Issue 48: a host that sends no idempotency key re-issues the call under a new request id.
+test('SIGKILLed mid-refund sent without a key and restarted, the re-issued call (a new request id) gets the one refund', async () => {
+  const first = startGateway();
+  await ready(first);
+  const token = await gatewayToken(issuer, resource, 'agent:desk');
+  const mcp = await mcpClient(resource, token);
+  const sessionId = sessionIdOf(mcp);
+  const found = await mcp.callTool({ name: 'crm__lookup_customer', arguments: { email: 'alice@example.com' } });
+  expect(found.isError).toBeFalsy();
+  await mcp.close();
+  first.child.kill('SIGKILL');
+  await first.exited;
+
+  const crashing = startGateway({ TOOLPLANE_KILL_AT: 'after_commit' });
+  await ready(crashing);
+  const refund = {
+    name: 'payments__refund',
+    arguments: { account_id: 'acct_alice_001', amount_cents: 4300, currency: 'EUR' },
+  };
+  // A client resuming a session sends no initialize: this call is request id 0.
+  const lost = await mcpClient(resource, token, sessionId);
+  await expect(lost.callTool(refund)).rejects.toThrow();
+  expect(await crashing.exited).toEqual({ code: null, signal: 'SIGKILL' });
+  await lost.close().catch(() => undefined);
+  const store = paymentsStore(dir);
+  expect(store.all().filter((p) => p.amountCents === 4300)).toHaveLength(1);
+
+  // Restarted: the client re-issues the call, no key, under a new request id (its list was id 0; id 1 was
+  // the lookup's in the first connection, another call under a reused id).
+  const restarted = startGateway();
+  await ready(restarted);
+  const again = await mcpClient(resource, token, sessionId);
+  await again.listTools();
+  const outcome = await again.callTool(refund, undefined, { timeout: 120_000 });
+  expect(outcome.isError).toBeFalsy();
+  expect(outcome.structuredContent).toMatchObject({ status: 'refunded' });
+  expect(outcome._meta?.['toolplane/sameCallAs']).toMatch(/^rpc:0:/);
+  expect(store.all().filter((p) => p.amountCents === 4300)).toHaveLength(1);
+  await again.close();
+
+  restarted.child.kill('SIGINT');
+  expect(await restarted.exited).toEqual({ code: 0, signal: null });
+}, 240_000);

@@ -22,13 +22,28 @@ export type MemoLookup =
 
 const keyDigest = (key: string) => sha256Hex(key).slice(0, 24);
 
+/** What a call does, as a keyless repeat is matched: its tool and its canonical arguments' digest. */
+const sameCallKey = (toolId: string, argsDigest: string) => `${toolId}\n${argsDigest}`;
+
 export class CallMemo {
   private readonly slots = new Map<string, MemoSlot>();
   private readonly forgotten: Set<string>;
+  /** The latest call that was sent for each tool and arguments (a repeat answered with another's outcome is not). */
+  private readonly latest = new Map<string, MemoSlot>();
 
   constructor(carried?: { memo: McpMemoEntry[]; forgotten: string[] }) {
-    for (const entry of carried?.memo ?? []) this.slots.set(entry.key, { entry });
+    for (const entry of carried?.memo ?? []) this.remember({ entry });
     this.forgotten = new Set(carried?.forgotten ?? []);
+  }
+
+  private remember(slot: MemoSlot): void {
+    this.slots.set(slot.entry.key, slot);
+    if (slot.entry.sameAs === undefined) this.latest.set(sameCallKey(slot.entry.toolId, slot.entry.argsDigest), slot);
+  }
+
+  /** The latest call of this session that was sent with this tool and these arguments. */
+  latestSame(toolId: string, argsDigest: string): MemoSlot | undefined {
+    return this.latest.get(sameCallKey(toolId, argsDigest));
   }
 
   static argsDigest(args: unknown): string {
@@ -56,7 +71,17 @@ export class CallMemo {
       entry: { key: req.key, toolId: req.toolId, argsDigest: CallMemo.argsDigest(req.args) },
       position,
     };
-    this.slots.set(req.key, slot);
+    this.remember(slot);
+    return slot;
+  }
+
+  /** Records a new key whose request repeats `first` (answered with its outcome, sent nothing). */
+  openRepeat(req: McpCallRequest, first: MemoSlot): MemoSlot {
+    const slot: MemoSlot = {
+      entry: { key: req.key, toolId: req.toolId, argsDigest: first.entry.argsDigest, sameAs: first.entry.key },
+      ...(first.position !== undefined ? { position: first.position } : {}),
+    };
+    this.remember(slot);
     return slot;
   }
 

@@ -8,6 +8,7 @@ import type { McpCallOutcome, McpCallRequest } from '../../common/gateway-protoc
 import { governedAgentCall, type AgentCallScope } from '../agent/governed-call';
 import type { PendingEscalation } from '../escalation';
 import { type CallMemo, type MemoSlot } from './call-memo';
+import { answerAsRepeat, repeatedCall } from './same-call';
 import type { SessionProvenance } from './session-provenance';
 
 /** The step codes that mean the call was refused (nothing sent); any other is a failure. */
@@ -61,7 +62,13 @@ async function answerOf(s: SessionCalls, slot: MemoSlot): Promise<McpCallOutcome
   await condition(() => slot.entry.outcome !== undefined || waitingOf(s, slot) !== undefined);
   if (slot.entry.outcome) return slot.entry.outcome;
   const p = waitingOf(s, slot)!;
-  return { status: 'waiting', effectKey: p.effectKey, reason: p.reason, approvers: approversOf(s, slot.entry.toolId) };
+  return {
+    status: 'waiting',
+    effectKey: p.effectKey,
+    reason: p.reason,
+    approvers: approversOf(s, slot.entry.toolId),
+    ...(slot.entry.sameAs !== undefined ? { sameCallAs: slot.entry.sameAs } : {}),
+  };
 }
 
 /** Runs the call through the governed pipeline and settles its slot; never throws. */
@@ -99,15 +106,21 @@ async function perform(s: SessionCalls, slot: MemoSlot, req: McpCallRequest): Pr
     const message = err instanceof Error ? err.message : String(err);
     outcome = { status: 'failed', code: StepErrorCode.Failed, message, ...(key ? { effectKey: key } : {}) };
   }
+  slot.entry.settledAt = Date.now();
   slot.entry.outcome = outcome;
   if (outcome.effectKey) slot.entry.effectKey = outcome.effectKey;
 }
 
-/** Answers one request: a new key starts its call, a known key answers the call's outcome. */
+/**
+ * Answers one request: a new key starts its call, a known key answers the call's outcome, and a new
+ * keyless request that repeats an earlier call (same-call.ts) answers that call's outcome.
+ */
 export function handleCall(s: SessionCalls, req: McpCallRequest): Promise<McpCallOutcome> | McpCallOutcome {
   const found = s.memo.lookup(req);
   if (found.kind === 'answered') return found.outcome;
   if (found.kind === 'known') return answerOf(s, found.slot);
+  const first = repeatedCall(s.memo, req, s.step.catalog.declared(req.toolId)?.decl, Date.now());
+  if (first) return answerOf(s, answerAsRepeat(s.memo, req, first));
   const slot = s.memo.open(req, s.step.reserve(1));
   s.started++;
   void perform(s, slot, req);
