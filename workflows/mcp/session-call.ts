@@ -108,6 +108,7 @@ export function handleCall(s: SessionCalls, req: McpCallRequest): Promise<McpCal
   const found = s.memo.lookup(req);
   if (found.kind === 'answered') return found.outcome;
   if (found.kind === 'known') return answerOf(s, found.slot);
+  if (req.given !== undefined) s.seen.declare(req.given);
   const slot = s.memo.open(req, s.step.reserve(1));
   s.started++;
   void perform(s, slot, req);
