@@ -60,6 +60,8 @@ export const ErrorCode = {
   KeyReused: 'KeyReused',
   /** A call key older than the keys a session remembers: its outcome is in the run's journal. */
   KeyForgotten: 'KeyForgotten',
+  /** An MCP request the gateway refuses at the HTTP door (a bad header, an unknown method on 2026-07-28). */
+  McpRequestRefused: 'McpRequestRefused',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 

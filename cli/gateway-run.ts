@@ -33,6 +33,8 @@ interface GatewayCliOptions extends WorkerCliOptions {
   host: string;
   resource?: string;
   idleTimeout?: string;
+  allowedOrigin?: string[];
+  allowedHost?: string[];
 }
 
 /** The Temporal server the gateway's worker and sessions use, and how to let go of it. */
@@ -87,7 +89,15 @@ function gatewayProgram() {
       "the gateway's resource URI: the audience its bearer tokens must name (default: the MCP endpoint's URL)",
       process.env.TOOLPLANE_GATEWAY_RESOURCE,
     )
-    .option('--idle-timeout <ms>', "end a session's run after this long without a call (default 30 minutes)");
+    .option('--idle-timeout <ms>', "end a session's run after this long without a call (default 30 minutes)")
+    .option(
+      '--allowed-origin <origin...>',
+      "a browser Origin allowed to call the gateway (default: the gateway's own origins; * allows any)",
+    )
+    .option(
+      '--allowed-host <host...>',
+      "a Host header the gateway answers (default: its listen address, localhost names and the resource's host)",
+    );
 }
 
 function numberOption(value: string | undefined, flag: string): number | undefined {
@@ -138,6 +148,8 @@ export async function runGatewayCli(argv: string[]): Promise<void> {
     ...(port !== undefined ? { port } : {}),
     host: o.host,
     ...(idleTimeoutMs !== undefined ? { idleTimeoutMs } : {}),
+    ...(o.allowedOrigin ? { allowedOrigins: o.allowedOrigin } : {}),
+    ...(o.allowedHost ? { allowedHosts: o.allowedHost } : {}),
   });
   shutdownOnSignals(worker);
   console.error(

@@ -99,6 +99,12 @@ export interface McpCallRequest {
   args: unknown;
   /** `HMAC(ticketKey, "toolplane-mcp-call" ‖ workflowId ‖ key ‖ toolId)`, made by the gateway. */
   mac: string;
+  /**
+   * The principal's request as the host declared it (the `Toolplane-Request` header of the request that
+   * carried this call, sent with the bearer of the session's own principal): its values count as
+   * `user://prompt` from this call on, as `StepCtx.open({ given })`. Absent when the host declared none.
+   */
+  given?: unknown;
 }
 
 /**

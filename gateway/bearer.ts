@@ -37,7 +37,7 @@ export function protectedResourceMetadata(resource: string, identity: IdentityCo
 export interface HttpRefusal {
   status: number;
   headers: Record<string, string>;
-  body: { jsonrpc: '2.0'; id: null; error: { code: number; message: string; data?: unknown } };
+  body: { jsonrpc: '2.0'; id: string | number | null; error: { code: number; message: string; data?: unknown } };
 }
 
 /** The JSON-RPC code the gateway answers an unauthenticated request with (the SDK's server-error range). */

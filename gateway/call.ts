@@ -28,20 +28,26 @@ export interface CallLimits {
 export interface CallContext {
   sessionId: string;
   identity: RunIdentity;
-  requestId: string | number;
+  /** What names a keyless call on this connection: the JSON-RPC request id on 2025-11-25, a fresh id on 2026-07-28. */
+  fallbackKey: string;
+  /** The principal's request the host declared with this request (`Toolplane-Request`), if any. */
+  given?: unknown;
+  /** Restart the session's run when it ended (a 2026-07-28 conversation). */
+  restartEnded?: boolean;
   signal: AbortSignal;
   progress?: (progress: number, message: string) => Promise<void>;
 }
 
 /**
  * The call's key in the session: the client's `_meta.idempotencyKey` when it sends one, else its
- * JSON-RPC request id with a digest of the tool and canonical arguments (`rpc:<id>:<digest>`). A repeat
+ * JSON-RPC request id (2025-11-25; on 2026-07-28, where a retry gets a new request id, a fresh
+ * one) with a digest of the tool and canonical arguments (`rpc:<id>:<digest>`). A repeat
  * under the same key gets the first call's outcome, never a second send; so does a keyless call that
  * repeats an earlier one's tool and arguments within the tool's window (the session's run decides,
  * workflows/mcp/same-call.ts). Request ids restart with each connection, so a keyless id reused for
  * another call is another key, not `KeyReused`.
  */
-export function callKey(params: CallToolRequest['params'], requestId: string | number): string {
+export function callKey(params: CallToolRequest['params'], fallback: string): string {
   const k = params._meta?.idempotencyKey;
   if (k !== undefined && (typeof k !== 'string' || k.length === 0 || k.length > 200))
     throw new McpError(RpcCode.InvalidParams, 'params._meta.idempotencyKey must be a string of 1 to 200 characters');
@@ -50,7 +56,7 @@ export function callKey(params: CallToolRequest['params'], requestId: string | n
     .update(canonicalJson([params.name, params.arguments ?? {}]))
     .digest('base64url')
     .slice(0, 16);
-  return `${KEYLESS_KEY_PREFIX}${String(requestId)}:${what}`;
+  return `${KEYLESS_KEY_PREFIX}${fallback}:${what}`;
 }
 
 function argumentBytes(args: unknown): number {
@@ -77,8 +83,14 @@ export async function handleCall(
     );
   const problems = schemaViolations(tool)(args);
   if (problems.length > 0) return invalidArgumentsResult(params.name, problems);
-  const call: SessionCall = { key: callKey(params, ctx.requestId), toolId: tool.decl.id, args };
-  let outcome = await deps.sessions.call(ctx.sessionId, ctx.identity, call);
+  const call: SessionCall = {
+    key: callKey(params, ctx.fallbackKey),
+    toolId: tool.decl.id,
+    args,
+    ...(ctx.given !== undefined ? { given: ctx.given } : {}),
+  };
+  const routing = { restartEnded: ctx.restartEnded === true };
+  let outcome = await deps.sessions.call(ctx.sessionId, ctx.identity, call, routing);
   if (outcome.status === 'waiting' && ctx.progress)
     outcome = await waitForPerson(deps, ctx, call, outcome, ctx.progress);
   return toolResult(ctx.sessionId, outcome);
@@ -98,7 +110,7 @@ async function waitForPerson(
     await progress(n, waitingText(ctx.sessionId, outcome));
     await pause(deps.limits.progressPollMs, ctx.signal);
     if (ctx.signal.aborted) break;
-    outcome = await deps.sessions.call(ctx.sessionId, ctx.identity, call);
+    outcome = await deps.sessions.call(ctx.sessionId, ctx.identity, call, { restartEnded: ctx.restartEnded === true });
   }
   return outcome;
 }

@@ -1,6 +1,6 @@
-// createGateway: toolplane as an MCP server beside a worker. Serves the tools a manifest declares
-// over MCP Streamable HTTP (revision 2025-11-25, @modelcontextprotocol/sdk); every `tools/call` is a
-// governed call in the session's `mcpSession` run, which a worker with ToolplanePlugin serves.
+// createGateway: toolplane as an MCP server beside a worker. Serves the tools a manifest declares over
+// MCP Streamable HTTP (revisions 2026-07-28 and, through @modelcontextprotocol/sdk, 2025-11-25); every
+// `tools/call` is a governed call in the session's `mcpSession` run, which a worker with ToolplanePlugin serves.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Client } from '@temporalio/client';
@@ -13,6 +13,7 @@ import type { RunIdentity } from '../common/ticket';
 import { BearerVerifier, protectedResourceMetadata } from './bearer';
 import { gatewayListener } from './http';
 import { offeredTo, toolsByName, type OfferedTool } from './offer';
+import { originPolicy } from './origin';
 import { SessionClient } from './session-client';
 
 /** The largest arguments a call may carry by default: 256 KiB. */
@@ -49,6 +50,18 @@ export interface GatewayOptions {
   progressWaitMs?: number;
   /** How often a held call asks its run again (default 1 s). */
   progressPollMs?: number;
+  /**
+   * Browser origins allowed to call the gateway (`scheme://host[:port]`; `*` allows any). A request with
+   * another `Origin` is refused 403; a request without one (a non-browser client) is not affected.
+   * Default: the gateway's own origins (its listen address, `localhost` names, the resource's origin).
+   */
+  allowedOrigins?: string[];
+  /**
+   * `Host` header values the gateway answers (`host[:port]`; `*` allows any), against DNS rebinding.
+   * Default: the listen address with its port, `localhost`/`127.0.0.1`/`[::1]` with it on a loopback
+   * address, and the resource URI's host. Give it when the gateway is reached through another name.
+   */
+  allowedHosts?: string[];
 }
 
 /** A running gateway. */
@@ -121,6 +134,13 @@ export async function createGateway(opts: GatewayOptions): Promise<Gateway> {
       verifier: new BearerVerifier(opts.identity, resource),
       metadata: protectedResourceMetadata(resource, opts.identity),
       mcpPath: MCP_PATH,
+      origins: originPolicy({
+        host,
+        port: address.port,
+        resource,
+        ...(opts.allowedHosts ? { allowedHosts: opts.allowedHosts } : {}),
+        ...(opts.allowedOrigins ? { allowedOrigins: opts.allowedOrigins } : {}),
+      }),
       // The arguments, and room for the JSON-RPC envelope around them.
       maxBodyBytes: maxArgumentBytes + 64 * 1024,
     }),

@@ -1,5 +1,6 @@
-// The gateway's HTTP door: Protected Resource Metadata, the bearer check, the session id check, and
-// then MCP over Streamable HTTP through the SDK's transport (a fresh stateless transport per request:
+// The gateway's HTTP door: the Host and Origin check, Protected Resource Metadata, the bearer check, the
+// revision a request speaks (2026-07-28 is served by modern.ts), and for 2025-11-25 the session id check
+// and MCP over Streamable HTTP through the SDK's transport (a fresh stateless transport per request:
 // the session lives in its run, so any gateway process holding the key answers any of its requests).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
@@ -7,8 +8,13 @@ import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import { PRM_PATH, type BearerVerifier, type HttpRefusal, type ProtectedResourceMetadata } from './bearer';
 import { mcpServerFor, SESSION_NOT_FOUND, type RequestScope, type ServerDeps } from './mcp-server';
 import type { RunIdentity } from '../common/ticket';
+import { declaredRequest } from './host-request';
+import { eraOf, handleModern } from './modern';
+import { refusedOrigin, type OriginPolicy } from './origin';
 
 export interface HttpDeps extends ServerDeps {
+  /** The Host and Origin values the gateway answers (DNS rebinding). */
+  origins: OriginPolicy;
   verifier: BearerVerifier;
   metadata: ProtectedResourceMetadata;
   mcpPath: string;
@@ -64,6 +70,11 @@ async function handlePost(deps: HttpDeps, req: IncomingMessage, res: ServerRespo
   } catch (err) {
     return refuse(res, rpcError(400, -32700, `Parse error: the request body is not JSON (${(err as Error).message})`));
   }
+  const era = eraOf(req, parsed);
+  if (era.era === 'refused') return refuse(res, era.refusal);
+  if (era.era === 'modern') return handleModern(deps, req, res, who, parsed);
+  const declared = declaredRequest(req);
+  if (!declared.ok) return refuse(res, declared.refusal);
   const messages: unknown[] = Array.isArray(parsed) ? parsed : [parsed];
   const initializing = messages.some((m) => isInitializeRequest(m));
   let sessionId: string | undefined;
@@ -75,7 +86,12 @@ async function handlePost(deps: HttpDeps, req: IncomingMessage, res: ServerRespo
     if (typeof checked !== 'string') return refuse(res, checked);
     sessionId = checked;
   }
-  const scope: RequestScope = { identity: who, sessionId: initializing ? undefined : sessionId, ended: false };
+  const scope: RequestScope = {
+    identity: who,
+    sessionId: initializing ? undefined : sessionId,
+    ended: false,
+    ...(declared.given !== undefined ? { given: declared.given } : {}),
+  };
   const wantsProgress = messages.some((m) => progressTokenOf(m) !== undefined);
   // JSON responses, except for a call that asked for progress: that one streams its notifications.
   const transport = new StreamableHTTPServerTransport({
@@ -123,6 +139,8 @@ export function gatewayListener(deps: HttpDeps): (req: IncomingMessage, res: Ser
   return (req, res) => {
     const path = new URL(req.url ?? '/', 'http://gateway').pathname;
     const answer = async () => {
+      const refused = refusedOrigin(deps.origins, req);
+      if (refused) return refuse(res, refused);
       if (path === PRM_PATH || path.startsWith(`${PRM_PATH}/`)) {
         if (req.method !== 'GET') return send(res, 405, { error: 'method not allowed' }, { Allow: 'GET' });
         return send(res, 200, deps.metadata, { 'Cache-Control': 'max-age=300' });

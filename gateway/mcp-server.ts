@@ -22,6 +22,8 @@ export interface RequestScope {
   sessionId: string | undefined;
   /** Set when a call found the session's run ended: the HTTP answer becomes 404. */
   ended: boolean;
+  /** The principal's request the host declared on this HTTP request (`Toolplane-Request`), if any. */
+  given?: unknown;
 }
 
 export interface ServerDeps {
@@ -63,7 +65,8 @@ export function mcpServerFor(deps: ServerDeps, scope: RequestScope): Server {
         {
           sessionId,
           identity: scope.identity,
-          requestId: extra.requestId,
+          fallbackKey: String(extra.requestId),
+          ...(scope.given !== undefined ? { given: scope.given } : {}),
           signal: extra.signal,
           ...(progress ? { progress } : {}),
         },

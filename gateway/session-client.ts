@@ -15,7 +15,13 @@ import { canonicalJson } from '../catalog/digest';
 import { ErrorCode } from '../catalog/error-codes';
 import { ToolplaneError } from '../catalog/errors';
 import { loadTicketKey } from '../activities/identity/tickets';
-import { callMac, issueSessionPass, sessionIdFor, sessionOwnedBy } from '../activities/identity/session-pass';
+import {
+  callMac,
+  conversationSessionId,
+  issueSessionPass,
+  sessionIdFor,
+  sessionOwnedBy,
+} from '../activities/identity/session-pass';
 import {
   MCP_SESSION_WORKFLOW,
   mcpCallUpdate,
@@ -52,6 +58,18 @@ export interface SessionCall {
   key: string;
   toolId: string;
   args: unknown;
+  /** The principal's request the host declared with this call (`Toolplane-Request`), if any. */
+  given?: unknown;
+}
+
+/** How a call reaches its session's run. */
+export interface CallRouting {
+  /**
+   * A stateless conversation (2026-07-28): a run that ended (idled out) is followed by a new one under
+   * the same id, as a conversation has no DELETE and no new session to open. Default: a session whose
+   * run ended refuses (`SessionEnded`), and its client initializes a new one.
+   */
+  restartEnded?: boolean;
 }
 
 const DEFAULT_PASS_TTL_MS = 5 * 60_000;
@@ -71,6 +89,11 @@ export class SessionClient {
     return sessionIdFor(this.key, identity.principal);
   }
 
+  /** The session id of `identity`'s conversation `conversation` (2026-07-28): the same id on every request. */
+  conversationSessionId(identity: RunIdentity, conversation: string): string {
+    return conversationSessionId(this.key, identity.principal, conversation);
+  }
+
   /** Was `sessionId` issued (by any gateway holding this key) to `identity`'s principal? */
   owns(sessionId: string, identity: RunIdentity): boolean {
     return sessionOwnedBy(this.key, sessionId, identity.principal);
@@ -80,7 +103,12 @@ export class SessionClient {
    * Sends one call to the session's run, starting the run with a fresh pass when it has none yet.
    * A repeat of `call.key` answers the call's one outcome. Throws `SessionEnded` when the run ended.
    */
-  async call(sessionId: string, identity: RunIdentity, call: SessionCall): Promise<McpCallOutcome> {
+  async call(
+    sessionId: string,
+    identity: RunIdentity,
+    call: SessionCall,
+    routing: CallRouting = {},
+  ): Promise<McpCallOutcome> {
     const workflowId = mcpSessionWorkflowId(sessionId);
     const input: McpSessionInput = {
       pass: issueSessionPass(this.key, workflowId, identity, this.opts.passTtlMs ?? DEFAULT_PASS_TTL_MS),
@@ -92,13 +120,18 @@ export class SessionClient {
       taskQueue: this.opts.taskQueue,
       args: [input],
       workflowIdConflictPolicy: 'USE_EXISTING',
-      workflowIdReusePolicy: 'REJECT_DUPLICATE',
+      workflowIdReusePolicy: routing.restartEnded ? 'ALLOW_DUPLICATE' : 'REJECT_DUPLICATE',
       staticSummary: `MCP session of ${identity.principal}`,
     });
-    const request = { ...call, mac: callMac(this.key, workflowId, call.key, call.toolId) };
+    const { given, ...keyed } = call;
+    const request = {
+      ...keyed,
+      mac: callMac(this.key, workflowId, call.key, call.toolId),
+      ...(given !== undefined ? { given } : {}),
+    };
     try {
       const outcome = await this.opts.client.workflow.executeUpdateWithStart(mcpCallUpdate, {
-        updateId: callUpdateId(workflowId, call),
+        updateId: callUpdateId(workflowId, keyed),
         args: [request],
         startWorkflowOperation,
       });
@@ -106,7 +139,7 @@ export class SessionClient {
       // Temporal answers a repeated update id with its first result, which said `waiting`: asked again under
       // a one-off id, the session's call memo answers what the call is now (still waiting, or its outcome).
       return await this.opts.client.workflow.getHandle(workflowId).executeUpdate(mcpCallUpdate, {
-        updateId: `${callUpdateId(workflowId, call)}.${randomUUID()}`,
+        updateId: `${callUpdateId(workflowId, keyed)}.${randomUUID()}`,
         args: [request],
       });
     } catch (err) {

@@ -16,6 +16,7 @@ const Purpose = {
   Session: 'toolplane-mcp-session',
   Call: 'toolplane-mcp-call',
   SessionId: 'toolplane-mcp-sid',
+  Conversation: 'toolplane-mcp-conversation',
 } as const;
 
 function mac(key: Buffer, fields: unknown[]): string {
@@ -79,6 +80,16 @@ function sidMac(key: Buffer, random: string, principal: string): string {
 /** A new session id for `principal`: `<random>.<MAC of random and principal>`, checkable without a table. */
 export function sessionIdFor(key: Buffer, principal: string): string {
   const random = randomBytes(SID_RANDOM_BYTES).toString('base64url');
+  return `${random}.${sidMac(key, random, principal)}`;
+}
+
+/**
+ * The session id of conversation `conversation` of `principal` on the stateless revision (2026-07-28):
+ * derived, not random, so every request naming the conversation reaches the same run, and bound to the
+ * principal, so another principal naming the same conversation reaches a run of its own.
+ */
+export function conversationSessionId(key: Buffer, principal: string, conversation: string): string {
+  const random = mac(key, [Purpose.Conversation, principal, conversation]);
   return `${random}.${sidMac(key, random, principal)}`;
 }
 

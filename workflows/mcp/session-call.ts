@@ -119,6 +119,7 @@ export function handleCall(s: SessionCalls, req: McpCallRequest): Promise<McpCal
   const found = s.memo.lookup(req);
   if (found.kind === 'answered') return found.outcome;
   if (found.kind === 'known') return answerOf(s, found.slot);
+  if (req.given !== undefined) s.seen.declare(req.given);
   const first = repeatedCall(s.memo, req, s.step.catalog.declared(req.toolId)?.decl, Date.now());
   if (first) return answerOf(s, answerAsRepeat(s.memo, req, first));
   const slot = s.memo.open(req, s.step.reserve(1));
