@@ -1,6 +1,7 @@
 // Workflow-safe: a tool declaration's per-call rules: retries, protected fields, redactions, its scheduling lane.
 import { z } from 'zod';
 import { duration, jsonPointer, sensitivity, sourceId } from './manifest-fields';
+import { ResultPlaceDecl } from './result-place';
 
 export const RetryDecl = z
   .strictObject({
@@ -22,10 +23,10 @@ export const ProtectedFieldDecl = z
     z.strictObject({
       pointer: jsonPointer.describe('The argument the rule protects.'),
       from_sources: z
-        .array(sourceId)
+        .array(z.union([sourceId, ResultPlaceDecl]))
         .min(1)
         .describe(
-          'Satisfied only by a value equal to one an allowed source produced in this run, from a trusted call; every source of the value must be listed.',
+          "Satisfied only by a value equal to one an allowed source produced in this run, from a trusted call; every source of the value must be listed. A source by name admits any value of its results, words inside its text included; a place (`{ source, at, where }`) admits only a whole value found there. `user://prompt` admits any span of the principal's words.",
         ),
     }),
     z.strictObject({

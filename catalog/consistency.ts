@@ -2,6 +2,7 @@
 import type { ManifestProblem } from './errors';
 import { schemaHasPointer } from './json-pointer';
 import { nameOf, serverOf, type Manifest } from './manifest';
+import { sourceOf } from './result-place';
 import { schemaProblems } from './schema';
 import { isExtensionTool } from './tool-id';
 
@@ -70,7 +71,8 @@ function checkFieldRules(manifest: Manifest, tool: ToolDecl, r: ToolReport): voi
     if (fieldPointers.has(f.pointer)) r.err(`.protected_fields[${j}].pointer`, `${f.pointer} has two rules`);
     fieldPointers.add(f.pointer);
     if ('from_sources' in f) {
-      for (const s of f.from_sources) {
+      for (const entry of f.from_sources) {
+        const s = sourceOf(entry);
         if (s === tool.id)
           r.err(`.protected_fields[${j}].from_sources`, 'a tool cannot be the source of its own argument');
         else if (!s.startsWith('user://') && !manifest.tools.some((t) => t.id === s))

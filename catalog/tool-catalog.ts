@@ -2,6 +2,7 @@
 import { digestOf, toolDigest } from './digest';
 import type { Manifest, ToolDecl } from './manifest';
 import { canUseTool, type Policy } from './policy';
+import { placeName, type ResultPlace } from './result-place';
 import { offerName } from './tool-id';
 
 export interface CatalogEntry {
@@ -62,6 +63,38 @@ export class ToolCatalog {
     const entries = new Map<string, Entry>();
     for (const decl of tools) entries.set(decl.id, new Entry(decl, true));
     return new ToolCatalog(entries, new Set(declared.filter((id) => !entries.has(id))));
+  }
+
+  private readonly places = new Map<string, readonly ResultPlace[]>();
+
+  /**
+   * The places in `source`'s results whose whole values the run's provenance records: those the field
+   * rules name, and the tool's own `principal_records` (under the tool's own name).
+   */
+  placesOf(source: string): readonly ResultPlace[] {
+    let found = this.places.get(source);
+    if (found) return found;
+    const records = this.entries.get(source)?.decl.principal_records ?? [];
+    const byName = new Map<string, ResultPlace>();
+    for (const at of records) byName.set(`${source}\u0000${at}`, { name: source, at, records: true });
+    for (const e of this.entries.values())
+      for (const rule of e.decl.protected_fields) {
+        if (!('from_sources' in rule)) continue;
+        for (const entry of rule.from_sources) {
+          if (typeof entry === 'string' || entry.source !== source) continue;
+          const name = placeName(entry);
+          if (byName.has(name)) continue;
+          byName.set(name, {
+            name,
+            at: entry.at,
+            ...(entry.where ? { where: entry.where } : {}),
+            ...(records.includes(entry.at) ? { records: true as const } : {}),
+          });
+        }
+      }
+    found = Object.freeze([...byName.values()]);
+    this.places.set(source, found);
+    return found;
   }
 
   /** Declared, whether granted or not. */

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { ConcurrencyDecl, ProtectedFieldDecl, RedactionDecl, RetryDecl } from './call-rules-decl';
 import { CarriedDecl, EgressDecl } from './egress-decl';
 import { duration, sensitivity, toolId } from './manifest-fields';
+import { resultPointer } from './result-place';
 import { SpendDecl } from './spend-decl';
 
 export const ToolDecl = z
@@ -70,6 +71,12 @@ export const ToolDecl = z
       .optional()
       .describe(
         "Workflow code may waive this tool's trust rules (protected fields, the taint rule) for one call, saying why (`callTool(id, args, { acceptUntrusted: { reason } })`); the call's journal entry and the run's Current Details record it. Sensitivity, carried content, egress, spend and the run's limits still hold. Absent or false: such a call is refused before anything runs.",
+      ),
+    principal_records: z
+      .array(resultPointer)
+      .optional()
+      .describe(
+        "Places in this tool's result that hold the principal's own records (their contacts, files, events): a whole value found there vouches for itself even when untrusted text steered the lookup, unless it is one of the call's own arguments. Field rules naming this tool (or such a place) then admit it.",
       ),
     redactions: z
       .array(RedactionDecl)

@@ -21,10 +21,13 @@ function minSensitivity(xs: Sensitivity[]): Sensitivity {
   return xs.reduce((a, b) => (sensitivityRank(b) < sensitivityRank(a) ? b : a));
 }
 
+const spanForm = (t: string) => t.normalize('NFKC').toLowerCase().replace(/\s+/g, ' ').trim();
+
 export class ScanProvenance implements ProvenanceView {
   private readonly index = new Map<string, Sighting[]>();
   private readonly context: Production[] = [];
   private readonly sent = new Map<string, Set<string>>();
+  private readonly userTexts: { seq: number; text: string }[] = [];
 
   /** Records what a source put into the model's context. */
   produce(value: unknown, p: Production): void {
@@ -32,6 +35,9 @@ export class ScanProvenance implements ProvenanceView {
     this.context.push(p);
     const sentHere = this.sent.get(p.source);
     const seen = new Set<string>();
+    if (p.trusted && p.source === 'user://prompt')
+      for (const leaf of leaves(value))
+        if (typeof leaf.value === 'string') this.userTexts.push({ seq, text: spanForm(leaf.value) });
     for (const leaf of leaves(value)) {
       if (leaf.value === null || typeof leaf.value === 'boolean') continue;
       const values = typeof leaf.value === 'string' ? tokens(leaf.value) : [String(leaf.value)];
@@ -93,7 +99,20 @@ export class ScanProvenance implements ProvenanceView {
       // A call is trusted when every argument it carries is.
       callTrusted: (args) => leaves(args).every((l) => labelOf(l.value).trusted),
       noteSent: (source, values) => this.noteSent(source, values),
+      userSpan: (text) => {
+        const wanted = spanForm(text);
+        if (wanted.length < 2 || !/[\p{L}\p{N}]/u.test(wanted)) return false;
+        const escaped = wanted.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+        const edge = (c: string) => (/[\p{L}\p{N}]/u.test(c) ? '(?<![\\p{L}\\p{N}])' : '');
+        const tail = (c: string) => (/[\p{L}\p{N}]/u.test(c) ? '(?![\\p{L}\\p{N}])' : '');
+        const re = new RegExp(edge(wanted[0]!) + escaped + tail(wanted[wanted.length - 1]!), 'u');
+        return this.userTexts.some((t) => t.seq < asOf && re.test(t.text));
+      },
     };
+  }
+
+  userSpan(text: string): boolean {
+    return this.view(Number.MAX_SAFE_INTEGER).userSpan(text);
   }
 
   productionsOf(value: string | number): readonly Sighting[] {

@@ -128,6 +128,8 @@ function governed<A>(
         callTrusted,
         origins,
         sensitivity: step.catalog.declared(c.toolId)!.decl.sensitivity.output,
+        places: step.catalog.placesOf(c.toolId),
+        args: c.args,
       });
     } catch (err) {
       return refused(err);

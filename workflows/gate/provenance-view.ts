@@ -35,4 +35,8 @@ export class Snapshot implements ProvenanceView {
   noteSent(source: string, values: string[]): void {
     this.of.noteSent(source, values);
   }
+
+  userSpan(text: string): boolean {
+    return this.of.userSpanAsOf(text, this.asOf);
+  }
 }

@@ -4,6 +4,7 @@ import { SENSITIVITY_LEVELS, type Sensitivity } from '../../catalog/sensitivity'
 import type { Leaf } from '../../common/json-leaves';
 import { PostingIndex } from './posting-index';
 import { EMPTY_CONTEXT, higher, RANK, withSource, type Posting } from './postings';
+import { isSpanOf, spanText, textsOf } from './prompt-spans';
 import { callTrustedAsOf, Snapshot } from './provenance-view';
 import { normalize } from './tokens';
 
@@ -51,6 +52,8 @@ export interface ProvenanceView {
   callTrusted(args: unknown): boolean;
   /** Records values sent to `source` under a satisfied field rule, so its echo of them is not a foreign source. */
   noteSent(source: string, values: string[]): void;
+  /** The text is a span of what the principal wrote (`user://prompt`), such as a street inside their request. */
+  userSpan(text: string): boolean;
 }
 
 /** The provenance a continued run starts from: compact, plain JSON. */
@@ -64,6 +67,8 @@ export interface ProvenanceState {
   /** Per normalised value: [source, flags (1 trusted, 2 callTrusted, 4 echo), sensitivity rank, seq, exact or 0 when it is the key]. */
   index: [string, [number, number, number, number, string | 0][]][];
   sent: [number, string[]][];
+  /** The principal's texts, each with the production that brought it, for spans of them; absent when none. */
+  spans?: [number, string][];
 }
 
 /**
@@ -77,6 +82,9 @@ export class Provenance extends PostingIndex implements ProvenanceView {
   private base = 0;
   private baseContext: Label = EMPTY_CONTEXT;
   private readonly sent = new Map<string, Set<string>>();
+  /** The principal's own texts in span form, with the production that brought each (in run order). */
+  private readonly spans: [number, string][] = [];
+  private readonly spanSeen = new Set<string>();
 
   private get count(): number {
     return this.base + this.context.length;
@@ -105,6 +113,40 @@ export class Provenance extends PostingIndex implements ProvenanceView {
           }),
     );
     this.offer(value, p, seq, this.sent.get(p.source));
+    if (p.trusted && p.source === USER_PROMPT) this.keepSpans(value, seq);
+  }
+
+  private keepSpans(value: unknown, seq: number): void {
+    for (const text of textsOf(value)) {
+      if (this.spanSeen.has(text)) continue;
+      this.spanSeen.add(text);
+      this.spans.push([seq, text]);
+    }
+  }
+
+  /**
+   * Whole values found at a place in the result just produced (`/*\/recipient`): sightings under the
+   * place's own name, at the result's own position, adding nothing to the context (the result did).
+   */
+  producePlaced(values: readonly (string | number)[], p: Production): void {
+    const seq = this.count - 1;
+    if (seq < this.base) throw new Error('a placed value needs the result it was found in');
+    for (const v of values) {
+      const exact = String(v);
+      const key = normalize(exact);
+      if (key) this.append(key, exact, p, seq, false);
+    }
+  }
+
+  /** Whether `text` is a span of a text the principal wrote before production `asOf`. */
+  userSpanAsOf(text: string, asOf: number): boolean {
+    const wanted = spanText(text);
+    for (const [seq, t] of this.spans) if (seq < asOf && isSpanOf(wanted, t)) return true;
+    return false;
+  }
+
+  userSpan(text: string): boolean {
+    return this.userSpanAsOf(text, Number.MAX_SAFE_INTEGER);
   }
 
   noteSent(source: string, values: string[]): void {
@@ -201,6 +243,7 @@ export class Provenance extends PostingIndex implements ProvenanceView {
       ]),
       sent: [...this.sent].map(([source, values]) => [id(source), [...values]]),
       sources,
+      ...(this.spans.length > 0 ? { spans: this.spans.map(([seq, t]): [number, string] => [seq, t]) } : {}),
     };
   }
 
@@ -232,6 +275,10 @@ export class Provenance extends PostingIndex implements ProvenanceView {
       }
     }
     for (const [src, values] of state.sent) p.sent.set(source(src), new Set(values));
+    for (const [seq, text] of state.spans ?? []) {
+      p.spans.push([seq, text]);
+      p.spanSeen.add(text);
+    }
     return p;
   }
 }

@@ -33,6 +33,7 @@ import {
 } from './provenance';
 import { tokens } from './tokens';
 import { produceToolOutput } from './tool-output-labels';
+import type { ResultPlace } from '../../catalog/result-place';
 
 /** What a run that continues as new picks up of its workflow's governed calls. */
 export interface RunGovernanceState {
@@ -88,6 +89,7 @@ function workflowView(base: ProvenanceView, own: Label): ProvenanceView {
     labelOf,
     callTrusted: (args) => leaves(args).every((l) => labelOf(l.value).trusted),
     noteSent: (source, values) => base.noteSent(source, values),
+    userSpan: (text) => base.userSpan(text),
   };
 }
 
@@ -213,6 +215,8 @@ export class RunGovernance {
     callTrusted: boolean;
     origins: readonly CitedOrigin[];
     sensitivity: Sensitivity;
+    places?: readonly ResultPlace[];
+    args?: unknown;
   }): void {
     produceToolOutput(this.provenance, call);
   }

@@ -4,7 +4,8 @@ import { pointerCovers, setAt } from '../../catalog/json-pointer';
 import type { ProtectedFieldDecl, ToolDecl } from '../../catalog/manifest';
 import { sensitivityRank } from '../../catalog/sensitivity';
 import { leaves, type Leaf } from '../../common/json-leaves';
-import type { Label, ProvenanceView } from './provenance';
+import { sourcesOf, type FieldSources, type SourcesRule } from './field-sources';
+import { USER_PROMPT, type Label, type ProvenanceView } from './provenance';
 
 /** A look-alike the model wrote, replaced by the exact value the trusted source produced. */
 export interface Substitution {
@@ -46,25 +47,40 @@ type FieldCheck = string | number | { reason: string };
 /**
  * "The recipient must come from the CRM": satisfied strictly by provenance. Matching after
  * normalisation decides where the value came from; what is sent is the trusted source's own bytes.
+ * A span of the principal's own words counts where the rule admits `user://prompt`.
  */
 function checkProtectedField(
-  rule: Extract<ProtectedFieldDecl, { from_sources: string[] }>,
+  rule: SourcesRule,
+  pointer: string,
+  value: string | number,
+  prov: ProvenanceView,
+): FieldCheck {
+  const sources = sourcesOf(rule);
+  const traced = traceProtectedField(sources, pointer, value, prov);
+  if (typeof traced === 'object' && sources.userPrompt && typeof value === 'string' && prov.userSpan(value))
+    return value;
+  return traced;
+}
+
+function traceProtectedField(
+  { names: allowed, placeTools }: FieldSources,
   pointer: string,
   value: string | number,
   prov: ProvenanceView,
 ): FieldCheck {
   const prods = prov.productionsOf(value);
-  const allowed = rule.from_sources;
   if (prods.length === 0)
     return { reason: `${pointer} was written by the model, not produced by ${allowed.join(' or ')}` };
   // One pass over the sightings (the gate's hot path), counting; the lists a refusal names are made
   // only for it. Only an allowed source whose call nobody steered (or the user's own words) vouches
   // for a value. Another untrusted source offering the same value may be what made the model pick
   // it, unless the user wrote it or that source only echoed what the run itself sent it (a receipt).
+  // A tool the rule names a place of is not another source: its other sightings are the same result.
   let fromAllowed = 0;
   let vouching = 0;
   let userWrote = false;
   let anyForeign = false;
+  let inPlaceTool = false;
   /** A vouching sighting wrote the value as it stands. */
   let asWritten = false;
   /** The one exact token the vouching sightings wrote, or undefined once they wrote two. */
@@ -78,23 +94,30 @@ function checkProtectedField(
         if (p.exact === value) asWritten = true;
         if (p.trusted) userWrote = true;
       }
-    } else if (!p.trusted && !p.echo) anyForeign = true;
+    } else if (placeTools.size > 0 && placeTools.has(p.source)) inPlaceTool = true;
+    else if (!p.trusted && !p.echo) anyForeign = true;
   }
   if (anyForeign && !userWrote) {
     const foreign = [
-      ...new Set(prods.filter((p) => !p.trusted && !p.echo && !allowed.includes(p.source)).map((p) => p.source)),
+      ...new Set(
+        prods
+          .filter((p) => !p.trusted && !p.echo && !allowed.includes(p.source) && !placeTools.has(p.source))
+          .map((p) => p.source),
+      ),
     ];
     return {
       reason: `${pointer} also came from ${foreign.join(', ')}, which the rule does not allow (allowed: ${allowed.join(', ')})`,
     };
   }
-  if (fromAllowed === 0) return { reason: `${pointer} was not produced by ${allowed.join(' or ')}` };
+  if (fromAllowed === 0)
+    return {
+      reason: inPlaceTool
+        ? `${pointer} appears in a result of ${[...placeTools].join(', ')}, but not as a whole value at ${allowed.join(' or ')}`
+        : `${pointer} was not produced by ${allowed.join(' or ')}`,
+    };
   if (vouching === 0)
     return {
-      reason: `${pointer} came from ${prods
-        .filter((p) => allowed.includes(p.source))
-        .map((p) => p.source)
-        .join(', ')}, but that call was steered by untrusted input`,
+      reason: `${pointer} came from ${[...new Set(prods.filter((p) => allowed.includes(p.source)).map((p) => p.source))].join(', ')}, but that call was steered by untrusted input`,
     };
   if (typeof value === 'number' || asWritten) return value;
   if (onlyExact !== undefined) return onlyExact;
@@ -152,6 +175,13 @@ function protectFields(
   return p;
 }
 
+/** A value's label, where the principal's own words inside their sentence ("ship to 1234 Elm Street, New York") are theirs. */
+function labelOf(prov: ProvenanceView, value: Leaf['value']): Label {
+  const label = prov.labelOf(value);
+  if (label.trusted || typeof value !== 'string' || !prov.userSpan(value)) return label;
+  return { sources: [USER_PROMPT], trusted: true, sensitivity: label.sensitivity, synthesized: false };
+}
+
 /** A mutating tool takes untrusted data only where a field rule admits it (labels are read into `labels`). */
 function refuseTainted(
   decl: ToolDecl,
@@ -163,7 +193,7 @@ function refuseTainted(
   for (let i = 0; i < argLeaves.length; i++) {
     const leaf = argLeaves[i]!;
     if (ruleCovering(decl.protected_fields, leaf.pointer)) continue;
-    const label = (labels[i] = prov.labelOf(leaf.value));
+    const label = (labels[i] = labelOf(prov, leaf.value));
     if (label.trusted) continue;
     const origin = label.synthesized
       ? `the model wrote it after reading ${label.sources.filter((s) => s !== 'user://prompt').join(', ')}`
@@ -199,7 +229,7 @@ export function checkDataFlow(
     let trustedArgs = true;
     for (let i = 0; i < argLeaves.length; i++) {
       const leaf = argLeaves[i]!;
-      const label = (labels[i] ??= prov.labelOf(leaf.value));
+      const label = (labels[i] ??= labelOf(prov, leaf.value));
       if (!label.trusted) trustedArgs = false;
       if (sensitivityRank(label.sensitivity) <= maxRank) continue;
       const redaction = decl.redactions.find((r) => covers(r.pointer, leaf.pointer));

@@ -78,6 +78,8 @@ export class OwnCalls {
         callTrusted,
         origins,
         sensitivity: this.scope.catalog.declared(entry.toolId)!.decl.sensitivity.output,
+        places: this.scope.catalog.placesOf(entry.toolId),
+        args,
       }),
     );
   }
