@@ -203,6 +203,18 @@ export class CredentialVerifier {
       );
   }
 
+  /** Refuses a token living longer than the bound: `exp - iat`, or `exp` from now without `iat`. */
+  private checkLifetime(payload: JWTPayload, what: string): void {
+    const from = typeof payload.iat === 'number' ? payload.iat : Math.floor(Date.now() / 1000);
+    const lifetime = payload.exp! - from;
+    if (lifetime > this.maxLifetime + this.tolerance)
+      throw new IdentityRefused(
+        'too_long_lived',
+        `${what}'s credential lives ${lifetime}s (exp - ${typeof payload.iat === 'number' ? 'iat' : 'now'}), ` +
+          `longer than this worker's maximum credential lifetime of ${this.maxLifetime}s (maxCredentialLifetimeSeconds)`,
+      );
+  }
+
   /**
    * The identity a token vouches for. A binding the token carries must name `workflowId`;
    * `requireBinding` (a run's credential) refuses a token without one, unless its issuer allows it.
@@ -237,14 +249,7 @@ export class CredentialVerifier {
     } catch (err) {
       throw refusalOf(err, c.issuer);
     }
-    const from = typeof payload.iat === 'number' ? payload.iat : Math.floor(Date.now() / 1000);
-    const lifetime = payload.exp! - from;
-    if (lifetime > this.maxLifetime + this.tolerance)
-      throw new IdentityRefused(
-        'too_long_lived',
-        `${opts.what}'s credential lives ${lifetime}s (exp - ${typeof payload.iat === 'number' ? 'iat' : 'now'}), ` +
-          `longer than this worker's maximum credential lifetime of ${this.maxLifetime}s (maxCredentialLifetimeSeconds)`,
-      );
+    this.checkLifetime(payload, opts.what);
     if (typeof payload.sub !== 'string' || payload.sub.length === 0)
       throw new IdentityRefused('no_subject', `${opts.what}'s credential names no subject (sub)`);
     const bound = payload[WORKFLOW_ID_CLAIM];
