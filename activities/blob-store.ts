@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { ToolplaneError } from '../catalog/errors';
 import type { StoredOutput } from '../common/stored-output';
-import { dataDir } from './data-dir';
+import { dataDir, makePrivateDirAsync, PRIVATE_FILE_MODE } from './data-dir';
 import { ErrorCode } from '../catalog/error-codes';
 
 export interface BlobStore {
@@ -88,6 +88,12 @@ const MADE_DIRS = 1024;
 /** Each write's temporary file is its own, even for two writes of the same bytes at once. */
 let writes = 0;
 
+/** Writes a blob's temporary file readable by its owner only, whatever the umask. */
+async function writePrivate(file: string, bytes: Buffer): Promise<void> {
+  await fs.promises.writeFile(file, bytes, { mode: PRIVATE_FILE_MODE });
+  await fs.promises.chmod(file, PRIVATE_FILE_MODE);
+}
+
 export class FileBlobStore implements BlobStore {
   /** Run directories this store made or found: a run's later blobs skip the `mkdir`. */
   private readonly made = new Set<string>();
@@ -110,19 +116,23 @@ export class FileBlobStore implements BlobStore {
     const tmp = `${file}.${process.pid}.${++writes}.tmp`;
     if (!this.made.has(dir)) await this.makeDir(dir);
     try {
-      await fs.promises.writeFile(tmp, bytes);
+      await writePrivate(tmp, bytes);
     } catch (err) {
       // The directory went away since (cleaned up by hand): make it again, once.
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      this.made.delete(dir);
       await this.makeDir(dir);
-      await fs.promises.writeFile(tmp, bytes);
+      await writePrivate(tmp, bytes);
     }
     await fs.promises.rename(tmp, file);
     return ref;
   }
 
   private async makeDir(dir: string): Promise<void> {
-    await fs.promises.mkdir(dir, { recursive: true });
+    // The store's own folder and the run's, both the owner's only (a custom TOOLPLANE_BLOB_DIR too).
+    if (path.dirname(this.dir) === dataDir()) await makePrivateDirAsync(dataDir());
+    await makePrivateDirAsync(this.dir);
+    await makePrivateDirAsync(dir);
     if (this.made.size >= MADE_DIRS) this.made.clear();
     this.made.add(dir);
   }
@@ -130,8 +140,8 @@ export class FileBlobStore implements BlobStore {
   async check(): Promise<void> {
     const probe = path.join(this.dir, `.probe-${process.pid}`);
     try {
-      await fs.promises.mkdir(this.dir, { recursive: true });
-      await fs.promises.writeFile(probe, '');
+      await makePrivateDirAsync(this.dir);
+      await fs.promises.writeFile(probe, '', { mode: PRIVATE_FILE_MODE });
       await fs.promises.rm(probe);
     } catch (err) {
       throw new BlobStoreUnwritable(this.dir, (err as Error).message);

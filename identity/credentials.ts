@@ -51,10 +51,19 @@ export interface IdentityConfig {
   issuers: IssuerConfig[];
   /** Clock skew accepted on `exp`/`nbf` (seconds, default 30). */
   clockToleranceSeconds?: number;
+  /**
+   * The longest a credential may live, in seconds (default 3600): `exp - iat`, or `exp` from now when
+   * the token has no `iat`. A longer-lived token is refused (`too_long_lived`), so a leaked token and
+   * its spend record stay open no longer than this, whatever its issuer chose.
+   */
+  maxCredentialLifetimeSeconds?: number;
 }
 
 /** The clock skew a verifier accepts when none is configured, in seconds. */
 export const DEFAULT_CLOCK_TOLERANCE_SECONDS = 30;
+
+/** The longest lifetime (`exp - iat`) a verifier accepts when none is configured, in seconds. */
+export const DEFAULT_MAX_CREDENTIAL_LIFETIME_SECONDS = 3600;
 
 export type IdentityRefusedReason =
   | 'missing'
@@ -62,6 +71,7 @@ export type IdentityRefusedReason =
   | 'unknown_issuer'
   | 'bad_signature'
   | 'expired'
+  | 'too_long_lived'
   | 'wrong_audience'
   | 'wrong_workflow'
   | 'no_subject'
@@ -174,6 +184,8 @@ export class CredentialVerifier {
   private readonly issuers: Issuer[];
   /** Clock skew accepted on `exp`/`nbf`, in seconds: a spent credential's record outlives its `exp` by this much. */
   readonly tolerance: number;
+  /** The longest lifetime (`exp - iat`, or `exp` from now without `iat`) a credential may have, in seconds. */
+  readonly maxLifetime: number;
 
   constructor(config: IdentityConfig) {
     if (!Array.isArray(config.issuers) || config.issuers.length === 0)
@@ -183,6 +195,24 @@ export class CredentialVerifier {
         throw new ToolplaneError(ErrorCode.IdentityConfigInvalid, 'every issuer needs an issuer name and an audience');
     this.issuers = config.issuers.map((c) => ({ config: c, keys: keySetOf(c) }));
     this.tolerance = config.clockToleranceSeconds ?? DEFAULT_CLOCK_TOLERANCE_SECONDS;
+    this.maxLifetime = config.maxCredentialLifetimeSeconds ?? DEFAULT_MAX_CREDENTIAL_LIFETIME_SECONDS;
+    if (!Number.isFinite(this.maxLifetime) || this.maxLifetime <= 0)
+      throw new ToolplaneError(
+        ErrorCode.IdentityConfigInvalid,
+        `maxCredentialLifetimeSeconds must be a positive number of seconds (${String(this.maxLifetime)} given)`,
+      );
+  }
+
+  /** Refuses a token living longer than the bound: `exp - iat`, or `exp` from now without `iat`. */
+  private checkLifetime(payload: JWTPayload, what: string): void {
+    const from = typeof payload.iat === 'number' ? payload.iat : Math.floor(Date.now() / 1000);
+    const lifetime = payload.exp! - from;
+    if (lifetime > this.maxLifetime + this.tolerance)
+      throw new IdentityRefused(
+        'too_long_lived',
+        `${what}'s credential lives ${lifetime}s (exp - ${typeof payload.iat === 'number' ? 'iat' : 'now'}), ` +
+          `longer than this worker's maximum credential lifetime of ${this.maxLifetime}s (maxCredentialLifetimeSeconds)`,
+      );
   }
 
   /**
@@ -219,6 +249,7 @@ export class CredentialVerifier {
     } catch (err) {
       throw refusalOf(err, c.issuer);
     }
+    this.checkLifetime(payload, opts.what);
     if (typeof payload.sub !== 'string' || payload.sub.length === 0)
       throw new IdentityRefused('no_subject', `${opts.what}'s credential names no subject (sub)`);
     const bound = payload[WORKFLOW_ID_CLAIM];

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { registerSearchAttributes } from './cluster/namespace';
 import { findTemporalCli } from './temporal-cli';
+import { makePrivateDir, PRIVATE_FILE_MODE } from '../activities/data-dir';
 import { SEARCH_ATTRIBUTES } from '../common/search-attributes';
 import {
   connectionSettings,
@@ -84,15 +85,25 @@ export function defaultDataDir(): string {
   return process.env.TOOLPLANE_DATA_DIR ?? path.resolve(__dirname, '..', '.data');
 }
 
+/** The database and SQLite's files beside it, the owner's only. */
+function privateDatabaseFiles(dbFile: string): void {
+  for (const f of [dbFile, `${dbFile}-wal`, `${dbFile}-shm`]) if (fs.existsSync(f)) fs.chmodSync(f, PRIVATE_FILE_MODE);
+}
+
 export async function startDevServer(opts: DevServerOptions = {}): Promise<TemporalServer> {
   const log = opts.log ?? ((l: string) => console.error(`[dev-server] ${l}`));
   const port = opts.port ?? Number(process.env.TOOLPLANE_DEV_PORT ?? 7233);
   const uiPort = opts.uiPort ?? Number(process.env.TOOLPLANE_UI_PORT ?? port + 1000);
   const namespace = opts.namespace ?? 'default';
   const dbFile = opts.dbFile ?? path.join(defaultDataDir(), 'temporal.sqlite');
-  fs.mkdirSync(path.dirname(dbFile), { recursive: true });
+  // The database holds every run's history: its folder is the owner's only when it is toolplane's own
+  // (the data folder, or one made here); a folder the caller named and that exists is left as it is.
+  const dbDir = path.dirname(dbFile);
+  if (!fs.existsSync(dbDir) || path.resolve(dbDir) === path.resolve(defaultDataDir())) makePrivateDir(dbDir);
   // The CLI's --search-attribute flags register attributes only in a new database.
   const reopened = fs.existsSync(dbFile);
+  // A database an older toolplane left world-readable is narrowed before the server opens it again.
+  privateDatabaseFiles(dbFile);
   const logFile = opts.logFile ?? path.join(path.dirname(dbFile), `temporal-${port}.log`);
   const cli = await findTemporalCli(log);
 
@@ -115,8 +126,16 @@ export async function startDevServer(opts: DevServerOptions = {}): Promise<Tempo
       `${k}=${JSON.stringify(v)}`,
     ]),
   ];
-  const out = fs.openSync(logFile, 'a');
-  const child: ChildProcess = spawn(cli.path, args, { stdio: ['ignore', out, out], detached: false });
+  const out = fs.openSync(logFile, 'a', PRIVATE_FILE_MODE);
+  // The server makes its database (and SQLite its -wal/-shm files) under the umask it inherits:
+  // 0077 for the spawn, so they are 0600 whatever the caller's umask.
+  const umask = process.umask(0o077);
+  let child: ChildProcess;
+  try {
+    child = spawn(cli.path, args, { stdio: ['ignore', out, out], detached: false });
+  } finally {
+    process.umask(umask);
+  }
   fs.closeSync(out);
   let exited: number | null | undefined;
   child.on('exit', (code) => (exited = code));

@@ -10,7 +10,7 @@ import { ToolplaneError } from '../../catalog/errors';
 import type { RunIdentity, RunTicket, TicketCarry } from '../../common/ticket';
 import type { SessionPass } from '../../common/gateway-protocol';
 import { verifyCallMac, verifySessionPass } from './session-pass';
-import { dataDir } from '../data-dir';
+import { dataDir, makePrivateDir } from '../data-dir';
 import { ErrorCode } from '../../catalog/error-codes';
 
 /** The bytes a MAC keeps: 128 bits, 22 characters of base64url. */
@@ -32,7 +32,7 @@ export function loadTicketKey(given?: string): Buffer {
   const text = given ?? process.env.TOOLPLANE_TICKET_KEY;
   if (text !== undefined) return keyOf(text, given !== undefined ? 'ticketKey' : 'TOOLPLANE_TICKET_KEY');
   const file = path.join(dataDir(), 'ticket.key');
-  fs.mkdirSync(path.dirname(file), { recursive: true });
+  makePrivateDir(path.dirname(file));
   try {
     fs.writeFileSync(file, randomBytes(32).toString('base64url'), { flag: 'wx', mode: 0o600 });
   } catch (err) {
