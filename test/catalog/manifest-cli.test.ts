@@ -44,7 +44,9 @@ describe('toolplane manifest check shows the expected shape with an error', () =
     const r = await toolplane('manifest', 'check', bad('22-protected-field-without-rule.yaml'));
     expect(r.code).toBe(2);
     expect(r.err).toContain('expected at tools[0].protected_fields[0]:');
-    expect(r.err).toContain('with from_sources: required: pointer (JSON pointer), from_sources (list of source or place)');
+    expect(r.err).toContain(
+      'with from_sources: required: pointer (JSON pointer), from_sources (list of source or place)',
+    );
     expect(r.err).toContain('with accepts_untrusted: required: pointer (JSON pointer), accepts_untrusted (true)');
   });
 
