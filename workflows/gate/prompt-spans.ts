@@ -9,13 +9,12 @@ export function spanText(text: string): string {
 }
 
 const WORD_CHAR = /[\p{L}\p{N}]/u;
-const HAS_WORD = /[\p{L}\p{N}]/u;
 
 const isWordChar = (text: string, i: number): boolean => i >= 0 && i < text.length && WORD_CHAR.test(text[i]!);
 
 /** Whether `value` (already in span form) is a span of `text` (in span form) that starts and ends at a word's edge. */
 export function isSpanOf(value: string, text: string): boolean {
-  if (value.length < 2 || !HAS_WORD.test(value)) return false;
+  if (value.length < 2 || !WORD_CHAR.test(value)) return false;
   for (let at = text.indexOf(value); at !== -1; at = text.indexOf(value, at + 1)) {
     const startsAtEdge = !isWordChar(value, 0) || !isWordChar(text, at - 1);
     const end = at + value.length;

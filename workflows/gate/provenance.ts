@@ -243,7 +243,7 @@ export class Provenance extends PostingIndex implements ProvenanceView {
       ]),
       sent: [...this.sent].map(([source, values]) => [id(source), [...values]]),
       sources,
-      ...(this.spans.length > 0 ? { spans: this.spans.map(([seq, t]): [number, string] => [seq, t]) } : {}),
+      ...(this.spans.length > 0 ? { spans: [...this.spans] } : {}),
     };
   }
 
