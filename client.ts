@@ -51,7 +51,7 @@ export type {
 } from './common/run-events';
 
 // Answer the calls waiting for a person; a refused answer is an update failure of type DECISION_REJECTED.
-export { pendingDecisions, decide, approve, deny, type DecisionOptions } from './inspect/decisions';
+export { pendingDecisions, decide, approve, deny, confirm, reject, type DecisionOptions } from './inspect/decisions';
 export type { EscalationDecision, PendingEscalation };
 export { DECISION_REJECTED, DecisionRejectedReason } from './workflows/escalation';
 

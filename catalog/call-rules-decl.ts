@@ -18,6 +18,17 @@ export const RetryDecl = z
   .describe("How often and how far apart a failed call is tried again (Temporal's retry policy).");
 export type RetryDecl = z.infer<typeof RetryDecl>;
 
+/**
+ * Which values of a protected field the run asks its principal about instead of refusing. A yes makes
+ * the value the principal's words for the rest of the run, so only a rule admitting `user://prompt` asks.
+ */
+export const PrincipalConfirms = z
+  .enum(['unknown', 'any'])
+  .describe(
+    "Ask the run's principal instead of refusing: `unknown`, about a value no result of the run holds (the model or the MCP client wrote it); `any`, also about one copied from an untrusted result or found by a lookup untrusted text steered. Their yes makes the value their words for the rest of the run; their no, or no answer by the tool's escalation deadline, refuses the call. Only for a rule that admits `user://prompt`. Absent: such values are refused.",
+  );
+export type PrincipalConfirms = z.infer<typeof PrincipalConfirms>;
+
 export const ProtectedFieldDecl = z
   .union([
     z.strictObject({
@@ -28,6 +39,7 @@ export const ProtectedFieldDecl = z
         .describe(
           "Satisfied only by a value equal to one an allowed source produced in this run, from a trusted call; every source of the value must be listed. A source by name admits any value of its results, words inside its text included; a place (`{ source, at, where }`) admits only a whole value found there. `user://prompt` admits any span of the principal's words.",
         ),
+      principal_confirms: PrincipalConfirms.optional(),
     }),
     z.strictObject({
       pointer: jsonPointer.describe('The argument the rule protects.'),

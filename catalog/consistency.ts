@@ -71,6 +71,11 @@ function checkFieldRules(manifest: Manifest, tool: ToolDecl, r: ToolReport): voi
     if (fieldPointers.has(f.pointer)) r.err(`.protected_fields[${j}].pointer`, `${f.pointer} has two rules`);
     fieldPointers.add(f.pointer);
     if ('from_sources' in f) {
+      if (f.principal_confirms && !f.from_sources.includes('user://prompt'))
+        r.err(
+          `.protected_fields[${j}].principal_confirms`,
+          "a confirmed value becomes the principal's words, which this rule does not admit: add user://prompt to from_sources, or drop principal_confirms",
+        );
       for (const entry of f.from_sources) {
         const s = sourceOf(entry);
         if (s === tool.id)

@@ -68,8 +68,11 @@ function withDeciderOptions(command: Command): Command {
 
 const RESOLUTIONS = ['retry', 'landed', 'abort'] as const;
 
-export function registerDecide(program: Command, cli: Cli): void {
-  const answer = async (workflowId: string, decision: EscalationDecision, opts: DecideOptions, done: string) =>
+type Answer = (workflowId: string, decision: EscalationDecision, opts: DecideOptions, done: string) => Promise<void>;
+
+/** Sends a decision to the run and prints whom it recorded as deciding (never the credential). */
+function answering(cli: Cli): Answer {
+  return async (workflowId, decision, opts, done) =>
     withClient(opts, async (c, settings) => {
       let by = decision.by;
       await onRunningRun(c, workflowId, settings, async () => {
@@ -91,6 +94,10 @@ export function registerDecide(program: Command, cli: Cli): void {
         `${workflowId}: ${decision.effectKey} ${done}${by ? ` by ${by}` : ''}`,
       ]);
     });
+}
+
+export function registerDecide(program: Command, cli: Cli): void {
+  const answer = answering(cli);
 
   withCommonOptions(
     withDeciderOptions(
@@ -119,6 +126,8 @@ export function registerDecide(program: Command, cli: Cli): void {
     answer(workflowId, { effectKey, decision: 'deny', ...decider(opts), reason: opts.reason }, opts, 'denied'),
   );
 
+  registerConfirm(program, answer);
+
   withCommonOptions(
     withDeciderOptions(
       program
@@ -131,6 +140,37 @@ export function registerDecide(program: Command, cli: Cli): void {
     ),
   ).action((workflowId: string, effectKey: string, decision: string, opts: DecideOptions) =>
     answer(workflowId, resolution(workflowId, effectKey, decision, opts), opts, decision),
+  );
+}
+
+/** `confirm` and `reject`: the run's principal answers a question about a value (`principal_confirms`). */
+function registerConfirm(program: Command, answer: Answer): void {
+  withCommonOptions(
+    withDeciderOptions(
+      program
+        .command('confirm <workflowId> <effectKey> <value>')
+        .description(
+          "as the run's principal, vouch for the value a call waits on you about: it becomes your words in the run",
+        ),
+    ),
+  ).action((workflowId: string, effectKey: string, value: string, opts: DecideOptions) =>
+    answer(workflowId, { effectKey, decision: 'confirm', value, ...decider(opts) }, opts, 'confirmed'),
+  );
+
+  withCommonOptions(
+    withDeciderOptions(
+      program
+        .command('reject <workflowId> <effectKey>')
+        .description("as the run's principal, refuse the value a call waits on you about: the call is refused")
+        .option('--reason <text>', 'why (recorded in the run)'),
+    ),
+  ).action((workflowId: string, effectKey: string, opts: DecideOptions) =>
+    answer(
+      workflowId,
+      { effectKey, decision: 'reject', ...decider(opts), ...(opts.reason ? { reason: opts.reason } : {}) },
+      opts,
+      'rejected',
+    ),
   );
 }
 

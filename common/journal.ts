@@ -28,6 +28,16 @@ export interface JournalEntry {
   /** Who approved or denied the call, for calls a person decided. */
   decidedBy?: string;
   /**
+   * Values the run's principal was asked to vouch for (`principal_confirms`), in the order asked: the
+   * argument, the value, who answered and how (`expired`: nobody did by the deadline).
+   */
+  confirmations?: {
+    pointer: string;
+    value: string | number;
+    answer: 'confirmed' | 'rejected' | 'expired';
+    by?: string;
+  }[];
+  /**
    * Sends: the perform activities this run scheduled for the call, each of which may have reached the
    * tool (the first under the effect key; a resend, after a rejection, a reconcile's `not_landed` or a
    * person's `retry`, under `<key>.<n>`). Temporal's own retries of a send (`recovery: retry`) are that

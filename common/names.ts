@@ -53,4 +53,10 @@ export const Patch = {
    * such a call earlier replay sending it again.
    */
   KeylessRepeatAnswered: 'toolplane-keyless-repeat-answered',
+  /**
+   * After 0.1.0: a call the gate refuses over a value its field rule lets the run's principal vouch for
+   * (`principal_confirms`) waits for the principal's answer instead of ending refused. Runs that
+   * reached such a refusal earlier replay refusing it.
+   */
+  PrincipalConfirms: 'toolplane-principal-confirms',
 } as const;

@@ -186,6 +186,38 @@ export interface ApprovalDecidedEvent extends CallRef {
 }
 
 /**
+ * A call waits for the run's principal to vouch for one value (`confirm` or `reject` under its effect key).
+ *
+ * @experimental
+ */
+export interface ConfirmationRequestedEvent extends CallRef {
+  type: 'confirmation-requested';
+  /** The call's effect key: the one `confirm` and `reject` name. */
+  effectKey: string;
+  /** The argument, the exact value, and where the gate found it (or that nothing in the run holds it). */
+  field: { pointer: string; value: string | number; origin: string };
+  /** The question, as the principal reads it. */
+  reason: string;
+  /** Workflow time (ms since the epoch) after which the call is refused. */
+  deadline: number;
+  /** The model's id for the tool call this answers, when a model made it. */
+  modelCallId?: string;
+}
+
+/**
+ * The principal confirmed or rejected the value, or nobody answered in time (`expired`, a refusal).
+ *
+ * @experimental
+ */
+export interface ConfirmationDecidedEvent extends CallRef {
+  type: 'confirmation-decided';
+  effectKey: string;
+  decision: 'confirm' | 'reject' | 'expired';
+  /** Who answered, as the run recorded it (the verified principal, on a worker that verifies it). */
+  by?: string;
+}
+
+/**
  * The run completed (or stopped at a limit): the last event of the run.
  *
  * @experimental
@@ -225,6 +257,8 @@ export type RunEvent =
   | EscalationDecidedEvent
   | ApprovalRequestedEvent
   | ApprovalDecidedEvent
+  | ConfirmationRequestedEvent
+  | ConfirmationDecidedEvent
   | RunCompletedEvent
   | RunEndedEvent;
 

@@ -9,7 +9,13 @@ export const REFUSALS = defineSearchAttributeKey('ToolplaneRefusals', SearchAttr
 /** Whom the run waits for: a person's approval, a person's decision on an in-doubt call, or nobody. */
 export const WAITING_FOR = defineSearchAttributeKey('ToolplaneWaitingFor', SearchAttributeType.KEYWORD);
 
-export const WaitingFor = { Approval: 'approval', Escalation: 'escalation', None: 'none' } as const;
+export const WaitingFor = {
+  Approval: 'approval',
+  Escalation: 'escalation',
+  /** The run's principal is asked to vouch for a value (`principal_confirms`). */
+  Confirmation: 'confirmation',
+  None: 'none',
+} as const;
 export type WaitingFor = (typeof WaitingFor)[keyof typeof WaitingFor];
 
 export const SEARCH_ATTRIBUTES = [

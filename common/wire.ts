@@ -209,6 +209,10 @@ export interface DecisionRequest {
   rule?: string;
   /** The principal the run acts for (an approver who is this principal decides only where declared `own_run`). */
   runPrincipal: string;
+  /** A confirmation's answer: the value it vouches for (as the question asked it). */
+  value?: string | number;
+  /** A confirmation's answer relayed by the MCP gateway from the session's principal: its MAC. */
+  relay?: string;
 }
 
 /** The worker's answer: the decision stands, made by this verified subject. */

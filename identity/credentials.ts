@@ -79,6 +79,7 @@ export type IdentityRefusedReason =
   | 'asserted'
   | 'not_an_approver'
   | 'own_run'
+  | 'not_the_principal'
   | 'replayed';
 
 export class IdentityRefused extends ToolplaneError<

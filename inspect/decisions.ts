@@ -74,6 +74,37 @@ export async function approve(
   return answerApproval(client, workflowId, effectKey, 'approve', opts);
 }
 
+/**
+ * The run's principal vouches for the value a call waits on them about (`principal_confirms`): it
+ * becomes their words for the rest of the run, and the call is judged again. `value` is the value
+ * the question names (`field.value` of the pending confirmation); another is refused (`wrong_value`).
+ * On a worker with an identity only the run's own principal answers, with their own credential.
+ */
+export async function confirm(
+  client: Client,
+  workflowId: string,
+  effectKey: string,
+  value: string | number,
+  opts: Omit<DecisionOptions, 'reason'> = {},
+): Promise<{ by?: string }> {
+  return decide(client, workflowId, { effectKey, decision: 'confirm', value, ...who(opts) });
+}
+
+/** The run's principal does not vouch for the value: the call is refused and nothing is sent (see `confirm`). */
+export async function reject(
+  client: Client,
+  workflowId: string,
+  effectKey: string,
+  opts: DecisionOptions = {},
+): Promise<{ by?: string }> {
+  return decide(client, workflowId, {
+    effectKey,
+    decision: 'reject',
+    ...who(opts),
+    ...(opts.reason ? { reason: opts.reason } : {}),
+  });
+}
+
 /** Denies a call that waits for a person's approval (see `decide`). */
 export async function deny(
   client: Client,

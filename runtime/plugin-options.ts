@@ -116,7 +116,7 @@ export function toolplaneActivities(
       largeOutputBytes: opts.largeOutputBytes,
     }),
     ...createCarriedActivities({ registry, manifest: opts.manifest, tickets }),
-    ...createDecisionActivities({ manifest: opts.manifest, credentials }),
+    ...createDecisionActivities({ manifest: opts.manifest, credentials, tickets }),
     ...createBudgetActivities({ manifest: opts.manifest, tickets }),
     ...createModelActivities({
       models: opts.manifest.models,

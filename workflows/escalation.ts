@@ -14,12 +14,21 @@ export type EscalationDecision =
   | { effectKey: string; decision: 'landed'; output: unknown; by?: string; credential?: string }
   | { effectKey: string; decision: 'abort'; by?: string; credential?: string; reason?: string }
   | { effectKey: string; decision: 'approve'; by?: string; credential?: string; reason?: string }
-  | { effectKey: string; decision: 'deny'; by?: string; credential?: string; reason?: string };
+  | { effectKey: string; decision: 'deny'; by?: string; credential?: string; reason?: string }
+  /**
+   * The run's principal vouches for the value a confirmation question names (`value`, exactly as asked):
+   * it becomes their words for the rest of the run. Only the principal answers: on a worker with an
+   * identity, with their own credential, or relayed by the MCP gateway from their session (`relay`).
+   */
+  | { effectKey: string; decision: 'confirm'; value: string | number; by?: string; credential?: string; relay?: string }
+  /** The principal does not vouch for it: the call is refused and nothing is sent. */
+  | { effectKey: string; decision: 'reject'; by?: string; credential?: string; relay?: string; reason?: string };
 
 /** Which decisions answer which question. */
 export const DECISIONS: Record<PendingEscalation['kind'], readonly EscalationDecision['decision'][]> = {
   in_doubt: ['retry', 'landed', 'abort'],
   approval: ['approve', 'deny'],
+  confirmation: ['confirm', 'reject'],
 };
 
 export interface PendingEscalation {
@@ -29,7 +38,12 @@ export interface PendingEscalation {
   reason: string;
   /** Workflow time (ms) after which the call fails as InDoubt. */
   deadline: number;
-  kind: 'in_doubt' | 'approval';
+  kind: 'in_doubt' | 'approval' | 'confirmation';
+  /**
+   * A confirmation's question: the argument, the exact value the principal is asked to vouch for, and
+   * where the gate found it (or that nothing in the run holds it).
+   */
+  field?: { pointer: string; value: string | number; origin: string };
   /** The gate's rule an approval is asked under (the manifest's approvers may be declared per rule). */
   rule?: string;
   /**
@@ -70,6 +84,10 @@ export const DecisionRejectedReason = {
   ByMismatch: 'by_mismatch',
   /** The credential already decided another call of this run: a token read from history decides nothing more. */
   Replayed: 'replayed',
+  /** A confirmation names another value than the one the question asks about. */
+  WrongValue: 'wrong_value',
+  /** A confirmation comes from someone other than the run's own principal. */
+  NotThePrincipal: 'not_the_principal',
   /** The worker could not answer (its check failed); try again. */
   Unavailable: 'unavailable',
 } as const;

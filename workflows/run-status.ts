@@ -18,11 +18,9 @@ export interface RunStatus {
 }
 
 function waitingFor(pending: readonly PendingEscalation[]): WaitingFor {
-  return pending.some((p) => p.kind === 'approval')
-    ? WaitingFor.Approval
-    : pending.length > 0
-      ? WaitingFor.Escalation
-      : WaitingFor.None;
+  if (pending.some((p) => p.kind === 'approval')) return WaitingFor.Approval;
+  if (pending.some((p) => p.kind === 'in_doubt')) return WaitingFor.Escalation;
+  return pending.length > 0 ? WaitingFor.Confirmation : WaitingFor.None;
 }
 
 /** Who answers from the Web UI: the name a decision pasted from Current Details records. */
@@ -40,12 +38,27 @@ export function updatePayload(
   decision?: EscalationDecision['decision'],
   credentialed = false,
 ): string {
-  const d = decision ?? (p.kind === 'approval' ? 'approve' : 'abort');
+  const d = decision ?? FIRST_ANSWER[p.kind];
   if (!DECISIONS[p.kind].includes(d)) throw new Error(`"${d}" does not answer a ${p.kind} question`);
   // A worker that verifies who decides takes the approver's own token, and records its subject, instead of a name.
   const who = credentialed ? { credential: APPROVER_TOKEN } : { by: WEB_UI_DECIDER };
-  return JSON.stringify({ effectKey: p.effectKey, decision: d, ...who }, null, 2);
+  const value = d === 'confirm' && p.field ? { value: p.field.value } : {};
+  return JSON.stringify({ effectKey: p.effectKey, decision: d, ...value, ...who }, null, 2);
 }
+
+/** The answer a payload is written with when none is given. */
+const FIRST_ANSWER: Readonly<Record<PendingEscalation['kind'], EscalationDecision['decision']>> = {
+  approval: 'approve',
+  in_doubt: 'abort',
+  confirmation: 'confirm',
+};
+
+/** Whom a waiting call waits for, as Current Details say it. */
+export const WAITING_ON: Readonly<Record<PendingEscalation['kind'], string>> = {
+  approval: 'approval',
+  in_doubt: 'a person (in doubt)',
+  confirmation: "the principal's confirmation",
+};
 
 /** Where the Web UI's payload asks for the approver's own credential. */
 export const APPROVER_TOKEN = '<your JWT>';
@@ -81,7 +94,11 @@ export interface DetailsExtras {
 export function answerCommand(workflowId: string, p: PendingEscalation, credentialed = false): string {
   const [wf, key] = [shellWord(workflowId), shellWord(p.effectKey)];
   const command =
-    p.kind === 'approval' ? `npx toolplane approve ${wf} ${key}` : `npx toolplane resolve ${wf} ${key} abort`;
+    p.kind === 'approval'
+      ? `npx toolplane approve ${wf} ${key}`
+      : p.kind === 'confirmation'
+        ? `npx toolplane confirm ${wf} ${key} ${shellWord(String(p.field?.value ?? ''))}`
+        : `npx toolplane resolve ${wf} ${key} abort`;
   return credentialed ? `${command} --credential "$TOOLPLANE_CREDENTIAL"` : command;
 }
 
@@ -93,10 +110,13 @@ function waitingLines(p: PendingEscalation, credentialed = false, workflowId?: s
     p.kind === 'approval'
       ? 'To approve it in the Web UI: **More Actions → Send an Update**, name `resolveEscalation`, with this ' +
         `data (\`"deny"\` for \`"approve"\` refuses it; ${who}):`
-      : 'To decide it in the Web UI: **More Actions → Send an Update**, name `resolveEscalation`, with this data ' +
-        `(\`"abort"\` fails the call; \`"retry"\` sends it again; \`"landed"\` takes the provider's \`"output"\`${credentialed ? `; ${who}` : ''}):`;
+      : p.kind === 'confirmation'
+        ? 'Only the principal the run acts for answers. To confirm the value in the Web UI: **More Actions → Send an Update**, ' +
+          `name \`resolveEscalation\`, with this data (\`"reject"\` for \`"confirm"\` refuses the call${credentialed ? '; replace `<your JWT>` with your own token' : ''}):`
+        : 'To decide it in the Web UI: **More Actions → Send an Update**, name `resolveEscalation`, with this data ' +
+          `(\`"abort"\` fails the call; \`"retry"\` sends it again; \`"landed"\` takes the provider's \`"output"\`${credentialed ? `; ${who}` : ''}):`;
   return [
-    `**Waiting for ${p.kind === 'approval' ? 'approval' : 'a person (in doubt)'}** until ${readableTime(p.deadline)}: ` +
+    `**Waiting for ${WAITING_ON[p.kind]}** until ${readableTime(p.deadline)}: ` +
       `#${p.position} ${p.toolId}: ${p.reason}`,
     // What an approval lets out: the arguments as the call sends them (after any declared redaction).
     ...(p.args !== undefined ? [`Sends: ${inlineCode(bounded(spacedJson(p.args), ARGS_CHARS))}`] : []),
@@ -124,7 +144,7 @@ export function detailsOf(tally: CallTally, pending: readonly PendingEscalation[
   for (const p of cutShort)
     lines.push(
       `**Wait cancelled**: #${p.position} ${p.toolId} (effect \`${p.effectKey}\`) waited for ` +
-        `${p.kind === 'approval' ? 'approval' : 'a person (in doubt)'}; nobody decided it.`,
+        `${WAITING_ON[p.kind]}; nobody decided it.`,
     );
   if (tally.refused.length > 0) {
     const earlier = tally.refusals - tally.refused.length;

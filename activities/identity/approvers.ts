@@ -9,11 +9,59 @@ import type { DecisionActivities, DecisionAuthority, DecisionRequest } from '../
 import { asFinalRefusalAsync } from '../catalog-failure';
 import { IdentityRefused, type CredentialVerifier } from '../../identity/credentials';
 import { spendCredential } from './credential-spend';
+import type { TicketIssuer } from './tickets';
 
 export interface DecisionDeps {
   manifest: Manifest;
   /** The worker's verifier; without one no decision can be authorized here. */
   credentials?: CredentialVerifier;
+  /** The worker's ticket key: it checks an answer the MCP gateway relays from a session's principal. */
+  tickets?: TicketIssuer;
+}
+
+const isConfirmation = (decision: string): decision is 'confirm' | 'reject' =>
+  decision === 'confirm' || decision === 'reject';
+
+/**
+ * A confirmation is the run's principal's own word: their credential's subject is the run's principal,
+ * or the MCP gateway, which verified their bearer for the session, relays their answer under its MAC.
+ */
+async function authorizeConfirmation(
+  deps: DecisionDeps,
+  req: DecisionRequest,
+  workflowId: string,
+  decision: 'confirm' | 'reject',
+): Promise<DecisionAuthority> {
+  if (req.relay !== undefined) {
+    if (!deps.tickets?.relayedConfirmation(workflowId, req.effectKey, decision, req.value, req.relay))
+      throw new IdentityRefused(
+        'bad_signature',
+        "the relayed answer's MAC is not this worker's gateway's for this session, call, answer and value",
+      );
+    return { by: req.runPrincipal, issuer: 'toolplane-mcp-gateway' };
+  }
+  if (!deps.credentials)
+    throw new IdentityRefused(
+      'missing',
+      'this worker verifies no credentials (it has no identity), so it cannot tell who answers',
+    );
+  const v = await deps.credentials.verify(req.credential, {
+    workflowId,
+    requireBinding: false,
+    what: `the ${decision} answer`,
+  });
+  if (v.principal !== req.runPrincipal)
+    throw new IdentityRefused(
+      'not_the_principal',
+      `only ${req.runPrincipal}, the principal this run acts for, confirms its values; the credential is ${v.principal}'s`,
+    );
+  if (req.by !== undefined && req.by !== v.principal)
+    throw new IdentityRefused(
+      'principal_mismatch',
+      `the answer says it is by ${JSON.stringify(req.by)}, but its credential is ${v.principal}'s; leave by out or give the verified subject`,
+    );
+  await spendCredential(v, { kind: 'decision', effectKey: req.effectKey }, deps.credentials.tolerance);
+  return { by: v.principal, issuer: v.issuer };
 }
 
 export function createDecisionActivities(deps: DecisionDeps): DecisionActivities {
@@ -28,12 +76,13 @@ export function createDecisionActivities(deps: DecisionDeps): DecisionActivities
             'asserted',
             'authorizeDecision answers only the run it runs beside (a local activity); it was scheduled as an activity',
           );
+        const workflowId = info.workflowExecution?.workflowId ?? '';
+        if (isConfirmation(req.decision)) return authorizeConfirmation(deps, req, workflowId, req.decision);
         if (!deps.credentials)
           throw new IdentityRefused(
             'missing',
             'this worker verifies no credentials (it has no identity), so it cannot tell who decides',
           );
-        const workflowId = info.workflowExecution?.workflowId ?? '';
         const kind = decisionKindOf(req.decision);
         // An approver's token may be a plain one from the identity provider; one that names a workflow must name this run's.
         const v = await deps.credentials.verify(req.credential, {

@@ -17,6 +17,7 @@ const Purpose = {
   Call: 'toolplane-mcp-call',
   SessionId: 'toolplane-mcp-sid',
   Conversation: 'toolplane-mcp-conversation',
+  Confirmation: 'toolplane-mcp-confirmation',
 } as const;
 
 function mac(key: Buffer, fields: unknown[]): string {
@@ -71,6 +72,31 @@ export function verifyCallMac(
   given: unknown,
 ): boolean {
   return typeof callKey === 'string' && same(given, callMac(key, workflowId, callKey, toolId));
+}
+
+/**
+ * The MAC the gateway gives the answer its session's principal made to a confirmation question of
+ * session `workflowId`: bound to the waiting call (its effect key), the answer and the exact value.
+ */
+export function confirmationMac(
+  key: Buffer,
+  workflowId: string,
+  effectKey: string,
+  decision: 'confirm' | 'reject',
+  value: string | number | undefined,
+): string {
+  return mac(key, [Purpose.Confirmation, workflowId, effectKey, decision, value ?? null]);
+}
+
+export function verifyConfirmationMac(
+  key: Buffer,
+  workflowId: string,
+  effectKey: string,
+  decision: 'confirm' | 'reject',
+  value: string | number | undefined,
+  given: unknown,
+): boolean {
+  return same(given, confirmationMac(key, workflowId, effectKey, decision, value));
 }
 
 function sidMac(key: Buffer, random: string, principal: string): string {

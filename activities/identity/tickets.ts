@@ -9,7 +9,7 @@ import { canonicalJson } from '../../catalog/digest';
 import { ToolplaneError } from '../../catalog/errors';
 import type { RunIdentity, RunTicket, TicketCarry } from '../../common/ticket';
 import type { SessionPass } from '../../common/gateway-protocol';
-import { verifyCallMac, verifySessionPass } from './session-pass';
+import { verifyCallMac, verifyConfirmationMac, verifySessionPass } from './session-pass';
 import { dataDir, makePrivateDir } from '../data-dir';
 import { ErrorCode } from '../../catalog/error-codes';
 
@@ -119,6 +119,17 @@ export class TicketIssuer {
   /** Did the MCP gateway (holding this key) make `mac` for call `callKey` of session `workflowId` to `toolId`? */
   madeCall(workflowId: string, callKey: unknown, toolId: string, mac: unknown): boolean {
     return verifyCallMac(this.key, workflowId, callKey, toolId, mac);
+  }
+
+  /** Did the MCP gateway (holding this key) relay this answer of session `workflowId`'s principal to the confirmation under `effectKey`? */
+  relayedConfirmation(
+    workflowId: string,
+    effectKey: string,
+    decision: 'confirm' | 'reject',
+    value: string | number | undefined,
+    mac: unknown,
+  ): boolean {
+    return verifyConfirmationMac(this.key, workflowId, effectKey, decision, value, mac);
   }
 
   /** Did this worker issue run `run` this carry? */

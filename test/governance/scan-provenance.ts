@@ -28,6 +28,7 @@ export class ScanProvenance implements ProvenanceView {
   private readonly context: Production[] = [];
   private readonly sent = new Map<string, Set<string>>();
   private readonly userTexts: { seq: number; text: string }[] = [];
+  private readonly confirmedValues = new Set<string>();
 
   /** Records what a source put into the model's context. */
   produce(value: unknown, p: Production): void {
@@ -51,6 +52,14 @@ export class ScanProvenance implements ProvenanceView {
         this.index.set(key, list);
       }
     }
+  }
+
+  confirmed(value: string | number): boolean {
+    return this.confirmedValues.has(normalize(String(value)));
+  }
+
+  confirm(value: string | number): void {
+    this.confirmedValues.add(normalize(String(value)));
   }
 
   noteSent(source: string, values: string[]): void {
@@ -99,6 +108,8 @@ export class ScanProvenance implements ProvenanceView {
       // A call is trusted when every argument it carries is.
       callTrusted: (args) => leaves(args).every((l) => labelOf(l.value).trusted),
       noteSent: (source, values) => this.noteSent(source, values),
+      confirmed: (value) => this.confirmed(value),
+      confirm: (value) => this.confirm(value),
       userSpan: (text) => {
         const wanted = spanForm(text);
         if (wanted.length < 2 || !/[\p{L}\p{N}]/u.test(wanted)) return false;

@@ -1,16 +1,20 @@
 // Workflow-safe: one governed call, flat: prepare → gate (judged once; what the call carries is
-// resolved for it) → approval → lease → budgets across runs → perform. Each step returns its
-// decision; this file alone writes them into the call's journal entry. The effect key is computed
-// once, from the arguments the gate let through, and travels as a value. A call the gate decides at
+// resolved for it; judged again after the principal confirms a value) → approval → lease → budgets
+// across runs → perform. Each step returns its decision; record.ts writes them into the call's
+// journal entry. The effect key is computed once, from the arguments the gate let through, and travels as a value. A call the gate decides at
 // once runs every step synchronously and awaits its activity and nothing else: the one promise it
 // adds is the `.then` in which the send's result is written down (bench/replay-promises.ts counts them).
+import { patched } from '@temporalio/workflow';
 import type { ToolCall } from '../../catalog/tool-call';
 import { effectKey } from '../../common/effect-key';
 import { permitMac, toolPermit } from '../../common/ticket';
 import type { JournalEntry } from '../../common/journal';
 import type { AfterSend, Recovered } from '../recovery';
 import { StepError } from '../step-error';
-import { askApproval, type Approval, type Denial } from './approval';
+import { Patch } from '../../common/names';
+import type { ConfirmAsk } from '../gate/verdict';
+import { askApproval } from './approval';
+import { askConfirmation } from './confirmation';
 import { budgetRequest, reserveBudgets, settleAfterFailure, settleBudgets, type Reservation } from './budget';
 import { decidedEvent, settledEvent } from './call-events';
 import { sentArgs, type GateVerdict } from './gate';
@@ -20,39 +24,9 @@ import { replyOf, type CallHost, type CallOptions, type CallReply } from './opti
 import { performCall, type PerformContext } from './perform';
 import { prepareCall } from './prepare';
 import { isRefusal, type Refusal } from './refuse';
+import { recordAnswer, recordSent, recordVerdict, refuse } from './record';
 
 export type { CallHost, CallOptions } from './options';
-
-/** Ends the call: the refusal goes into the journal, and the caller gets a StepError. */
-function refuse(entry: JournalEntry, r: Refusal): never {
-  if (entry.decision !== 'denied') entry.decision = 'refused';
-  entry.rule = r.refused.rule;
-  entry.reason = r.refused.reason;
-  entry.outcome = 'refused';
-  entry.error = { code: r.refused.code, message: r.refused.reason };
-  throw new StepError(r.refused.code, r.refused.reason, r.refused.rule);
-}
-
-function recordVerdict(entry: JournalEntry, verdict: GateVerdict): void {
-  if (verdict.rule) entry.rule = verdict.rule;
-  if (verdict.reason) entry.reason = verdict.reason;
-  if (verdict.substitutions?.length) entry.substitutions = verdict.substitutions;
-  if (verdict.acceptedUntrusted) entry.acceptedUntrusted = verdict.acceptedUntrusted;
-  if (!verdict.allow && !verdict.askPerson)
-    refuse(entry, { refused: { code: 'Refused', rule: verdict.rule, reason: verdict.reason } });
-}
-
-function recordAnswer(entry: JournalEntry, answer: Approval | Denial): void {
-  if (isRefusal(answer)) {
-    entry.decision = 'denied';
-    if (answer.deniedBy) entry.decidedBy = answer.deniedBy;
-    refuse(entry, answer);
-  }
-  entry.decision = 'approved';
-  entry.decidedBy = answer.approved.by;
-  entry.rule = answer.approved.rule;
-  entry.reason = answer.approved.reason;
-}
 
 const isPromise = <T>(v: T | Promise<T>): v is Promise<T> => typeof (v as { then?: unknown })?.then === 'function';
 
@@ -86,26 +60,6 @@ function performContext(
   return c;
 }
 
-/** What the send did goes into the journal: its output to the caller, any other ending as a StepError. */
-function recordSent(entry: JournalEntry, sent: Recovered, options: CallOptions): unknown {
-  entry.attempts = sent.sends;
-  entry.recovery = sent.recovery;
-  if (sent.outcome === 'refused') refuse(entry, sent);
-  entry.outcome = sent.outcome;
-  if (sent.outcome !== 'ok') throw new StepError(sent.error.code, sent.error.message, sent.error.rule);
-  // What the worker reported: an extension started under the call's lease.
-  if (sent.events?.some((e) => e.kind === 'extension.started')) entry.lease?.states.push('started');
-  if (sent.origins) {
-    entry.cited = sent.origins.map(({ trusted, origin, reason }) => ({
-      trusted,
-      ...(origin ? { origin } : {}),
-      ...(reason ? { reason } : {}),
-    }));
-    options.onOrigins?.(sent.origins);
-  }
-  return sent.output;
-}
-
 /** What the steps before the send decided: the call, its verdict, what it sends under which key, its lease. */
 interface Decided {
   call: ToolCall;
@@ -128,7 +82,7 @@ export function runCall(
   judges?: Judges,
   landed?: (output: unknown) => void,
 ): Promise<unknown> {
-  return new CallRun(host, entry, options, landed).run(args, judges);
+  return new CallRun(host, entry, options, judges, landed).run(args);
 }
 
 /**
@@ -146,17 +100,17 @@ class CallRun implements AfterSend<unknown> {
     private readonly host: CallHost,
     private readonly entry: JournalEntry,
     private readonly options: CallOptions,
+    private readonly judges: Judges | undefined,
     private readonly landed?: (output: unknown) => void,
   ) {
     this.reply = replyOf(options);
   }
 
-  run(args: unknown, judges: Judges | undefined): Promise<unknown> {
+  run(args: unknown): Promise<unknown> {
     try {
       const call = prepareCall(this.host.catalog, this.entry.toolId, args, this.options.answering);
       if (isRefusal(call)) refuse(this.entry, call);
-      const verdict = judgeCall(call, this.options.gate, judges);
-      const decided = isPromise(verdict) ? verdict.then((v) => this.judged(call, v)) : this.judged(call, verdict);
+      const decided = this.judge(call);
       if (!isPromise(decided)) return this.send(decided);
       return decided.then(
         (d) => this.send(d),
@@ -168,9 +122,17 @@ class CallRun implements AfterSend<unknown> {
     }
   }
 
+  /** Step 2: the gate's verdict, then what follows from it. */
+  private judge(call: ToolCall): Decided | Promise<Decided> {
+    const verdict = judgeCall(call, this.options.gate, this.judges);
+    return isPromise(verdict) ? verdict.then((v) => this.judged(call, v)) : this.judged(call, verdict);
+  }
+
   /** Steps 2–3: the verdict goes into the journal, the call gets its key, and a person decides where asked. */
   private judged(call: ToolCall, verdict: GateVerdict | undefined): Decided | Promise<Decided> {
     const { entry } = this;
+    if (verdict?.confirm && !verdict.allow && !verdict.askPerson && patched(Patch.PrincipalConfirms))
+      return this.confirming(call, verdict.rule, verdict.confirm);
     if (verdict) recordVerdict(entry, verdict);
     const sent = sentArgs(call, verdict);
     const key = effectKey({ tool: call.toolId, args: sent }, entry.position, verdict?.written);
@@ -181,6 +143,31 @@ class CallRun implements AfterSend<unknown> {
     return askApproval(call, verdict, asked, this.host.escalator, this.host.publish).then((answer) => {
       recordAnswer(entry, answer);
       return this.held(decided);
+    });
+  }
+
+  /**
+   * Step 2b: the principal is asked about the value the gate could not vouch for. Their yes makes it
+   * their words, and the call is judged again, whole (it may ask about another field); anything else refuses it.
+   */
+  private confirming(call: ToolCall, rule: string, ask: ConfirmAsk): Promise<Decided> {
+    const { entry, host } = this;
+    const key = effectKey({ tool: call.toolId, args: call.args }, entry.position);
+    entry.effectKey = key;
+    const asked = {
+      effectKey: key,
+      position: entry.position,
+      rule,
+      sent: call.args,
+      modelCallId: this.options.modelCallId,
+      principal: host.principal,
+    };
+    return askConfirmation(call, ask, asked, host.escalator, host.publish).then((a) => {
+      const by = a.by !== undefined ? { by: a.by } : {};
+      (entry.confirmations ??= []).push({ pointer: ask.pointer, value: ask.value, answer: a.answer, ...by });
+      if (a.answer !== 'confirmed') refuse(entry, a);
+      ask.accept();
+      return this.judge(call);
     });
   }
 

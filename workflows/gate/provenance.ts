@@ -5,7 +5,9 @@ import type { Leaf } from '../../common/json-leaves';
 import { PostingIndex } from './posting-index';
 import { EMPTY_CONTEXT, higher, RANK, withSource, type Posting } from './postings';
 import { isSpanOf, spanText, textsOf } from './prompt-spans';
-import { callTrustedAsOf, Snapshot } from './provenance-view';
+import { callTrustedAsOf, Snapshot, type ProvenanceView } from './provenance-view';
+
+export type { ProvenanceView } from './provenance-view';
 import { normalize } from './tokens';
 
 export const USER_PROMPT = 'user://prompt';
@@ -40,22 +42,6 @@ export interface Sighting extends Production {
   echo: boolean;
 }
 
-/** Labels as of one point in the run. The gate reads a turn's view, so concurrent reads cannot change its decisions. */
-export interface ProvenanceView {
-  /**
-   * The distinct sightings of a value (a repeat of one already seen is not listed again), in run order.
-   * Read it at once and never write it: it may be the index's own list, which later productions extend.
-   */
-  productionsOf(value: string | number): readonly Sighting[];
-  contextLabel(): Label;
-  labelOf(value: Leaf['value']): Label;
-  callTrusted(args: unknown): boolean;
-  /** Records values sent to `source` under a satisfied field rule, so its echo of them is not a foreign source. */
-  noteSent(source: string, values: string[]): void;
-  /** The text is a span of what the principal wrote (`user://prompt`), such as a street inside their request. */
-  userSpan(text: string): boolean;
-}
-
 /** The provenance a continued run starts from: compact, plain JSON. */
 export interface ProvenanceState {
   v: 1;
@@ -69,6 +55,8 @@ export interface ProvenanceState {
   sent: [number, string[]][];
   /** The principal's texts, each with the production that brought it, for spans of them; absent when none. */
   spans?: [number, string][];
+  /** Values the principal confirmed (normalised); absent when none. */
+  confirmed?: string[];
 }
 
 /**
@@ -85,6 +73,8 @@ export class Provenance extends PostingIndex implements ProvenanceView {
   /** The principal's own texts in span form, with the production that brought each (in run order). */
   private readonly spans: [number, string][] = [];
   private readonly spanSeen = new Set<string>();
+  /** Values the principal confirmed, normalised: their words from the answer on. */
+  private readonly confirmedValues = new Set<string>();
 
   private get count(): number {
     return this.base + this.context.length;
@@ -147,6 +137,15 @@ export class Provenance extends PostingIndex implements ProvenanceView {
 
   userSpan(text: string): boolean {
     return this.userSpanAsOf(text, Number.MAX_SAFE_INTEGER);
+  }
+
+  confirmed(value: string | number): boolean {
+    return this.confirmedValues.size > 0 && this.confirmedValues.has(normalize(String(value)));
+  }
+
+  confirm(value: string | number): void {
+    const key = normalize(String(value));
+    if (key) this.confirmedValues.add(key);
   }
 
   noteSent(source: string, values: string[]): void {
@@ -244,6 +243,7 @@ export class Provenance extends PostingIndex implements ProvenanceView {
       sent: [...this.sent].map(([source, values]) => [id(source), [...values]]),
       sources,
       ...(this.spans.length > 0 ? { spans: [...this.spans] } : {}),
+      ...(this.confirmedValues.size > 0 ? { confirmed: [...this.confirmedValues] } : {}),
     };
   }
 
@@ -279,6 +279,7 @@ export class Provenance extends PostingIndex implements ProvenanceView {
       p.spans.push([seq, text]);
       p.spanSeen.add(text);
     }
+    for (const key of state.confirmed ?? []) p.confirmedValues.add(key);
     return p;
   }
 }

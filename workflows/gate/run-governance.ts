@@ -90,6 +90,8 @@ function workflowView(base: ProvenanceView, own: Label): ProvenanceView {
     callTrusted: (args) => leaves(args).every((l) => labelOf(l.value).trusted),
     noteSent: (source, values) => base.noteSent(source, values),
     userSpan: (text) => base.userSpan(text),
+    confirmed: (value) => base.confirmed(value),
+    confirm: (value) => base.confirm(value),
   };
 }
 

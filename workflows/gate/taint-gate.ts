@@ -6,6 +6,7 @@ import { sensitivityRank } from '../../catalog/sensitivity';
 import { leaves, type Leaf } from '../../common/json-leaves';
 import { sourcesOf, type FieldSources, type SourcesRule } from './field-sources';
 import { USER_PROMPT, type Label, type ProvenanceView } from './provenance';
+import type { ConfirmAsk } from './verdict';
 
 /** A look-alike the model wrote, replaced by the exact value the trusted source produced. */
 export interface Substitution {
@@ -35,14 +36,20 @@ export type FlowVerdict =
        */
       args?: Record<string, unknown>;
       substitutions?: Substitution[];
+      /** The run's principal may lift the refusal by confirming this value. */
+      confirm?: ConfirmAsk;
     };
 
-type Refused = { allow: false; rule: string; reason: string };
+type Refused = { allow: false; rule: string; reason: string; confirm?: ConfirmAsk };
 
 const covers = pointerCovers;
 
-/** The value to send (the trusted source's exact token, or the value as written), or why the field is refused. */
-type FieldCheck = string | number | { reason: string };
+/**
+ * The value to send (the trusted source's exact token, or the value as written), or why the field is
+ * refused: `unknown` when no result of the run holds the value at all (the model or the client wrote it),
+ * `confirmable` when the rule lets the run's principal vouch for it instead.
+ */
+type FieldCheck = string | number | { reason: string; unknown?: boolean; confirmable?: boolean };
 
 /**
  * "The recipient must come from the CRM": satisfied strictly by provenance. Matching after
@@ -57,9 +64,18 @@ function checkProtectedField(
 ): FieldCheck {
   const sources = sourcesOf(rule);
   const traced = traceProtectedField(sources, pointer, value, prov);
-  if (typeof traced === 'object' && sources.userPrompt && typeof value === 'string' && prov.userSpan(value))
-    return value;
+  if (typeof traced !== 'object' || !sources.userPrompt) return traced;
+  if (typeof value === 'string' && prov.userSpan(value)) return value;
+  // The principal's yes made it their words (the rule admits them); else they may be asked, as declared.
+  if (prov.confirmed(value)) return value;
+  const asks = 'principal_confirms' in rule ? rule.principal_confirms : undefined;
+  if (asks === 'any' || (asks === 'unknown' && traced.unknown)) traced.confirmable = true;
   return traced;
+}
+
+/** No result of the run holds the value: the model (or an MCP client) wrote it. */
+function unwritten(pointer: string, allowed: readonly string[]): FieldCheck {
+  return { reason: `${pointer} was written by the model, not produced by ${allowed.join(' or ')}`, unknown: true };
 }
 
 function traceProtectedField(
@@ -69,8 +85,7 @@ function traceProtectedField(
   prov: ProvenanceView,
 ): FieldCheck {
   const prods = prov.productionsOf(value);
-  if (prods.length === 0)
-    return { reason: `${pointer} was written by the model, not produced by ${allowed.join(' or ')}` };
+  if (prods.length === 0) return unwritten(pointer, allowed);
   // One pass over the sightings (the gate's hot path), counting; the lists a refusal names are made
   // only for it. Only an allowed source whose call nobody steered (or the user's own words) vouches
   // for a value. Another untrusted source offering the same value may be what made the model pick
@@ -136,6 +151,8 @@ function ruleCovering(rules: readonly ProtectedFieldDecl[], pointer: string): Pr
 /** The arguments with their protected fields' trusted values, what was replaced, and the first field refused. */
 interface Protected {
   refused: Refused | undefined;
+  /** The first field the principal may confirm: the call's refusal only where nothing else refuses it. */
+  confirmable: Refused | undefined;
   out: Record<string, unknown>;
   /** Made at the first replacement (most calls replace nothing). */
   substitutions: Substitution[] | undefined;
@@ -152,7 +169,7 @@ function protectFields(
   prov: ProvenanceView,
   whole: boolean,
 ): Protected {
-  const p: Protected = { refused: undefined, out: args, substitutions: undefined };
+  const p: Protected = { refused: undefined, confirmable: undefined, out: args, substitutions: undefined };
   for (const rule of rules) {
     if (!('from_sources' in rule)) continue;
     for (const leaf of argLeaves) {
@@ -162,7 +179,15 @@ function protectFields(
           ? { reason: `${leaf.pointer} is not a value any source produced` }
           : checkProtectedField(rule, leaf.pointer, leaf.value, prov);
       if (typeof field === 'object') {
-        p.refused ??= { allow: false, rule: `protected_field:${rule.pointer}`, reason: field.reason };
+        const refused: Refused = { allow: false, rule: `protected_field:${rule.pointer}`, reason: field.reason };
+        if (field.confirmable && !whole) {
+          p.confirmable ??= {
+            ...refused,
+            confirm: confirmAsk(leaf.pointer, leaf.value as string | number, field.reason, prov),
+          };
+          continue;
+        }
+        p.refused ??= refused;
         if (!whole) return p;
         continue;
       }
@@ -175,10 +200,16 @@ function protectFields(
   return p;
 }
 
+/** The question a confirmable field puts to the principal; their yes records the value as their words. */
+function confirmAsk(pointer: string, value: string | number, origin: string, prov: ProvenanceView): ConfirmAsk {
+  return { pointer, value, origin, accept: () => prov.confirm(value) };
+}
+
 /** A value's label, where the principal's own words inside their sentence ("ship to 1234 Elm Street, New York") are theirs. */
 function labelOf(prov: ProvenanceView, value: Leaf['value']): Label {
   const label = prov.labelOf(value);
-  if (label.trusted || typeof value !== 'string' || !prov.userSpan(value)) return label;
+  if (label.trusted || value === null || typeof value === 'boolean') return label;
+  if (!prov.confirmed(value) && (typeof value !== 'string' || !prov.userSpan(value))) return label;
   return { sources: [USER_PROMPT], trusted: true, sensitivity: label.sensitivity, synthesized: false };
 }
 
@@ -223,6 +254,8 @@ export function checkDataFlow(
     // The first violation refuses the call; where a person may overrule it (`whole`) the rest is gated all the same.
     let refused = protectedArgs.refused ?? refuseTainted(decl, argLeaves, labels, prov);
     if (refused && !whole) return refused;
+    // Only a call nothing else refuses puts a question to its principal.
+    refused ??= protectedArgs.confirmable;
 
     const redacted: string[] = [];
     const maxRank = sensitivityRank(decl.sensitivity.max);

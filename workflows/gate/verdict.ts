@@ -14,6 +14,21 @@ import type { Outbound } from './outbound';
  */
 export type Gate = (call: ToolCall) => GateVerdict | Promise<GateVerdict>;
 
+/**
+ * A refused value the run's principal may vouch for (the field's rule declares `principal_confirms`):
+ * the pipeline asks them instead of refusing. `accept` makes the value the principal's words in the
+ * provenance the gate judged with; the call is then judged again.
+ */
+export interface ConfirmAsk {
+  /** The argument that holds the value. */
+  pointer: string;
+  /** The exact value, as the call would send it. */
+  value: string | number;
+  /** Where the value came from, as the gate traced it (the refusal's reason). */
+  origin: string;
+  accept(): void;
+}
+
 interface VerdictCommon {
   /**
    * The arguments to send in place of the call's (redactions, trusted values of protected fields):
@@ -42,6 +57,8 @@ interface VerdictCommon {
    * they are the arguments sent (`of` is that very object), so they are canonicalised once per call.
    */
   written?: CanonicalArgs;
+  /** A refusal the run's principal may lift by confirming this value (never with `askPerson`). */
+  confirm?: ConfirmAsk;
   /** The trust rules were waived for this call at the workflow's request (`acceptUntrusted`), as the tool allows. */
   acceptedUntrusted?: { reason: string };
 }

@@ -36,6 +36,7 @@ const REJECTED_FOR: Readonly<Record<string, DecisionRejectedReason>> = {
   missing: DecisionRejectedReason.NoCredential,
   not_an_approver: DecisionRejectedReason.NotAnApprover,
   own_run: DecisionRejectedReason.OwnRun,
+  not_the_principal: DecisionRejectedReason.NotThePrincipal,
   principal_mismatch: DecisionRejectedReason.ByMismatch,
   asserted: DecisionRejectedReason.Unavailable,
   replayed: DecisionRejectedReason.Replayed,
@@ -106,8 +107,9 @@ export class Escalations {
     if (this.waitingFor(decision) !== p)
       rejectDecision(DecisionRejectedReason.NotWaiting, `the call under ${decision.effectKey} was decided meanwhile`);
     // Or the same credential decided another call meanwhile (two decisions sent at once).
-    this.unspent(decision.credential!);
-    this.spentCredentials.add(decision.credential!);
+    const proof = proofOf(decision)!;
+    this.unspent(proof);
+    this.spentCredentials.add(proof);
     p.decision = taken;
     return { accepted: true as const, by: taken.by };
   }
@@ -133,23 +135,36 @@ export class Escalations {
         DecisionRejectedReason.WrongQuestion,
         `"${String(decision.decision)}" does not answer a ${p.info.kind} question; expected ${DECISIONS[p.info.kind].join(', ')}`,
       );
+    const asked = p.info.field?.value;
+    // Compared as text: a value typed on a command line confirms the number it spells.
+    if (decision.decision === 'confirm' && String(decision.value) !== String(asked))
+      rejectDecision(
+        DecisionRejectedReason.WrongValue,
+        `the confirmation names ${JSON.stringify(decision.value)}, but the call under ${decision.effectKey} asks about ${JSON.stringify(asked)}; nothing was confirmed`,
+      );
     return p;
   }
 
   /** The decision as the worker verified it: by its credential's subject, a declared approver, not the run's own principal. */
   private async verifiedDecision(decision: EscalationDecision, info: PendingEscalation): Promise<EscalationDecision> {
     const { credential, by, ...rest } = decision;
-    if (typeof credential !== 'string' || credential.length === 0)
+    const relay = 'relay' in decision ? decision.relay : undefined;
+    const proof = proofOf(decision);
+    if (proof === undefined)
       rejectDecision(
         DecisionRejectedReason.NoCredential,
-        `"${decision.decision}" carries no credential; this run's worker takes decisions only from declared approvers with a verified credential`,
+        info.kind === 'confirmation'
+          ? `"${decision.decision}" carries no credential; this run's worker takes confirmations only from ${this.host.runPrincipal}, the principal it acts for, with their own verified credential`
+          : `"${decision.decision}" carries no credential; this run's worker takes decisions only from declared approvers with a verified credential`,
       );
-    this.unspent(credential);
+    this.unspent(proof);
     let who;
     try {
       who = await authorizeDecision.executeWithOptions({ summary: `who decides #${info.position} ${info.toolId}` }, [
         {
-          credential,
+          ...(credential !== undefined ? { credential } : {}),
+          ...(relay !== undefined ? { relay } : {}),
+          ...(decision.decision === 'confirm' ? { value: decision.value } : {}),
           ...(by !== undefined ? { by } : {}),
           decision: decision.decision,
           toolId: info.toolId,
@@ -176,7 +191,7 @@ export class Escalations {
         this.host.stream.publish({ type: 'call-escalated', ...call, reason: info.reason, deadline: info.deadline });
       try {
         const decided = await condition(() => slot.decision !== undefined, Math.max(0, info.deadline - Date.now()), {
-          summary: `${info.kind === 'approval' ? 'approval' : 'in-doubt decision'} deadline ${readableTime(info.deadline)}: #${info.position} ${info.toolId}`,
+          summary: `${WAITED_FOR[info.kind]} deadline ${readableTime(info.deadline)}: #${info.position} ${info.toolId}`,
         });
         const decision = decided ? slot.decision : undefined;
         if (inDoubt)
@@ -200,6 +215,20 @@ export class Escalations {
       }
     },
   };
+}
+
+const WAITED_FOR: Readonly<Record<PendingEscalation['kind'], string>> = {
+  approval: 'approval',
+  in_doubt: 'in-doubt decision',
+  confirmation: "the principal's confirmation",
+};
+
+/** What proves who sent a decision: their credential, or the gateway's MAC on the principal's relayed answer. */
+function proofOf(decision: EscalationDecision): string | undefined {
+  const relay = 'relay' in decision ? decision.relay : undefined;
+  if (typeof relay === 'string' && relay.length > 0) return relay;
+  const { credential } = decision;
+  return typeof credential === 'string' && credential.length > 0 ? credential : undefined;
 }
 
 /** The worker's refusal of a decision (or its failure to answer), as the update's rejection. */
