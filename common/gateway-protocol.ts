@@ -107,6 +107,13 @@ export interface McpCallRequest {
   given?: unknown;
 }
 
+/** What a call waiting on the session's principal asks them: the argument, the exact value, where it came from. */
+export interface ConfirmationQuestion {
+  pointer: string;
+  value: string | number;
+  origin: string;
+}
+
 /**
  * A call's one outcome; a repeat of its key answers the same. `sameCallAs` is set on the answer of a keyless
  * repeat: the key of the earlier call whose outcome it is (nothing was sent for the repeat).
@@ -114,7 +121,15 @@ export interface McpCallRequest {
 export type McpCallOutcome = (
   | { status: 'completed'; output: unknown; effectKey: string }
   | { status: 'refused'; code: string; rule?: string; reason: string; effectKey?: string }
-  | { status: 'waiting'; effectKey: string; reason: string; approvers: string /* who may decide */ }
+  | {
+      status: 'waiting';
+      effectKey: string;
+      reason: string;
+      /** Who may decide. */
+      approvers: string;
+      /** The session's principal is asked to vouch for this value (`principal_confirms`), not an approver. */
+      question?: ConfirmationQuestion;
+    }
   | { status: 'failed'; code: string; message: string; effectKey?: string }
 ) & { sameCallAs?: string };
 

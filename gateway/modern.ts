@@ -18,6 +18,9 @@ import { conversationOf, declaredRequest } from './host-request';
 import type { HttpRefusal } from './bearer';
 import type { ServerDeps } from './mcp-server';
 import { listing } from './offer';
+import { CONFIRMATION_META } from './results';
+import type { ConfirmationQuestion } from '../common/gateway-protocol';
+import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { SessionEnded } from './session-client';
 
 /** The stateless revision. */
@@ -33,6 +36,7 @@ export const ModernCode = { HeaderMismatch: -32020, UnsupportedProtocolVersion: 
 const META = {
   protocolVersion: 'io.modelcontextprotocol/protocolVersion',
   serverInfo: 'io.modelcontextprotocol/serverInfo',
+  clientCapabilities: 'io.modelcontextprotocol/clientCapabilities',
 } as const;
 
 const INSTRUCTIONS =
@@ -120,15 +124,80 @@ function complete<T extends object>(deps: ServerDeps, result: T & { _meta?: Reco
 }
 
 /**
- * What a call's result becomes on this revision. Today every outcome is a complete result (a call that
- * waits for a person is the `waiting` tool error, as on 2025-11-25). This is where an input-required
- * result plugs in: a call whose gate asks the principal a question answers
- * `{ resultType: 'input_required', inputRequests: { <id>: <elicitation> }, requestState }`, and the
- * client's retry of the same `tools/call` (same idempotencyKey) carries `inputResponses` and the
- * `requestState` back into `handleModern`'s tools/call branch.
+ * What a call's result becomes on this revision. A call that waits for its principal to confirm a value,
+ * from a client that takes elicitations, answers `input_required`: one form elicitation (a yes/no on the
+ * exact value) and a MACed `requestState` naming the question; the client's retry of the same
+ * `tools/call` carries the answer back (`answerCarried`). Anything else is a complete result (a call
+ * waiting for an approver is the `waiting` tool error, as on 2025-11-25).
  */
-function callResult(deps: ServerDeps, result: CallToolResult) {
-  return complete(deps, result);
+function callResult(deps: ServerDeps, m: RpcMessage, sessionId: string, result: CallToolResult) {
+  const question = result._meta?.[CONFIRMATION_META] as ConfirmationQuestion | undefined;
+  const effectKey = result._meta?.['toolplane/effectKey'];
+  if (!question || typeof effectKey !== 'string' || !takesElicitation(m)) return complete(deps, result);
+  const requestState = deps.sessions.requestState({ sessionId, effectKey, value: question.value });
+  return {
+    resultType: 'input_required',
+    inputRequests: { [CONFIRM_INPUT]: confirmationElicitation(question) },
+    requestState,
+    _meta: { [META.serverInfo]: { name: 'toolplane', version: deps.version }, 'toolplane/effectKey': effectKey },
+  };
+}
+
+/** The id of the one input a confirmation asks for. */
+const CONFIRM_INPUT = 'toolplane-confirm';
+
+/** Did the client declare elicitation in this request's capabilities? */
+function takesElicitation(m: RpcMessage): boolean {
+  const caps = m.params?._meta?.[META.clientCapabilities] as { elicitation?: unknown } | undefined;
+  return caps?.elicitation !== undefined && caps.elicitation !== null;
+}
+
+/** The question as a form elicitation: the tool's field, the exact value and where it came from; a yes or a no. */
+function confirmationElicitation(q: ConfirmationQuestion) {
+  return {
+    method: 'elicitation/create',
+    params: {
+      mode: 'form',
+      message: `Do you vouch for ${JSON.stringify(q.value)} as ${q.pointer}? The plane cannot tell where it came from: ${q.origin}.`,
+      requestedSchema: {
+        type: 'object',
+        properties: {
+          confirm: {
+            type: 'boolean',
+            title: `Send ${String(q.value)}`,
+            description: 'Yes only if you gave this value or know it is right; no refuses the call.',
+          },
+        },
+        required: ['confirm'],
+      },
+    },
+  };
+}
+
+/**
+ * The principal's answer a retried `tools/call` carries (`inputResponses` for the `requestState` this
+ * gateway gave), relayed to the session's run. A state this gateway did not make for this conversation
+ * is refused; an answer the run no longer waits for (answered meanwhile) leaves the call to say its outcome.
+ */
+async function answerCarried(deps: ServerDeps, m: RpcMessage, sessionId: string): Promise<void> {
+  const state = m.params?.requestState;
+  const responses = m.params?.inputResponses as Record<string, { action?: unknown; content?: unknown }> | undefined;
+  if (state === undefined && responses === undefined) return;
+  const question = deps.sessions.readRequestState(sessionId, state);
+  if (!question)
+    throw new McpError(
+      -32602,
+      'params.requestState is not one this gateway issued for this conversation; send the call again without it',
+    );
+  const response = responses?.[CONFIRM_INPUT];
+  if (!response || response.action === 'cancel') return;
+  const content = response.content as { confirm?: unknown } | undefined;
+  const decision = response.action === 'accept' && content?.confirm === true ? 'confirm' : 'reject';
+  try {
+    await deps.sessions.answer(sessionId, question, decision);
+  } catch (err) {
+    if (!(err instanceof WorkflowUpdateFailedError)) throw err;
+  }
 }
 
 async function answer(deps: ServerDeps, req: IncomingMessage, who: RunIdentity, m: RpcMessage): Promise<unknown> {
@@ -153,6 +222,7 @@ async function answer(deps: ServerDeps, req: IncomingMessage, who: RunIdentity, 
       const declared = declaredRequest(req);
       if (!declared.ok) throw new RefusedRequest(declared.refusal);
       const sessionId = deps.sessions.conversationSessionId(who, conversation);
+      await answerCarried(deps, m, sessionId);
       const result = await handleCall(
         deps,
         {
@@ -165,7 +235,7 @@ async function answer(deps: ServerDeps, req: IncomingMessage, who: RunIdentity, 
         },
         (m.params ?? {}) as CallToolRequest['params'],
       );
-      return callResult(deps, result);
+      return callResult(deps, m, sessionId, result);
     }
     default:
       throw new RefusedRequest(

@@ -2,12 +2,24 @@
 // execution error (isError) for what the plane refused, what failed, and what waits for a person.
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { ArgumentProblem } from '../catalog/errors';
-import { mcpSessionWorkflowId, type McpCallOutcome } from '../common/gateway-protocol';
+import { mcpSessionWorkflowId, type ConfirmationQuestion, type McpCallOutcome } from '../common/gateway-protocol';
+import { shellWord } from '../common/shell-word';
 
 const text = (t: string): CallToolResult['content'] => [{ type: 'text', text: t }];
 
 /** What the client reads for a call that waits for a person: who decides, how, and how to learn the outcome. */
-export function waitingText(sessionId: string, o: { effectKey: string; reason: string; approvers: string }): string {
+export function waitingText(
+  sessionId: string,
+  o: { effectKey: string; reason: string; approvers: string; question?: ConfirmationQuestion },
+): string {
+  const wf = mcpSessionWorkflowId(sessionId);
+  if (o.question)
+    return (
+      `waiting for the principal to confirm: ${o.reason} effect key ${o.effectKey}. Only ${o.approvers} answers: ` +
+      `in this request where the client takes elicitations (MCP 2026-07-28 input_required), else with their own ` +
+      `credential: \`toolplane confirm ${wf} ${o.effectKey} ${shellWord(String(o.question.value))}\` (or \`toolplane reject\`). ` +
+      'Repeat this call with the same idempotencyKey to get its outcome.'
+    );
   return (
     `waiting for a person: ${o.reason}. effect key ${o.effectKey}. ` +
     `An approver (${o.approvers}) decides with \`toolplane approve ${mcpSessionWorkflowId(sessionId)} ${o.effectKey}\` ` +
@@ -54,10 +66,17 @@ function outcomeResult(sessionId: string, o: McpCallOutcome): CallToolResult {
       return {
         isError: true,
         content: text(waitingText(sessionId, o)),
-        _meta: { 'toolplane/status': 'waiting', 'toolplane/effectKey': o.effectKey },
+        _meta: {
+          'toolplane/status': 'waiting',
+          'toolplane/effectKey': o.effectKey,
+          ...(o.question ? { [CONFIRMATION_META]: o.question } : {}),
+        },
       };
   }
 }
+
+/** Where a waiting result names the value its principal is asked to confirm. */
+export const CONFIRMATION_META = 'toolplane/confirmation';
 
 function effectKeyMeta(effectKey: string | undefined): Record<string, string> {
   return effectKey ? { 'toolplane/effectKey': effectKey } : {};

@@ -17,6 +17,10 @@ import { ToolplaneError } from '../catalog/errors';
 import { loadTicketKey } from '../activities/identity/tickets';
 import {
   callMac,
+  confirmationMac,
+  confirmationState,
+  readConfirmationState,
+  type ConfirmationState,
   conversationSessionId,
   issueSessionPass,
   sessionIdFor,
@@ -31,6 +35,7 @@ import {
   type McpSessionInput,
 } from '../common/gateway-protocol';
 import type { RunIdentity } from '../common/ticket';
+import { resolveEscalation } from '../workflows/escalation';
 
 /** A session whose run ended (ended by its client, idled out, or failed): its id serves no more calls. */
 export class SessionEnded extends ToolplaneError<typeof ErrorCode.SessionEnded, { sessionId: string }> {
@@ -142,6 +147,41 @@ export class SessionClient {
         updateId: `${callUpdateId(workflowId, keyed)}.${randomUUID()}`,
         args: [request],
       });
+    } catch (err) {
+      throw ended(sessionId, err) ?? err;
+    }
+  }
+
+  /** The `requestState` of a result that asks the session's principal about `value` (2026-07-28 input_required). */
+  requestState(s: ConfirmationState): string {
+    return confirmationState(this.key, s);
+  }
+
+  /** The question a client's `requestState` carries back, if this gateway's key made it for `sessionId`. */
+  readRequestState(sessionId: string, state: unknown): ConfirmationState | undefined {
+    return readConfirmationState(this.key, sessionId, state);
+  }
+
+  /**
+   * Relays the session's principal's answer to the question under `effectKey` (they answered in their own
+   * request, authenticated by its bearer): the run's worker checks the MAC and records the principal as who
+   * answered. Throws the run's refusal (another value, nothing waiting) as `WorkflowUpdateFailedError`.
+   */
+  async answer(sessionId: string, q: ConfirmationState, decision: 'confirm' | 'reject'): Promise<void> {
+    const workflowId = mcpSessionWorkflowId(sessionId);
+    const relay = confirmationMac(
+      this.key,
+      workflowId,
+      q.effectKey,
+      decision,
+      decision === 'confirm' ? q.value : undefined,
+    );
+    const answer =
+      decision === 'confirm'
+        ? { effectKey: q.effectKey, decision, value: q.value, relay }
+        : { effectKey: q.effectKey, decision, relay, reason: 'declined in the MCP client' };
+    try {
+      await this.opts.client.workflow.getHandle(workflowId).executeUpdate(resolveEscalation, { args: [answer] });
     } catch (err) {
       throw ended(sessionId, err) ?? err;
     }

@@ -18,6 +18,7 @@ const Purpose = {
   SessionId: 'toolplane-mcp-sid',
   Conversation: 'toolplane-mcp-conversation',
   Confirmation: 'toolplane-mcp-confirmation',
+  RequestState: 'toolplane-mcp-request-state',
 } as const;
 
 function mac(key: Buffer, fields: unknown[]): string {
@@ -97,6 +98,38 @@ export function verifyConfirmationMac(
   given: unknown,
 ): boolean {
   return same(given, confirmationMac(key, workflowId, effectKey, decision, value));
+}
+
+/** What a 2026-07-28 `requestState` holds: the confirmation question a call's result asked, in which session. */
+export interface ConfirmationState {
+  sessionId: string;
+  effectKey: string;
+  value: string | number;
+}
+
+/** The opaque `requestState` of an input_required result: the question, MACed so a client cannot change it. */
+export function confirmationState(key: Buffer, s: ConfirmationState): string {
+  const body = Buffer.from(JSON.stringify([s.sessionId, s.effectKey, s.value])).toString('base64url');
+  return `${body}.${mac(key, [Purpose.RequestState, s.sessionId, s.effectKey, s.value])}`;
+}
+
+/** The question a `requestState` this key made holds, or undefined (not ours, changed, or another session's). */
+export function readConfirmationState(key: Buffer, sessionId: string, state: unknown): ConfirmationState | undefined {
+  if (typeof state !== 'string') return undefined;
+  const [body, given] = state.split('.');
+  if (!body || !given) return undefined;
+  let fields: unknown;
+  try {
+    fields = JSON.parse(Buffer.from(body, 'base64url').toString('utf8'));
+  } catch {
+    return undefined;
+  }
+  if (!Array.isArray(fields) || fields.length !== 3) return undefined;
+  const [sid, effectKey, value] = fields as unknown[];
+  if (sid !== sessionId || typeof effectKey !== 'string') return undefined;
+  if (typeof value !== 'string' && typeof value !== 'number') return undefined;
+  if (!same(given, mac(key, [Purpose.RequestState, sessionId, effectKey, value]))) return undefined;
+  return { sessionId, effectKey, value };
 }
 
 function sidMac(key: Buffer, random: string, principal: string): string {

@@ -62,11 +62,15 @@ async function answerOf(s: SessionCalls, slot: MemoSlot): Promise<McpCallOutcome
   await condition(() => slot.entry.outcome !== undefined || waitingOf(s, slot) !== undefined);
   if (slot.entry.outcome) return slot.entry.outcome;
   const p = waitingOf(s, slot)!;
+  const asksPrincipal = p.kind === 'confirmation' && p.field !== undefined;
   return {
     status: 'waiting',
     effectKey: p.effectKey,
     reason: p.reason,
-    approvers: approversOf(s, slot.entry.toolId),
+    approvers: asksPrincipal
+      ? `${s.step.scope.principal}, the session's own principal`
+      : approversOf(s, slot.entry.toolId),
+    ...(asksPrincipal ? { question: p.field } : {}),
     ...(slot.entry.sameAs !== undefined ? { sameCallAs: slot.entry.sameAs } : {}),
   };
 }
