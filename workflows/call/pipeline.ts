@@ -70,9 +70,10 @@ function performContext(
       trustedArgs: verdict?.allow === true && verdict.trustedArgs === true,
     },
     budget: verdict?.remaining?.(),
-    onProgress: ({ sends, recovery }) => {
-      entry.attempts = sends;
-      entry.recovery = recovery;
+    onProgress: (sofar) => {
+      entry.attempts = sofar.sends;
+      entry.recovery = sofar.recovery;
+      countSends(entry, sofar);
     },
     principal: host.principal,
     ticket: host.ticket,
@@ -86,10 +87,17 @@ function performContext(
   return c;
 }
 
+/** Of the sends, those the tool failed and those no worker finished, when there were any. */
+function countSends(entry: JournalEntry, c: Pick<JournalEntry, 'toolFailures' | 'lostSends'>): void {
+  if (c.toolFailures) entry.toolFailures = c.toolFailures;
+  if (c.lostSends) entry.lostSends = c.lostSends;
+}
+
 /** What the send did goes into the journal: its output to the caller, any other ending as a StepError. */
 function recordSent(entry: JournalEntry, sent: Recovered, options: CallOptions): unknown {
   entry.attempts = sent.sends;
   entry.recovery = sent.recovery;
+  countSends(entry, sent);
   if (sent.outcome === 'refused') refuse(entry, sent);
   entry.outcome = sent.outcome;
   if (sent.outcome !== 'ok') throw new StepError(sent.error.code, sent.error.message, sent.error.rule);
