@@ -24,8 +24,12 @@ export interface EffectView {
   reason?: string;
   /** Sends: the perform activities scheduled for this effect (`<key>`, then `<key>.<n>`); the journal's `attempts`. */
   attempts: number;
-  /** Temporal's retries within those sends (a tool whose `recovery` is `retry`): same activity, same key. */
+  /** Temporal's retries within those sends (runs recorded before `Patch.SendsCounted`): same activity, same key. */
   retries: number;
+  /** Of the sends, those the tool answered with a failure (what `retry.maximum_attempts` counts); absent when none. */
+  toolFailures?: number;
+  /** Of the sends, those no worker finished: the worker died, the server lost the task (a timeout); absent when none. */
+  lostSends?: number;
   reconciles: { answer?: string }[];
   /** What people decided about the call, in order: `approve by alice`, `deny by bob`, `retry by oncall`. */
   personDecisions: string[];
@@ -117,10 +121,14 @@ class HistoryViews {
   private failed(e: Event): void {
     const failed = (e.activityTaskFailedEventAttributes ?? e.activityTaskTimedOutEventAttributes)!;
     const s = this.byScheduledId.get(String(failed.scheduledEventId));
-    if (s?.kind === 'perform')
-      s.view.outcome = e.activityTaskTimedOutEventAttributes
-        ? 'timed_out'
-        : `failed: ${e.activityTaskFailedEventAttributes?.failure?.applicationFailureInfo?.type ?? 'error'}`;
+    if (s?.kind !== 'perform') return;
+    const timedOut = e.activityTaskTimedOutEventAttributes;
+    s.view.outcome = timedOut
+      ? 'timed_out'
+      : `failed: ${e.activityTaskFailedEventAttributes?.failure?.applicationFailureInfo?.type ?? 'error'}`;
+    // A send no worker finished times out (start-to-close, heartbeat); the tool's own failure is a failed task.
+    if (timedOut) s.view.lostSends = (s.view.lostSends ?? 0) + 1;
+    else s.view.toolFailures = (s.view.toolFailures ?? 0) + 1;
   }
 
   /** A decision counts once the run took it; one it refused (no call waits, another question) is only tried. */
@@ -150,6 +158,13 @@ function addJournal(h: HistoryViews, journal: JournalEntry[]): void {
         recovery: j.recovery,
         outcome: j.outcome ?? view.outcome,
       });
+      // The run counted what the history cannot tell apart (a refusal to send is no failure of the tool).
+      if (j.toolFailures !== undefined || j.lostSends !== undefined) {
+        view.toolFailures = j.toolFailures;
+        view.lostSends = j.lostSends;
+        if (view.toolFailures === undefined) delete view.toolFailures;
+        if (view.lostSends === undefined) delete view.lostSends;
+      }
     } else {
       // No activity of this run sent it (refused before any existed, or delegated to a child run).
       const { position, toolId, effectKey, decision, rule, reason, attempts, recovery } = j;
@@ -264,6 +279,14 @@ export async function loadEffects(
   return { effects, status: description.status.name, events: chain.flat() };
 }
 
+/** `tool failed 2, workers lost 3`: what the sends of a call that were not its answer came to. */
+function sendsSaid(v: EffectView): string {
+  const said: string[] = [];
+  if (v.toolFailures) said.push(`tool failed ${v.toolFailures}`);
+  if (v.lostSends) said.push(`worker lost ${v.lostSends}`);
+  return said.join(', ');
+}
+
 export function formatEffects(effects: EffectView[]): string[] {
   const rows = effects.map((v) => [
     `#${v.position}`,
@@ -272,6 +295,7 @@ export function formatEffects(effects: EffectView[]): string[] {
     String(v.attempts),
     v.recovery +
       (v.retries ? ` [Temporal retries: ${v.retries}]` : '') +
+      (v.toolFailures || v.lostSends ? ` [${sendsSaid(v)}]` : '') +
       (v.reconciles.length ? ` [reconcile: ${v.reconciles.map((r) => r.answer ?? '?').join(', ')}]` : '') +
       (v.personDecisions.length ? ` [person: ${v.personDecisions.join(', ')}]` : ''),
     v.outcome,
