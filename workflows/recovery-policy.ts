@@ -219,6 +219,25 @@ export function afterRetryFailure(decl: ToolDecl, toolId: string, failure: Failu
   return backoffMs(decl, failed);
 }
 
+/**
+ * The provider says a send no worker finished did not land: it is sent again without counting against
+ * `retry.maximum_attempts` (undefined), until the call's lost sends reach `retry.infrastructure_attempts`.
+ */
+export function afterLostNotLanded(
+  decl: ToolDecl,
+  toolId: string,
+  failure: Failure,
+  n: Progress,
+): Recovered | undefined {
+  const lost = n.lost ?? 0;
+  if (lost < lostSendsAllowed(decl)) {
+    n.recovery = 'reconciled_resent';
+    return undefined;
+  }
+  const why = `not landed, and no worker finished ${lost} sends (retry.infrastructure_attempts)`;
+  return endedAt(n, 'failed', StepErrorCode.Failed, `${toolId}: ${why}: ${failure.message}`);
+}
+
 /** Counts a failed send as the tool's own failure or as a lost one; a send that sent nothing is neither. */
 export function recordSend(failure: Failure, n: Progress): void {
   if (failure.lost) n.lost = (n.lost ?? 0) + 1;

@@ -20,7 +20,7 @@ import {
   classify,
   endedAt,
   finalFailure,
-  lostSendsAllowed,
+  afterLostNotLanded,
   maxAttempts,
   recordSend,
   sendCounts,
@@ -237,17 +237,8 @@ async function unknownOutcome(input: RecoveryInput, failure: Failure, n: Progres
       return { sends: n.sends, recovery: 'reconciled_landed', outcome: 'ok', output: answer.output };
     if (answer.status === 'not_landed') {
       // Not landed after a send no worker finished: the worker's death is not the tool's failure.
-      if (failure.lost && patched(Patch.SendsCounted)) {
-        if ((n.lost ?? 0) >= lostSendsAllowed(decl))
-          return endedAt(
-            n,
-            'failed',
-            StepErrorCode.Failed,
-            `${request.toolId}: not landed, and no worker finished ${n.lost ?? 0} sends (retry.infrastructure_attempts): ${failure.message}`,
-          );
-        n.recovery = 'reconciled_resent';
-        return RESEND;
-      }
+      if (failure.lost && patched(Patch.SendsCounted))
+        return afterLostNotLanded(decl, request.toolId, failure, n) ?? RESEND;
       if (++n.resends >= maxAttempts(decl))
         return endedAt(
           n,
