@@ -248,7 +248,7 @@ describe('client.ts show and replay on a live run', () => {
       /^#0\s+tool:\/\/flaky\/wire\s+-\s+0\s+none\s+refused\s+refused · unreachable · .*ungranted/,
     );
     expect(lines[3]).toMatch(
-      /^#1\s+tool:\/\/flaky\/charge\s+ek-[A-Za-z0-9_-]{11}…\s+1\s+reconciled_landed \[reconcile: landed\]\s+ok\s+allowed$/,
+      /^#1\s+tool:\/\/flaky\/charge\s+ek-[A-Za-z0-9_-]{11}…\s+1\s+reconciled_landed \[tool failed 1\] \[reconcile: landed\]\s+ok\s+allowed$/,
     );
     expect(lines[4]).toMatch(/replayed \d+ events with the current code, no divergence/);
   });
