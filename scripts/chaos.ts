@@ -2,7 +2,7 @@
  * The chaos campaign: runs of several money-moving calls, each worker SIGKILLed at random
  * points (a named fault point or a random moment), then counts what landed.
  *
- *   npm run chaos -- --runs 20 [--calls 3] [--seed 7] [--recovery retry] [--kills-per-run 6]
+ *   npm run chaos -- --runs 20 [--calls 3] [--seed 7] [--recovery retry] [--kills-per-run 6] [--maximum-attempts 1]
  *
  * With --cluster, against a multi-service cluster on PostgreSQL (scripts/cluster/): its history,
  * matching and frontend services and PostgreSQL are SIGKILLed and restarted at random while lanes of
@@ -60,6 +60,8 @@ export async function runCampaign(opts: {
   recovery?: 'reconcile' | 'retry';
   /** Each run kills between 1 and this many workers (3 unless given). */
   killsPerRun?: number;
+  /** The refund's declared `retry.maximum_attempts`, in place of the example manifest's. */
+  maximumAttempts?: number;
 }): Promise<CampaignCounts> {
   const log = opts.log ?? (() => {});
   const random = rng(opts.seed ?? Date.now());
@@ -71,6 +73,9 @@ export async function runCampaign(opts: {
       ...t,
       timeouts: { ...t.timeouts, start_to_close: '2s' },
       ...(opts.recovery && t.id === 'tool://payments/refund' ? { recovery: opts.recovery } : {}),
+      ...(opts.maximumAttempts !== undefined && t.id === 'tool://payments/refund'
+        ? { retry: { ...t.retry, maximum_attempts: opts.maximumAttempts } }
+        : {}),
     })),
   };
   const client = new Client({ connection: await Connection.connect({ address: opts.address }) });
@@ -246,6 +251,7 @@ interface ChaosOptions {
   lanes: string;
   recovery?: 'reconcile' | 'retry';
   killsPerRun: string;
+  maximumAttempts?: string;
 }
 
 async function main(): Promise<void> {
@@ -259,6 +265,7 @@ async function main(): Promise<void> {
     .option('--lanes <n>', 'with --cluster: runs in flight at once', '3')
     .option('--recovery <recovery>', "without --cluster: the refund's declared recovery, reconcile or retry")
     .option('--kills-per-run <n>', 'without --cluster: each run kills between 1 and this many workers', '3')
+    .option('--maximum-attempts <n>', "without --cluster: the refund's declared retry.maximum_attempts")
     .parse(process.argv)
     .opts<ChaosOptions>();
   if (o.recovery !== undefined && o.recovery !== 'reconcile' && o.recovery !== 'retry')
@@ -291,6 +298,7 @@ async function main(): Promise<void> {
       log: console.log,
       ...(o.recovery ? { recovery: o.recovery } : {}),
       killsPerRun: Number(o.killsPerRun),
+      ...(o.maximumAttempts !== undefined ? { maximumAttempts: Number(o.maximumAttempts) } : {}),
     });
     console.log(formatCounts(counts));
     // A `retry` tool is sent again under the same key by design (the key absorbs it); a `reconcile` one never.
