@@ -4,6 +4,7 @@ import { ALLOW_ALL, type Policy } from '../catalog/policy';
 import type { Ctx, LedgerRef } from './tool';
 import type { ToolEvent } from '../common/wire';
 import { Cancelled } from './tool-errors';
+import { sendIndexOfActivityId } from '../common/effect-key';
 
 export interface CtxFields {
   idempotencyKey: string;
@@ -49,7 +50,7 @@ export function ctxFromActivity(fields: CtxFields): Ctx {
     effectKey: fields.effectKey,
     toolId: fields.toolId,
     principal: fields.principal,
-    attempt: info.attempt,
+    attempt: sendIndexOfActivityId(info.activityId) + info.attempt,
     deadline,
     budget: fields.budget ?? {},
     policy: fields.policy ?? ALLOW_ALL,

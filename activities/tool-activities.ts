@@ -4,7 +4,7 @@ import { FailureType, RunFailureType } from '../catalog/failure-types';
 import { MCP_SESSION_WORKFLOW } from '../common/gateway-protocol';
 import type { Manifest, Safety } from '../catalog/manifest';
 import { shortDigest, toolDigest } from '../catalog/digest';
-import { effectKeyOfActivityId } from '../common/effect-key';
+import { effectKeyOfActivityId, sendIndexOfActivityId } from '../common/effect-key';
 import { workerIdempotencyKey } from './idempotency-key';
 import type { StoredOutput } from '../common/stored-output';
 import { DEFAULT_LARGE_OUTPUT_BYTES, FileBlobStore, offload, type BlobStore } from './blob-store';
@@ -215,7 +215,8 @@ function spanOf(w: ToolWorker, req: PerformRequest | ReconcileRequest, effectKey
     toolId: req.toolId,
     toolType: toolType(w, req.toolId),
     effectKey,
-    attempt: info.attempt,
+    // The call's try, as the tool's ctx.attempt: its sends before this one and this send's attempt.
+    attempt: sendIndexOfActivityId(info.activityId) + info.attempt,
     description: w.deps.manifest.tools.find((t) => t.id === req.toolId)?.description,
     conversationId: info.workflowExecution?.workflowId,
   };

@@ -31,6 +31,10 @@ export interface Ctx {
   readonly effectKey: string;
   readonly toolId: string;
   readonly principal: string;
+  /**
+   * Which try of this call this is, from 1: the sends of the call before this one (each Temporal
+   * attempt is a send of its own) plus this send's Temporal attempt.
+   */
   readonly attempt: number;
   /** Epoch milliseconds (this worker's clock) when this attempt's start-to-close runs out, counted from when it started here. */
   readonly deadline: number | undefined;

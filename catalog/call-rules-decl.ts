@@ -13,9 +13,21 @@ export const RetryDecl = z
       .int()
       .nonnegative()
       .default(5)
-      .describe('Attempts in all, the first included; 0 means unlimited, as in Temporal.'),
+      .describe(
+        "The tool's own answers in all, the first included; 0 means unlimited, as in Temporal. A send no worker finished (the worker died, the server lost the task) is not one of them.",
+      ),
+    infrastructure_attempts: z
+      .number()
+      .int()
+      .nonnegative()
+      .optional()
+      .describe(
+        'How many sends of one call no worker may finish (the worker died or vanished, the server lost the task: a start-to-close or heartbeat timeout) before the call ends; each is sent again at once under the same idempotency key, without counting against `maximum_attempts`. Absent: 10; 0 means unlimited. For `retry` tools, and `reconcile` tools whose lost send did not land.',
+      ),
   })
-  .describe("How often and how far apart a failed call is tried again (Temporal's retry policy).");
+  .describe(
+    'How often and how far apart a failed call is tried again, under the same idempotency key; a send no worker finished is counted apart.',
+  );
 export type RetryDecl = z.infer<typeof RetryDecl>;
 
 /**

@@ -36,7 +36,7 @@ export const ToolDecl = z
         "What to do when a call's outcome is unknown: `retry` (read-only, or honours the idempotency key), `reconcile` with the provider by idempotency key, `escalate` to a person, or `fail`.",
       ),
     retry: RetryDecl.default(RetryDecl.parse({})).describe(
-      "How often and how far apart a failed call is tried again (Temporal's retry policy).",
+      'How often and how far apart a failed call is tried again, under the same idempotency key; a send no worker finished is counted apart.',
     ),
     retries_landed: z
       .boolean()

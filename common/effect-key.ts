@@ -99,6 +99,14 @@ export function reconcileActivityId(key: string, round: number): string {
   return `${key}.reconcile.${round}`;
 }
 
+/** Which send of its call a perform activity is: 0 for `ek-…`, n for `ek-….n`. */
+export function sendIndexOfActivityId(activityId: string): number {
+  const dot = activityId.indexOf('.');
+  if (dot < 0) return 0;
+  const n = Number(activityId.slice(dot + 1));
+  return Number.isInteger(n) && n > 0 ? n : 0;
+}
+
 /** `ek-…`, `ek-….1` (a resend) and `ek-….reconcile.0` all name the effect `ek-…`. */
 export function effectKeyOfActivityId(activityId: string): string {
   return activityId.split('.')[0]!;

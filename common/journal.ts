@@ -40,11 +40,23 @@ export interface JournalEntry {
   /**
    * Sends: the perform activities this run scheduled for the call, each of which may have reached the
    * tool (the first under the effect key; a resend, after a rejection, a reconcile's `not_landed` or a
-   * person's `retry`, under `<key>.<n>`). Temporal's own retries of a send (`recovery: retry`) are that
-   * one send. 0 for a call refused before any activity existed, and for a delegated call (a tool that
-   * runs independently), whose child run's journal counts its sends.
+   * person's `retry`, or a `retry` tool's next try, under `<key>.<n>`); each send is one Temporal
+   * attempt (in runs recorded before `Patch.SendsCounted`, Temporal's own retries of a `retry` tool's
+   * send were that one send). 0 for a call refused before any activity existed, and for a delegated
+   * call (a tool that runs independently), whose child run's journal counts its sends.
    */
   attempts: number;
+  /**
+   * Of `attempts`, the sends the tool answered with a failure (what `retry.maximum_attempts` counts);
+   * absent when none.
+   */
+  toolFailures?: number;
+  /**
+   * Of `attempts`, the sends no worker finished: the worker died or vanished, or the server lost the
+   * task (a start-to-close or heartbeat timeout; what `retry.infrastructure_attempts` counts); absent
+   * when none.
+   */
+  lostSends?: number;
   /** The path the recovery state machine took: so far while the call runs, then the final one. */
   recovery: RecoveryPath;
   outcome?: Outcome;

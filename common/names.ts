@@ -59,4 +59,12 @@ export const Patch = {
    * reached such a refusal earlier replay refusing it.
    */
   PrincipalConfirms: 'toolplane-principal-confirms',
+  /**
+   * After 0.1.0: a `retry` tool's send is one Temporal attempt, and the workflow sends again itself
+   * under the same idempotency key: a send no worker finished (start-to-close or heartbeat timeout)
+   * counts against `retry.infrastructure_attempts`, not `retry.maximum_attempts`; the tool's own
+   * failures are sent again after a backoff timer. A `reconcile` tool whose lost send did not land is
+   * sent again without counting it. Runs that reached such a failure earlier replay as they ran.
+   */
+  SendsCounted: 'toolplane-sends-counted',
 } as const;

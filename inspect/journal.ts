@@ -13,6 +13,8 @@ import type { JournalEntry } from '../common/journal';
 import { journalQuery } from '../workflows/journal-query';
 import { QUERY_TIMEOUT_MS, withinMs } from './follow';
 
+export { formatEffects } from './effects-table';
+
 type Event = temporal.api.history.v1.IHistoryEvent;
 
 export interface EffectView {
@@ -24,8 +26,12 @@ export interface EffectView {
   reason?: string;
   /** Sends: the perform activities scheduled for this effect (`<key>`, then `<key>.<n>`); the journal's `attempts`. */
   attempts: number;
-  /** Temporal's retries within those sends (a tool whose `recovery` is `retry`): same activity, same key. */
+  /** Temporal's retries within those sends (runs recorded before `Patch.SendsCounted`): same activity, same key. */
   retries: number;
+  /** Of the sends, those the tool answered with a failure (what `retry.maximum_attempts` counts); absent when none. */
+  toolFailures?: number;
+  /** Of the sends, those no worker finished: the worker died, the server lost the task (a timeout); absent when none. */
+  lostSends?: number;
   reconciles: { answer?: string }[];
   /** What people decided about the call, in order: `approve by alice`, `deny by bob`, `retry by oncall`. */
   personDecisions: string[];
@@ -117,10 +123,14 @@ class HistoryViews {
   private failed(e: Event): void {
     const failed = (e.activityTaskFailedEventAttributes ?? e.activityTaskTimedOutEventAttributes)!;
     const s = this.byScheduledId.get(String(failed.scheduledEventId));
-    if (s?.kind === 'perform')
-      s.view.outcome = e.activityTaskTimedOutEventAttributes
-        ? 'timed_out'
-        : `failed: ${e.activityTaskFailedEventAttributes?.failure?.applicationFailureInfo?.type ?? 'error'}`;
+    if (s?.kind !== 'perform') return;
+    const timedOut = e.activityTaskTimedOutEventAttributes;
+    s.view.outcome = timedOut
+      ? 'timed_out'
+      : `failed: ${e.activityTaskFailedEventAttributes?.failure?.applicationFailureInfo?.type ?? 'error'}`;
+    // A send no worker finished times out (start-to-close, heartbeat); the tool's own failure is a failed task.
+    if (timedOut) s.view.lostSends = (s.view.lostSends ?? 0) + 1;
+    else s.view.toolFailures = (s.view.toolFailures ?? 0) + 1;
   }
 
   /** A decision counts once the run took it; one it refused (no call waits, another question) is only tried. */
@@ -150,6 +160,13 @@ function addJournal(h: HistoryViews, journal: JournalEntry[]): void {
         recovery: j.recovery,
         outcome: j.outcome ?? view.outcome,
       });
+      // The run counted what the history cannot tell apart (a refusal to send is no failure of the tool).
+      if (j.toolFailures !== undefined || j.lostSends !== undefined) {
+        view.toolFailures = j.toolFailures;
+        view.lostSends = j.lostSends;
+        if (view.toolFailures === undefined) delete view.toolFailures;
+        if (view.lostSends === undefined) delete view.lostSends;
+      }
     } else {
       // No activity of this run sent it (refused before any existed, or delegated to a child run).
       const { position, toolId, effectKey, decision, rule, reason, attempts, recovery } = j;
@@ -262,25 +279,6 @@ export async function loadEffects(
   }
   effects.sort((a, b) => a.position - b.position);
   return { effects, status: description.status.name, events: chain.flat() };
-}
-
-export function formatEffects(effects: EffectView[]): string[] {
-  const rows = effects.map((v) => [
-    `#${v.position}`,
-    v.toolId,
-    v.effectKey ? `${v.effectKey.slice(0, 14)}…` : '-',
-    String(v.attempts),
-    v.recovery +
-      (v.retries ? ` [Temporal retries: ${v.retries}]` : '') +
-      (v.reconciles.length ? ` [reconcile: ${v.reconciles.map((r) => r.answer ?? '?').join(', ')}]` : '') +
-      (v.personDecisions.length ? ` [person: ${v.personDecisions.join(', ')}]` : ''),
-    v.outcome,
-    [v.decision, v.rule, v.reason].filter(Boolean).join(' · '),
-  ]);
-  const header = ['pos', 'tool', 'effect key', 'attempts', 'recovery', 'outcome', 'decision'];
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (r: string[]) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  ');
-  return [line(header), ...rows.map(line)];
 }
 
 /** Each effect of a run, read from its history (works for finished and running runs). */

@@ -2,7 +2,7 @@
  * The chaos campaign: runs of several money-moving calls, each worker SIGKILLed at random
  * points (a named fault point or a random moment), then counts what landed.
  *
- *   npm run chaos -- --runs 20 [--calls 3] [--seed 7]
+ *   npm run chaos -- --runs 20 [--calls 3] [--seed 7] [--recovery retry] [--kills-per-run 6] [--maximum-attempts 1]
  *
  * With --cluster, against a multi-service cluster on PostgreSQL (scripts/cluster/): its history,
  * matching and frontend services and PostgreSQL are SIGKILLed and restarted at random while lanes of
@@ -39,6 +39,11 @@ export interface CampaignCounts {
   /** Calls sent again under a key the provider already held (absorbed by the key). */
   resentUnderSameKey: number;
   recoveries: Record<string, number>;
+  /** Calls whose journal entry did not end `ok`. */
+  failedCalls: number;
+  /** Sends the tool answered with a failure, and sends no worker finished, summed over the journals. */
+  toolFailures: number;
+  lostSends: number;
 }
 
 const POINTS = ['before_call', 'after_commit', 'during_reconcile'] as const;
@@ -51,6 +56,12 @@ export async function runCampaign(opts: {
   seed?: number;
   workDir?: string;
   log?: (line: string) => void;
+  /** The refund tool's declared recovery (the example manifest's `reconcile` unless given). */
+  recovery?: 'reconcile' | 'retry';
+  /** Each run kills between 1 and this many workers (3 unless given). */
+  killsPerRun?: number;
+  /** The refund's declared `retry.maximum_attempts`, in place of the example manifest's. */
+  maximumAttempts?: number;
 }): Promise<CampaignCounts> {
   const log = opts.log ?? (() => {});
   const random = rng(opts.seed ?? Date.now());
@@ -58,7 +69,14 @@ export async function runCampaign(opts: {
   const base = loadManifest(path.resolve(__dirname, '..', 'examples', 'support-desk', 'manifest.yaml')).manifest;
   const manifest: Manifest = {
     ...base,
-    tools: base.tools.map((t) => ({ ...t, timeouts: { ...t.timeouts, start_to_close: '2s' } })),
+    tools: base.tools.map((t) => ({
+      ...t,
+      timeouts: { ...t.timeouts, start_to_close: '2s' },
+      ...(opts.recovery && t.id === 'tool://payments/refund' ? { recovery: opts.recovery } : {}),
+      ...(opts.maximumAttempts !== undefined && t.id === 'tool://payments/refund'
+        ? { retry: { ...t.retry, maximum_attempts: opts.maximumAttempts } }
+        : {}),
+    })),
   };
   const client = new Client({ connection: await Connection.connect({ address: opts.address }) });
   const counts: CampaignCounts = {
@@ -70,6 +88,9 @@ export async function runCampaign(opts: {
     lost: 0,
     resentUnderSameKey: 0,
     recoveries: {},
+    failedCalls: 0,
+    toolFailures: 0,
+    lostSends: 0,
   };
   const workDir = opts.workDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'toolplane-chaos-'));
 
@@ -96,7 +117,7 @@ export async function runCampaign(opts: {
       });
       let done = false;
       const result = handle.result().finally(() => (done = true));
-      const kills = 1 + Math.floor(random() * 3);
+      const kills = 1 + Math.floor(random() * (opts.killsPerRun ?? 3));
       for (let k = 0; k < kills && !done; k++) {
         const byPoint = random() < 0.5;
         const killAt = byPoint ? POINTS[Math.floor(random() * POINTS.length)] : undefined;
@@ -156,7 +177,12 @@ export async function runCampaign(opts: {
         if (n > 1) counts.duplicates += n - 1;
       }
       counts.resentUnderSameKey += store.repeats();
-      for (const e of outcome.journal) counts.recoveries[e.recovery] = (counts.recoveries[e.recovery] ?? 0) + 1;
+      for (const e of outcome.journal) {
+        counts.recoveries[e.recovery] = (counts.recoveries[e.recovery] ?? 0) + 1;
+        if (e.outcome !== 'ok') counts.failedCalls++;
+        counts.toolFailures += e.toolFailures ?? 0;
+        counts.lostSends += e.lostSends ?? 0;
+      }
       log(
         `run ${run + 1}/${opts.runs}: ${outcome.status}, ${landed.length}/${memos.length} landed, kills so far ${counts.kills}`,
       );
@@ -179,6 +205,7 @@ export function formatCounts(c: CampaignCounts): string {
     `runs ${c.runs}, worker kills ${c.kills}`,
     `effects intended ${c.intended}, landed ${c.landed}, duplicates ${c.duplicates}, lost ${c.lost}`,
     `resent under the same key ${c.resentUnderSameKey}; recovery paths: ${recov}`,
+    `calls not ok ${c.failedCalls}; sends the tool failed ${c.toolFailures}, sends no worker finished ${c.lostSends}`,
   ].join('\n');
 }
 
@@ -222,6 +249,9 @@ interface ChaosOptions {
   serverFaults: string;
   workerKills: string;
   lanes: string;
+  recovery?: 'reconcile' | 'retry';
+  killsPerRun: string;
+  maximumAttempts?: string;
 }
 
 async function main(): Promise<void> {
@@ -233,8 +263,13 @@ async function main(): Promise<void> {
     .option('--server-faults <n>', 'with --cluster: SIGKILLs of history, matching, frontend and PostgreSQL', '50')
     .option('--worker-kills <n>', 'with --cluster: worker SIGKILLs (at least)', '200')
     .option('--lanes <n>', 'with --cluster: runs in flight at once', '3')
+    .option('--recovery <recovery>', "without --cluster: the refund's declared recovery, reconcile or retry")
+    .option('--kills-per-run <n>', 'without --cluster: each run kills between 1 and this many workers', '3')
+    .option('--maximum-attempts <n>', "without --cluster: the refund's declared retry.maximum_attempts")
     .parse(process.argv)
     .opts<ChaosOptions>();
+  if (o.recovery !== undefined && o.recovery !== 'reconcile' && o.recovery !== 'retry')
+    throw new Error(`--recovery: reconcile or retry, not ${String(o.recovery)}`);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'toolplane-chaos-'));
   if (o.cluster) {
     fs.chmodSync(dir, 0o755); // PostgreSQL runs as its own user when we are root
@@ -261,9 +296,14 @@ async function main(): Promise<void> {
       seed: Number(o.seed),
       workDir: dir,
       log: console.log,
+      ...(o.recovery ? { recovery: o.recovery } : {}),
+      killsPerRun: Number(o.killsPerRun),
+      ...(o.maximumAttempts !== undefined ? { maximumAttempts: Number(o.maximumAttempts) } : {}),
     });
     console.log(formatCounts(counts));
-    process.exitCode = counts.duplicates === 0 && counts.lost === 0 && counts.resentUnderSameKey === 0 ? 0 : 1;
+    // A `retry` tool is sent again under the same key by design (the key absorbs it); a `reconcile` one never.
+    const resentOk = o.recovery === 'retry' || counts.resentUnderSameKey === 0;
+    process.exitCode = counts.duplicates === 0 && counts.lost === 0 && counts.failedCalls === 0 && resentOk ? 0 : 1;
   } finally {
     await server.stop();
     fs.rmSync(dir, { recursive: true, force: true });

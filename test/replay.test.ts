@@ -251,6 +251,13 @@ describe('replaying committed histories', () => {
     ]);
     // One send, which Temporal retried once under the same activity: the journal's count, and the history's.
     expect(views['retried.json']![0]).toMatchObject({ attempts: 1, retries: 1, outcome: 'ok' });
+    // Patch.SendsCounted: each try is a send of its own; the tool's failures are counted, up to its attempts.
+    expect(views['retried-sends-counted.json']!.map((v) => [v.attempts, v.retries, v.toolFailures, v.outcome])).toEqual(
+      [
+        [2, 0, 1, 'ok'],
+        [3, 0, 3, 'failed'],
+      ],
+    );
     for (const f of files) {
       const events = load(f).events!;
       const journal = journalFromCompletion(events) ?? [];

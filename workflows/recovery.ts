@@ -2,7 +2,7 @@
 // call's outcome is unknown is decided here, by the tool's declared `recovery`, and never by a blind
 // resend. Like the pipeline's other steps it returns what happened (the sends it made, the path it
 // took, how the call ended); workflows/call/pipeline.ts alone writes that into the journal entry.
-import { isCancellation, proxyActivities, sleep, type ActivityOptions } from '@temporalio/workflow';
+import { isCancellation, patched, proxyActivities, sleep, type ActivityOptions } from '@temporalio/workflow';
 import { FailureType } from '../catalog/failure-types';
 import { durationMs } from '../catalog/duration';
 import type { ToolDecl } from '../catalog/manifest';
@@ -10,18 +10,24 @@ import type { PerformRequest, PerformResult, ReconcileRequest, Reconciliation, T
 import { performActivityId, reconcileActivityId } from '../common/effect-key';
 import { storedHandle } from '../common/stored-output';
 import type { RecoveryPath } from '../common/journal';
+import { Patch } from '../common/names';
 import type { EscalationDecision, PendingEscalation } from './escalation';
 import { StepErrorCode } from './step-error';
 import {
   activityRetry,
   afterRejection,
+  afterRetryFailure,
   classify,
   endedAt,
   finalFailure,
+  afterLostNotLanded,
   maxAttempts,
+  recordSend,
+  sendCounts,
   type Failure,
   type Progress,
   type Recovered,
+  type SendCounts,
 } from './recovery-policy';
 
 export { classify, activityRetry, type Recovered } from './recovery-policy';
@@ -45,7 +51,7 @@ export interface RecoveryInput {
    * Told, while the call runs, the sends made so far and the path taken so far: before each send, and
    * before it waits for a person, so a run's journal shows a call under way as it stands.
    */
-  onProgress?: (sofar: { sends: number; recovery: RecoveryPath }) => void;
+  onProgress?: (sofar: { sends: number; recovery: RecoveryPath } & SendCounts) => void;
 }
 
 function requestFor(input: RecoveryInput, n: Progress): PerformRequest {
@@ -62,10 +68,7 @@ const sendOptions = new WeakMap<ToolDecl, SendOptions>();
 function sendOptionsOf(decl: ToolDecl): SendOptions {
   let o = sendOptions.get(decl);
   if (o) return o;
-  const retry = activityRetry(decl);
-  for (const k of ['initialInterval', 'maximumInterval'] as const)
-    if (retry[k] !== undefined) retry[k] = durationMs(retry[k]);
-  o = { startToCloseTimeout: durationMs(decl.timeouts.start_to_close), retry };
+  o = { startToCloseTimeout: durationMs(decl.timeouts.start_to_close), retry: activityRetry(decl) };
   if (decl.timeouts.heartbeat !== undefined) o.heartbeatTimeout = durationMs(decl.timeouts.heartbeat);
   sendOptions.set(decl, o);
   return o;
@@ -119,7 +122,8 @@ const RESEND = Symbol('resend');
 type Next = Recovered | typeof RESEND;
 
 /** The call as it stands, for the journal of a run that is queried while the call runs. */
-const tell = (input: RecoveryInput, n: Progress) => input.onProgress?.({ sends: n.sends, recovery: n.recovery });
+const tell = (input: RecoveryInput, n: Progress) =>
+  input.onProgress?.({ sends: n.sends, recovery: n.recovery, ...sendCounts(n) });
 
 /**
  * One send: schedules the perform activity and hands back its promise as it is, nothing wrapped
@@ -171,15 +175,23 @@ export function performWithRecovery<T>(input: RecoveryInput, after: AfterSend<T>
 
 function sendThen<T>(input: RecoveryInput, n: Progress, after: AfterSend<T>): Promise<T> {
   return send(input, n).then(
-    (result) => after.ended(returned(n, result)),
+    (result) => after.ended(counted(returned(n, result), n)),
     (err: unknown) => {
       if (isCancellation(err)) return after.threw(err);
-      return afterFailure(input, classify(err), n).then(
-        (next) => (next === RESEND ? resend(input, n, after) : after.ended(next)),
+      const failure = classify(err);
+      recordSend(failure, n);
+      return afterFailure(input, failure, n).then(
+        (next) => (next === RESEND ? resend(input, n, after) : after.ended(counted(next, n))),
         (e: unknown) => after.threw(e),
       );
     },
   );
+}
+
+/** The call's ending, with how many of its sends the tool failed and how many no worker finished. */
+function counted(r: Recovered, n: Progress): Recovered {
+  if (n.failed || n.lost) Object.assign(r, sendCounts(n));
+  return r;
 }
 
 /** Sends again; what fails before the send is scheduled is the caller's to handle, as on the first send. */
@@ -194,6 +206,15 @@ function resend<T>(input: RecoveryInput, n: Progress, after: AfterSend<T>): T | 
 /** A send failed: the call ends as it is, waits and sends again (`RESEND`), or recovers as the tool declares. */
 async function afterFailure(input: RecoveryInput, failure: Failure, n: Progress): Promise<Next> {
   const { decl, request } = input;
+  // A `retry` tool's sends are one Temporal attempt each; the workflow repeats them, counting the
+  // tool's own failures apart from the sends no worker finished. Before the patch, Temporal retried.
+  if (decl.recovery === 'retry' && patched(Patch.SendsCounted)) {
+    const wait = afterRetryFailure(decl, request.toolId, failure, n);
+    if (typeof wait !== 'number') return wait;
+    tell(input, n);
+    if (wait > 0) await sleep(wait);
+    return RESEND;
+  }
   const ended = finalFailure(decl, request.toolId, failure, n);
   if (ended) return ended;
   if (failure.kind === 'rejected') {
@@ -215,6 +236,9 @@ async function unknownOutcome(input: RecoveryInput, failure: Failure, n: Progres
     if (answer.status === 'landed')
       return { sends: n.sends, recovery: 'reconciled_landed', outcome: 'ok', output: answer.output };
     if (answer.status === 'not_landed') {
+      // Not landed after a send no worker finished: the worker's death is not the tool's failure.
+      if (failure.lost && patched(Patch.SendsCounted))
+        return afterLostNotLanded(decl, request.toolId, failure, n) ?? RESEND;
       if (++n.resends >= maxAttempts(decl))
         return endedAt(
           n,

@@ -10,7 +10,16 @@ import type { ToolCall } from '../../catalog/tool-call';
 import { gatedArgs } from '../../workflows/call/gate';
 import { takeLease } from '../../workflows/call/lease';
 import { prepareCall } from '../../workflows/call/prepare';
-import { afterRejection, classify, finalFailure, type Progress } from '../../workflows/recovery-policy';
+import {
+  afterRejection,
+  afterRetryFailure,
+  classify,
+  DEFAULT_INFRASTRUCTURE_ATTEMPTS,
+  finalFailure,
+  recordSend,
+  type Failure,
+  type Progress,
+} from '../../workflows/recovery-policy';
 import { loadManifest } from '../../runtime/manifest-file';
 import { exampleManifest } from '../support/env';
 
@@ -81,19 +90,34 @@ describe('recovery: what a failed send decides, as the tool declares it', () => 
       ApplicationFailure.nonRetryable('boom', type),
     );
 
-  it("reads a send's failure by its type: rejected, landed, in doubt, a timeout", () => {
-    expect(classify(app('ToolRejected'))).toEqual({ kind: 'rejected', message: 'boom' });
-    expect(classify(app('ToolFailedLanded'))).toEqual({ kind: 'failed_landed', message: 'boom' });
-    expect(classify(app('ToolInDoubt'))).toEqual({ kind: 'in_doubt', message: 'boom' });
-    const timedOut = new ActivityFailure(
+  const timeout = (type: 'HEARTBEAT' | 'START_TO_CLOSE' | 'SCHEDULE_TO_START') =>
+    new ActivityFailure(
       'x',
       'performTool',
       'ek-1',
       RetryState.TIMEOUT,
       undefined,
-      new TimeoutFailure(undefined, undefined, 'HEARTBEAT'),
+      new TimeoutFailure(undefined, undefined, type),
     );
-    expect(classify(timedOut)).toMatchObject({ kind: 'in_doubt', message: expect.stringContaining('heartbeat') });
+
+  it("reads a send's failure by its type: rejected, landed, in doubt, a timeout", () => {
+    expect(classify(app('ToolRejected'))).toEqual({ kind: 'rejected', message: 'boom', final: true });
+    expect(classify(app('ToolFailedLanded'))).toEqual({ kind: 'failed_landed', message: 'boom', final: true });
+    expect(classify(app('ToolInDoubt'))).toEqual({ kind: 'in_doubt', message: 'boom', final: true });
+    const retryable = new ActivityFailure(
+      'activity failed',
+      'performTool',
+      'ek-1',
+      RetryState.MAXIMUM_ATTEMPTS_REACHED,
+      undefined,
+      ApplicationFailure.retryable('busy', 'ToolRejected'),
+    );
+    expect(classify(retryable)).toEqual({ kind: 'rejected', message: 'busy' });
+    // No worker finished the send: the worker died or vanished, or the server lost the task.
+    expect(classify(timeout('START_TO_CLOSE'))).toMatchObject({ kind: 'in_doubt', lost: true });
+    expect(classify(timeout('HEARTBEAT'))).toMatchObject({ kind: 'in_doubt', lost: true });
+    expect(classify(timeout('SCHEDULE_TO_START'))).not.toHaveProperty('lost');
+    expect(classify(timeout('HEARTBEAT'))).toMatchObject({ message: expect.stringContaining('heartbeat') });
     expect(classify(app('SomethingElse')).kind).toBe('in_doubt');
   });
 
@@ -120,7 +144,7 @@ describe('recovery: what a failed send decides, as the tool declares it', () => 
     expect(finalFailure(charge, charge.id, { kind: 'in_doubt', message: 'm' }, sent(1))).toBeUndefined();
   });
 
-  it('a retry tool is final once Temporal gave up: one send, retried by Temporal; in doubt only for a mutating tool', () => {
+  it('histories before Patch.SendsCounted: a retry tool is final once Temporal gave up: one send, retried by Temporal; in doubt only for a mutating tool', () => {
     expect(finalFailure(read, read.id, { kind: 'in_doubt', message: 'hung' }, sent(1))).toEqual({
       sends: 1,
       recovery: 'retried',
@@ -135,6 +159,86 @@ describe('recovery: what a failed send decides, as the tool declares it', () => 
     const mutating = { ...read, safety: 'mutating' as const };
     expect(finalFailure(mutating, read.id, { kind: 'in_doubt', message: 'hung' }, sent(1))).toMatchObject({
       error: { code: 'InDoubt' },
+    });
+  });
+
+  describe('a retry tool, its sends counted by the workflow', () => {
+    // tool://flaky/read: read_only, retry, maximum_attempts 3, initial_interval 100ms, maximum_interval 200ms.
+    const failedSend = (n: Progress, failure: Failure) => {
+      n.sends++;
+      recordSend(failure, n);
+      return afterRetryFailure(read, read.id, failure, n);
+    };
+    const busy: Failure = { kind: 'rejected', message: 'busy' };
+    const lost: Failure = { kind: 'in_doubt', message: 'no answer', lost: true };
+
+    it("the tool's own failures stop at maximum_attempts, with the declared backoff between them", () => {
+      const n = sent(0);
+      expect(failedSend(n, busy)).toBe(100);
+      expect(failedSend(n, { kind: 'in_doubt', message: 'hung up' })).toBe(200);
+      expect(failedSend(n, busy)).toEqual({
+        sends: 3,
+        recovery: 'retried',
+        outcome: 'failed',
+        error: { code: 'Failed', message: 'tool://flaky/read: retries exhausted: busy' },
+      });
+      expect(n).toMatchObject({ failed: 3 });
+      expect(n).not.toHaveProperty('lost');
+    });
+
+    it('a send no worker finished is sent again at once and not counted as an attempt', () => {
+      const n = sent(0);
+      // More lost sends than the tool's three attempts: none of them is one.
+      for (let i = 0; i < 5; i++) expect(failedSend(n, lost)).toBe(0);
+      expect(failedSend(n, busy)).toBe(100);
+      expect(failedSend(n, lost)).toBe(0);
+      expect(failedSend(n, busy)).toBe(200);
+      expect(n).toMatchObject({ sends: 8, failed: 2, lost: 6, recovery: 'retried' });
+      // The tool's third failure is its last attempt, however many workers were lost.
+      expect(failedSend(n, busy)).toMatchObject({ outcome: 'failed', error: { code: 'Failed' } });
+    });
+
+    it('lost sends end the call at retry.infrastructure_attempts (default 10, 0 unlimited), in doubt', () => {
+      const n = sent(0);
+      for (let i = 1; i < DEFAULT_INFRASTRUCTURE_ATTEMPTS; i++) expect(failedSend(n, lost)).toBe(0);
+      expect(failedSend(n, lost)).toMatchObject({
+        sends: DEFAULT_INFRASTRUCTURE_ATTEMPTS,
+        outcome: 'in_doubt',
+        error: { code: 'Failed', message: expect.stringContaining('no worker finished 10 sends') },
+      });
+      const mutating = { ...read, safety: 'mutating' as const, retry: { ...read.retry, infrastructure_attempts: 2 } };
+      const m = sent(0);
+      m.sends++;
+      recordSend(lost, m);
+      expect(afterRetryFailure(mutating, read.id, lost, m)).toBe(0);
+      m.sends++;
+      recordSend(lost, m);
+      expect(afterRetryFailure(mutating, read.id, lost, m)).toMatchObject({ error: { code: 'InDoubt' } });
+      const unlimited = { ...read, retry: { ...read.retry, infrastructure_attempts: 0 } };
+      const u = sent(0);
+      for (let i = 0; i < 100; i++) {
+        u.sends++;
+        recordSend(lost, u);
+        expect(afterRetryFailure(unlimited, read.id, lost, u)).toBe(0);
+      }
+    });
+
+    it('a failure the activity marked final ends the call at once', () => {
+      const n = sent(0);
+      expect(failedSend(n, { kind: 'unavailable', message: 'no such tool here' })).toMatchObject({
+        outcome: 'failed',
+        error: { code: 'Failed', message: 'no such tool here' },
+      });
+      expect(n).not.toHaveProperty('failed');
+      expect(failedSend(sent(0), { kind: 'rejected', message: 'never', final: true })).toMatchObject({
+        outcome: 'failed',
+      });
+      // A failure that reached the provider is tried again only where the tool declares retries_landed.
+      expect(failedSend(sent(0), { kind: 'failed_landed', message: 'declined' })).toBe(100);
+      expect(failedSend(sent(0), { kind: 'failed_landed', message: 'declined', final: true })).toMatchObject({
+        outcome: 'failed',
+        error: { message: expect.stringContaining('failed after reaching its provider') },
+      });
     });
   });
 

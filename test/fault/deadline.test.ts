@@ -6,6 +6,7 @@ import type { Manifest } from '../../catalog/manifest';
 import type { ToolRunResult } from '../../workflows/tool-run';
 import { exampleManifest, harness, testAddress, testDir, type Harness } from '../support/env';
 import { waitFor } from '../support/wait';
+import { createTools } from '../../examples/support-desk/tools';
 import { spawnWorker, writeManifest, type WorkerProcess } from '../../scripts/worker-process';
 
 const START_TO_CLOSE_MS = 2_000;
@@ -13,23 +14,25 @@ const START_TO_CLOSE_MS = 2_000;
 describe('a call that waited in the queue longer than its start-to-close', () => {
   let h: Harness;
   const workers: WorkerProcess[] = [];
+  const closing: Harness[] = [];
   beforeAll(async () => {
     h = await harness('unused');
   });
   afterEach(async () => {
     await Promise.all(workers.splice(0).map((w) => w.stop()));
+    await Promise.all(closing.splice(0).map((c) => c.close()));
   });
   afterAll(() => h.close());
 
   it('is performed once a worker takes it: its deadline starts when the attempt starts here', async () => {
     const base = exampleManifest();
-    // One retry only: the retry that waited in the queue is the call's last chance.
+    // One attempt only: the resend that waited in the queue follows a lost send, which is no attempt.
     const manifest: Manifest = {
       ...base,
       tools: base.tools.map((t) => ({
         ...t,
         timeouts: { ...t.timeouts, start_to_close: `${START_TO_CLOSE_MS}ms` },
-        retry: { ...t.retry, initial_interval: '100ms', maximum_attempts: 2 },
+        retry: { ...t.retry, initial_interval: '100ms', maximum_attempts: 1 },
       })),
     };
     const dir = testDir('deadline');
@@ -59,12 +62,20 @@ describe('a call that waited in the queue longer than its start-to-close', () =>
       workers.push(w);
       return w;
     };
-    // The only worker dies inside the call; its retry is scheduled while nobody polls the queue.
+    // The only worker dies inside the call. A worker that serves workflow tasks alone sends the call
+    // again; nobody polls for activities, so the resend waits in the queue.
     expect((await spawn('after_commit').exited).signal).toBe('SIGKILL');
-    await waitFor('the retry to wait in the queue for longer than its start-to-close', 60_000, async () => {
+    const workflowsOnly = await harness(taskQueue);
+    closing.push(workflowsOnly);
+    await workflowsOnly.runWorker({
+      manifest,
+      tools: createTools(),
+      workerOptions: { enableNonLocalActivities: false },
+    });
+    await waitFor('the resend to wait in the queue for longer than its start-to-close', 60_000, async () => {
       const pending = (await handle.describe()).raw.pendingActivities?.[0];
       if (
-        !pending?.lastFailure ||
+        !pending?.activityId?.endsWith('.1') ||
         pending.state !== temporal.api.enums.v1.PendingActivityState.PENDING_ACTIVITY_STATE_SCHEDULED
       )
         return false;
@@ -77,5 +88,6 @@ describe('a call that waited in the queue longer than its start-to-close', () =>
     const result: ToolRunResult = await handle.result();
     expect(result.outputs[0]).toMatchObject({ account_id: 'acct_bob_002' });
     expect(result.status).toBe('completed');
+    expect(result.journal[0]).toMatchObject({ attempts: 2, lostSends: 1 });
   });
 });

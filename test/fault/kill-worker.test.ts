@@ -7,7 +7,8 @@ import { resolveEscalation } from '../../workflows/escalation';
 import { waitForPending } from '../support/escalations';
 import type { ToolRunInput, ToolRunResult } from '../../workflows/tool-run';
 import { idempotencyKey } from '../../common/effect-key';
-import { exampleManifest, harness, testDir, type Harness } from '../support/env';
+import { exampleManifest, harness, testAddress, testDir, type Harness } from '../support/env';
+import { buildProgram } from '../../cli';
 import { spawnTestWorker } from '../support/worker-process';
 import { historyOf, scheduledActivities } from '../support/history';
 import { writeManifest, type WorkerProcess } from '../../scripts/worker-process';
@@ -97,7 +98,7 @@ describe('killing the worker with SIGKILL', () => {
     expect(scheduledActivities(await historyOf(h.client, workflowId)).map((a) => a.type)).toEqual(types);
   });
 
-  it('retry, read-only: the call is simply repeated on the next worker', async () => {
+  it('retry, read-only: the call is simply sent again on the next worker, the lost send counted apart', async () => {
     const { handle, workflowId } = await scenario({
       manifest: fastManifest(),
       calls: [{ toolId: 'tool://crm/lookup_customer', args: { email: 'bob@example.com' } }],
@@ -105,12 +106,54 @@ describe('killing the worker with SIGKILL', () => {
     });
     const result: ToolRunResult = await handle.result();
     expect(result.outputs[0]).toMatchObject({ account_id: 'acct_bob_002' });
+    expect(result.journal[0]).toMatchObject({ attempts: 2, lostSends: 1, recovery: 'retried', outcome: 'ok' });
+    expect(result.journal[0]).not.toHaveProperty('toolFailures');
     const events = await historyOf(h.client, workflowId);
-    expect(scheduledActivities(events).map((a) => a.type)).toEqual(['performTool']);
-    // Repeated by Temporal's retry under the same activity (how many times depends on how busy the machine is).
-    expect(
-      events.filter((e) => e.activityTaskStartedEventAttributes).at(-1)!.activityTaskStartedEventAttributes!.attempt,
-    ).toBeGreaterThan(1);
+    expect(scheduledActivities(events).map((a) => a.type)).toEqual(['performTool', 'performTool']);
+  });
+
+  it('retry, a refund: workers killed more often than its maximum_attempts; it lands once, the lost sends apart', async () => {
+    // Two attempts declared, three workers killed inside the call: a user who writes "retry twice" means
+    // two answers from the tool, not two deaths of the machine it ran on.
+    const manifest = fastManifest((t) =>
+      t.id === 'tool://payments/refund'
+        ? { ...t, recovery: 'retry', retry: { ...t.retry, initial_interval: '100ms', maximum_attempts: 2 } }
+        : t,
+    );
+    const memo = `kill-${randomUUID()}`;
+    const killAt = ['before_call', 'after_commit', 'after_commit'];
+    const { handle, dir, workflowId } = await scenario({ manifest, calls: [refund(memo)], killAt });
+    const result: ToolRunResult = await handle.result();
+    expect(result.status).toBe('completed');
+    const entry = result.journal[0]!;
+    expect(entry).toMatchObject({ attempts: 4, lostSends: 3, recovery: 'retried', outcome: 'ok' });
+    expect(entry).not.toHaveProperty('toolFailures');
+    // Exactly one payment in the provider's store, under the call's one idempotency key.
+    const landed = paymentsStore(dir).all();
+    expect(landed).toHaveLength(1);
+    expect(landed[0]).toMatchObject({ memo, idempotencyKey: idempotencyKey(workflowId, entry.effectKey!) });
+    expect(result.outputs[0]).toEqual({ payment_id: landed[0]!.id, status: 'refunded', duplicate: true });
+    const events = await historyOf(h.client, workflowId);
+    expect(scheduledActivities(events).map((a) => a.activityId)).toEqual([
+      entry.effectKey,
+      `${entry.effectKey}.1`,
+      `${entry.effectKey}.2`,
+      `${entry.effectKey}.3`,
+    ]);
+    // Each lost send timed out; none of them is a failure the tool answered.
+    expect(events.filter((e) => e.activityTaskTimedOutEventAttributes)).toHaveLength(3);
+    expect(events.filter((e) => e.activityTaskFailedEventAttributes)).toHaveLength(0);
+    // `toolplane show` says the same.
+    const lines: string[] = [];
+    process.env.TEMPORAL_ADDRESS = testAddress();
+    try {
+      await buildProgram((l) => lines.push(l)).parseAsync(['node', 'client.ts', 'show', workflowId]);
+    } finally {
+      delete process.env.TEMPORAL_ADDRESS;
+    }
+    expect(lines[2]).toMatch(
+      /^#0\s+tool:\/\/payments\/refund\s+ek-\S+\s+4\s+retried \[worker lost 3\]\s+ok\s+allowed$/,
+    );
   });
 
   it('fail: the run reports InDoubt and nothing is sent twice', async () => {

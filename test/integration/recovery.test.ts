@@ -41,13 +41,41 @@ describe('recovery, as each tool declares it', () => {
   }
   const landedFor = (args: object) => s.store.all().filter((r) => JSON.stringify(r.args) === JSON.stringify(args));
 
-  it('retry: a rejected read-only call is repeated with backoff by Temporal, under one activity', async () => {
-    const { result, activities } = await run([{ toolId: 'tool://flaky/read', args: { q: 'balance' } }]);
+  it('retry: a rejected read-only call is sent again under its key after a backoff timer', async () => {
+    const handle = await start([{ toolId: 'tool://flaky/read', args: { q: 'balance' } }]);
+    const result: ToolRunResult = await handle.result();
     expect(result.status).toBe('completed');
     expect(result.outputs[0]).toEqual({ answer: 'result for balance', attempt: 2 });
-    expect(activities.map((a) => a.type)).toEqual(['performTool']);
-    // One send (Temporal's retry of it is that same send): the journal counts sends.
-    expect(result.journal[0]).toMatchObject({ attempts: 1, outcome: 'ok' });
+    const events = await historyOf(h.client, handle.workflowId);
+    const activities = scheduledActivities(events);
+    expect(activities.map((a) => a.type)).toEqual(['performTool', 'performTool']);
+    expect(activities[1]!.activityId).toBe(`${activities[0]!.activityId}.1`);
+    expect(events.filter((e) => e.timerStartedEventAttributes)).toHaveLength(1);
+    // Two sends, one of them the tool's own failure; no worker was lost.
+    expect(result.journal[0]).toMatchObject({ attempts: 2, toolFailures: 1, recovery: 'retried', outcome: 'ok' });
+    expect(result.journal[0]).not.toHaveProperty('lostSends');
+  });
+
+  it("retry: the tool's own failures stop at its maximum_attempts, every send under one idempotency key", async () => {
+    const before = s.reads.length;
+    const { result, activities } = await run([{ toolId: 'tool://flaky/read', args: { q: 'never' } }]);
+    expect(result.status).toBe('failed');
+    // maximum_attempts: 3 in the scenario manifest.
+    expect(result.journal[0]).toMatchObject({
+      attempts: 3,
+      toolFailures: 3,
+      recovery: 'retried',
+      outcome: 'failed',
+      error: { code: 'Failed', message: 'tool://flaky/read: retries exhausted: busy, always' },
+    });
+    expect(activities.map((a) => a.activityId)).toEqual([
+      result.journal[0]!.effectKey,
+      `${result.journal[0]!.effectKey}.1`,
+      `${result.journal[0]!.effectKey}.2`,
+    ]);
+    const keys = s.reads.slice(before);
+    expect(keys).toHaveLength(3);
+    expect(new Set(keys).size).toBe(1);
   });
 
   it('reconcile: a charge that landed but answered in doubt is confirmed, not resent', async () => {
@@ -220,7 +248,7 @@ describe('client.ts show and replay on a live run', () => {
       /^#0\s+tool:\/\/flaky\/wire\s+-\s+0\s+none\s+refused\s+refused · unreachable · .*ungranted/,
     );
     expect(lines[3]).toMatch(
-      /^#1\s+tool:\/\/flaky\/charge\s+ek-[A-Za-z0-9_-]{11}…\s+1\s+reconciled_landed \[reconcile: landed\]\s+ok\s+allowed$/,
+      /^#1\s+tool:\/\/flaky\/charge\s+ek-[A-Za-z0-9_-]{11}…\s+1\s+reconciled_landed \[tool failed 1\] \[reconcile: landed\]\s+ok\s+allowed$/,
     );
     expect(lines[4]).toMatch(/replayed \d+ events with the current code, no divergence/);
   });

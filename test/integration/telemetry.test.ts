@@ -66,10 +66,10 @@ describe('OpenTelemetry spans of tool executions', () => {
     ]);
     expect(summary).toEqual([
       ['execute_tool read', 1, 'none', 'ToolRejected'],
-      ['execute_tool read', 2, 'none', null],
+      ['execute_tool read', 2, 'retried', null],
       ['execute_tool charge', 1, 'none', 'ToolInDoubt'],
       ['reconcile_tool charge', 1, 'reconcile', null],
-      ['execute_tool charge', 1, 'reconciled_resent', null],
+      ['execute_tool charge', 2, 'reconciled_resent', null],
     ]);
     const resend = spans[4]!;
     expect(resend.attributes).toMatchObject({

@@ -209,6 +209,16 @@ async function main(): Promise<void> {
       ],
     },
     { name: 'retried', manifest: flaky, calls: [{ toolId: 'tool://flaky/read', args: { q: 'balance' } }] },
+    // Patch.SendsCounted: the rejected send is sent again by the workflow after a timer; the second
+    // call's tool fails every send, up to its maximum_attempts.
+    {
+      name: 'retried-sends-counted',
+      manifest: flaky,
+      calls: [
+        { toolId: 'tool://flaky/read', args: { q: 'balance' } },
+        { toolId: 'tool://flaky/read', args: { q: 'never' } },
+      ],
+    },
     {
       name: 'reconciled',
       manifest: flaky,

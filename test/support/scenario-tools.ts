@@ -36,6 +36,7 @@ export function scenarioTools(dir: string) {
     def: defOf('tool://flaky/read'),
     async call(ctx, input) {
       reads.push(ctx.idempotencyKey);
+      if ((input as { q: string }).q === 'never') throw new ToolRejected('busy, always');
       if (ctx.attempt === 1) throw new ToolRejected('busy, try again');
       return { answer: `result for ${(input as { q: string }).q}`, attempt: ctx.attempt };
     },

@@ -24,7 +24,7 @@ import { replyOf, type CallHost, type CallOptions, type CallReply } from './opti
 import { performCall, type PerformContext } from './perform';
 import { prepareCall } from './prepare';
 import { isRefusal, type Refusal } from './refuse';
-import { recordAnswer, recordSent, recordVerdict, refuse } from './record';
+import { countSends, recordAnswer, recordSent, recordVerdict, refuse } from './record';
 
 export type { CallHost, CallOptions } from './options';
 
@@ -44,9 +44,10 @@ function performContext(
       trustedArgs: verdict?.allow === true && verdict.trustedArgs === true,
     },
     budget: verdict?.remaining?.(),
-    onProgress: ({ sends, recovery }) => {
-      entry.attempts = sends;
-      entry.recovery = recovery;
+    onProgress: (sofar) => {
+      entry.attempts = sofar.sends;
+      entry.recovery = sofar.recovery;
+      countSends(entry, sofar);
     },
     principal: host.principal,
     ticket: host.ticket,

@@ -39,10 +39,17 @@ export function recordAnswer(entry: JournalEntry, answer: Approval | Denial): vo
   entry.reason = answer.approved.reason;
 }
 
+/** Of the sends, those the tool failed and those no worker finished, when there were any. */
+export function countSends(entry: JournalEntry, c: Pick<JournalEntry, 'toolFailures' | 'lostSends'>): void {
+  if (c.toolFailures) entry.toolFailures = c.toolFailures;
+  if (c.lostSends) entry.lostSends = c.lostSends;
+}
+
 /** What the send did goes into the journal: its output to the caller, any other ending as a StepError. */
 export function recordSent(entry: JournalEntry, sent: Recovered, options: CallOptions): unknown {
   entry.attempts = sent.sends;
   entry.recovery = sent.recovery;
+  countSends(entry, sent);
   if (sent.outcome === 'refused') refuse(entry, sent);
   entry.outcome = sent.outcome;
   if (sent.outcome !== 'ok') throw new StepError(sent.error.code, sent.error.message, sent.error.rule);
