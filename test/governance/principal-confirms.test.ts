@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
-import { ApplicationFailure } from '@temporalio/common';
+import { type ApplicationFailure } from '@temporalio/common';
 import { WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
 import { z } from 'zod';
 import { confirm, reject } from '../../client';
