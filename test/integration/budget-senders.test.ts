@@ -104,8 +104,9 @@ describe('budgets hold against the agent they limit', () => {
   const store = effectsStore(dir);
   const landed = (subject: string) => store.all().filter((e) => e.tool === SEND && e.args.subject === subject);
   let h: Harness;
-  /** While the race runs: its principal, and the held reservations the releasing client has tried. */
-  let racing: string | undefined;
+  /** While the race runs: how many held reservations the releasing client had tried when this run began. */
+  let racing: { before: number } | undefined;
+  /** The held reservations the releasing client has tried. */
   const tried = new Set<string>();
 
   beforeAll(async () => {
@@ -118,19 +119,10 @@ describe('budgets hold against the agent they limit', () => {
         : {
             ...t,
             async call(ctx, input) {
-              const principal = racing;
-              if (principal)
-                await waitFor(
-                  'the releasing client to try this call',
-                  20_000,
-                  async () => {
-                    const held = Object.entries((await budgetOf(h.client, principal)).reservations).filter(
-                      ([, r]) => r.status === 'held',
-                    );
-                    return held.length > 0 && held.every(([id]) => tried.has(id));
-                  },
-                  20,
-                );
+              // Sent only once the releasing client has tried this run's held reservation.
+              const race = racing;
+              if (race)
+                await waitFor('the releasing client to try this call', 20_000, () => tried.size > race.before, 20);
               return t.call(ctx, input);
             },
           },
@@ -165,10 +157,12 @@ describe('budgets hold against the agent they limit', () => {
         await new Promise((r) => setTimeout(r, 20));
       }
     })();
-    racing = principal;
     const entries = [];
     try {
-      for (let i = 0; i < 10; i++) entries.push(await payOnce(h, principal, 100000, subject));
+      for (let i = 0; i < 10; i++) {
+        racing = { before: tried.size };
+        entries.push(await payOnce(h, principal, 100000, subject));
+      }
     } finally {
       racing = undefined;
       stop = true;
