@@ -171,7 +171,8 @@ describe('budgets hold against the agent they limit', () => {
     const ok = entries.filter((e) => e.outcome === 'ok');
     const refused = entries.filter((e) => e.outcome === 'refused');
     console.log(
-      `beside the releasing client: ${ok.length} landed, ${refused.length} refused; ${reasons.size} held reservations tried, every try refused`,
+      `beside the releasing client: ${ok.length} landed, ${refused.length} refused; ${reasons.size} held reservations tried, ` +
+        `answered ${[...new Set([...reasons.values()].flat())].join(', ')}`,
     );
     expect(ok).toHaveLength(5);
     expect(refused).toHaveLength(5);
