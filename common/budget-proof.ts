@@ -42,7 +42,11 @@ export const RESERVE_VALID_MS = 30 * 60_000;
 /** How far ahead of the workflow's clock a reserve's time may be (the worker's clock may run ahead). */
 export const RESERVE_SKEW_MS = 5 * 60_000;
 
-/** The hashes of a reservation's two settle proofs: what settles it, readable by anyone. */
+/**
+ * The hashes of a reservation's two settle proofs: what settles it, readable by anyone.
+ *
+ * @experimental
+ */
 export interface BudgetSeals {
   commit: string;
   release: string;
