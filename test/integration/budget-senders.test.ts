@@ -3,9 +3,15 @@
 // below is refused (before history where the workflow can tell, else by the worker beside it),
 // nothing is counted or given back, and the victim's real payments go on as the cap says. The
 // banking example on the suite's dev server, a 5,000.00 EUR daily cap to one payee.
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
+import fs from 'node:fs';
 import path from 'node:path';
-import { ApplicationFailure, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
+import {
+  ApplicationFailure,
+  WithStartWorkflowOperation,
+  WorkflowUpdateFailedError,
+  type Client,
+} from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import type { Manifest, ToolDecl } from '../../catalog/manifest';
 import { budgetWorkflowId } from '../../common/budget-id';
@@ -24,7 +30,10 @@ import { createTools as bankingTools, LANDLORD_IBAN } from '../../examples/banki
 import { effectsStore } from '../../examples/worlds/fixture-tools';
 import { loadManifest } from '../../runtime/manifest-file';
 import { runAgent } from '../support/agent';
-import { harness, testDir, type Harness } from '../support/env';
+import { TicketIssuer } from '../../activities/identity/tickets';
+import { main } from '../../cli';
+import { harness, testAddress, testDir, type Harness } from '../support/env';
+import { testIssuer, type TestIssuer } from '../support/identity';
 import { historyOf, type HistoryEvent } from '../support/history';
 import { waitFor } from '../support/wait';
 
@@ -268,5 +277,118 @@ describe('budgets hold against the agent they limit', () => {
     const subject = `carried-${randomUUID().slice(0, 8)}`;
     expect(await payOnce(h, victim, 100000, subject)).toMatchObject({ outcome: 'ok' });
     expect(landlord(await budgetOf(h.client, victim))).toEqual({ spent: '100000', reserved: '0' });
+  });
+});
+
+describe("an operator's hand release: `toolplane budget release` with their own credential", () => {
+  const dir = testDir('budget-release');
+  // On-call may resolve the bank's in-doubt calls; finance may only approve or deny.
+  const manifest: Manifest = {
+    ...daily,
+    approvers: [
+      { tools: [SEND], groups: ['oncall'], subjects: [], decisions: ['resolve'], own_run: false },
+      { tools: '*', groups: ['finance'], subjects: [], decisions: ['approve', 'deny'], own_run: false },
+    ],
+  };
+  const key = randomBytes(32).toString('hex');
+  const tickets = new TicketIssuer(Buffer.from(key, 'hex'));
+  let h: Harness;
+  let issuer: TestIssuer;
+  beforeAll(async () => {
+    await clearOfMidnight();
+    issuer = await testIssuer();
+    h = await harness(`budget-release-${randomUUID()}`);
+    await h.runWorker({
+      manifest,
+      tools: bankingTools(dir),
+      identity: issuer.identity,
+      insecureAssertedPrincipals: false,
+      ticketKey: key,
+    });
+  });
+  afterAll(() => h?.close());
+
+  /** A reservation held as an in-doubt call's is: the worker's own reserve (this suite holds its key). */
+  async function held(principal: string, reservation: string): Promise<void> {
+    const workflowId = budgetWorkflowId(principal);
+    const claims = [
+      {
+        rule: 'spend' as const,
+        counter: COUNTER,
+        period: '1d',
+        amount: '100000',
+        limit: '500000',
+        what: `EUR minor units paid to ${LANDLORD_IBAN.toLowerCase()}`,
+      },
+    ];
+    const m = { reservation, toolId: SEND, run: `agent-${randomUUID()}`, claims, issuedAt: Date.now() };
+    await h.client.workflow.executeUpdateWithStart(reserveBudgetUpdate, {
+      updateId: reservation,
+      args: [{ ...m, mac: tickets.budgetReserveMac(workflowId, m) }],
+      startWorkflowOperation: new WithStartWorkflowOperation('budgetCounter', {
+        workflowId,
+        taskQueue: h.taskQueue,
+        args: [{}],
+        workflowIdConflictPolicy: 'USE_EXISTING',
+      }),
+    });
+  }
+
+  async function cli(...args: string[]): Promise<{ code: number; out: string[] }> {
+    const out: string[] = [];
+    const code = await main(
+      ['node', 'toolplane', ...args, '--address', testAddress()],
+      (l) => out.push(l),
+      (l) => out.push(l),
+    );
+    return { code, out };
+  }
+
+  it("refuses no credential, a starter-side or non-operator one; takes on-call's once, and names who released", async () => {
+    const principal = `agent:release-${randomUUID()}`;
+    const [a, b] = [`tp-held-${randomUUID()}`, `tp-held-${randomUUID()}`];
+    await held(principal, a);
+    await held(principal, b);
+    expect(landlord(await budgetOf(h.client, principal))).toEqual({ spent: '0', reserved: '200000' });
+
+    const shown = await cli('budget', 'show', principal);
+    expect(shown.code).toBe(0);
+    expect(shown.out.join('\n')).toMatch(new RegExp(`${COUNTER}: 0 spent, 200000 reserved[\\s\\S]*held: 2`));
+
+    const noCredential = await cli('budget', 'release', principal, a);
+    expect(noCredential.code).toBe(2);
+    // The agent's own principal, finance (approves, never resolves), a made-up token: refused, nothing released.
+    for (const credential of [
+      await issuer.approverCredential(principal, ['oncall']),
+      await issuer.approverCredential('fin@corp.example', ['finance']),
+      'eyJhbGciOiJub25lIn0.e30.',
+    ]) {
+      const r = await cli('budget', 'release', principal, a, '--credential', credential);
+      expect(r.code).toBe(1);
+      expect(r.out.join('\n')).toMatch(/refused to release/);
+    }
+    expect(landlord(await budgetOf(h.client, principal))).toEqual({ spent: '0', reserved: '200000' });
+
+    const file = path.join(dir, 'oncall.jwt');
+    fs.writeFileSync(file, await issuer.approverCredential('olu@corp.example', ['oncall']));
+    const released = await cli(
+      'budget',
+      'release',
+      principal,
+      a,
+      '--credential-file',
+      file,
+      '--reason',
+      'bank says no',
+    );
+    expect(released).toEqual({ code: 0, out: [`${budgetWorkflowId(principal)}: ${a} released by olu@corp.example`] });
+    // The same token again, on the other reservation: spent on the first release.
+    const again = await cli('budget', 'release', principal, b, '--credential-file', file);
+    expect(again.code).toBe(1);
+    expect(again.out.join('\n')).toMatch(/already used/);
+    const state = await budgetOf(h.client, principal);
+    expect(landlord(state)).toEqual({ spent: '0', reserved: '100000' });
+    expect(state.reservations[a]).toMatchObject({ status: 'released', releasedBy: 'olu@corp.example' });
+    expect(state.reservations[b]).toMatchObject({ status: 'held' });
   });
 });
