@@ -25,16 +25,19 @@ export {
 } from './common/gateway-protocol';
 // Budgets across runs: every worker that serves toolplane's runs registers the principals' budget workflow.
 export { budgetCounter } from './workflows/budget/counter';
-export { budgetWindowsQuery, settleBudgetUpdate } from './common/budget-protocol';
+export { budgetWindowsQuery, releaseBudgetUpdate, settleBudgetUpdate } from './common/budget-protocol';
 export type {
   BudgetCounterInput,
   BudgetState,
   CounterTotals,
   ReservationRecord,
+  ReleaseAnswer,
+  ReleaseUpdate,
   ReservationStatus,
   SettleUpdate,
   WindowState,
 } from './common/budget-protocol';
+export type { BudgetSeals } from './common/budget-proof';
 export type { BudgetAnswer } from './common/wire';
 export { delegatedCall, type DelegatedCallInput, type DelegatedCallResult } from './workflows/delegated-call';
 export { StepCtx, type CallOptions, type OpenRequest, type StepState } from './workflows/step-ctx';

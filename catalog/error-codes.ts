@@ -50,6 +50,8 @@ export const ErrorCode = {
   RunNotFound: 'RunNotFound',
   RunFinished: 'RunFinished',
   DecisionRefused: 'DecisionRefused',
+  /** A budget workflow refused an operator's release (no reservation held, or the worker did not take the credential). */
+  BudgetReleaseRefused: 'BudgetReleaseRefused',
   ApprovalResponseRefused: 'ApprovalResponseRefused',
   StreamBroken: 'StreamBroken',
   CommandFailed: 'CommandFailed',

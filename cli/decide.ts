@@ -53,7 +53,7 @@ export function decider(
   };
 }
 
-function withDeciderOptions(command: Command): Command {
+export function withDeciderOptions(command: Command): Command {
   return command
     .option(
       '--credential <jwt>',

@@ -2,6 +2,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { Command } from 'commander';
+import { registerBudget } from './budget';
 import { registerCancel } from './cancel';
 import { registerDecide } from './decide';
 import { registerDescribe } from './describe';
@@ -56,5 +57,6 @@ export function buildProgram(
   registerReplay(program, cli);
   registerManifest(program, cli);
   registerLedger(program, cli);
+  registerBudget(program, cli);
   return program;
 }

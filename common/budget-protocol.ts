@@ -1,9 +1,11 @@
 // Workflow-safe: how the principals' budget workflow is asked, and the state it answers with. The
 // workflow (workflows/budget/) serves these updates; the worker's budget activities reserve and settle
-// through them (update-with-start), and an operator settles an in-doubt call's reservation through
-// `settleBudget` and reads the windows with `budgetWindows`. Both sides import this file.
+// through them (update-with-start), each message proven the worker's (common/budget-proof.ts); an
+// operator releases an in-doubt call's reservation with `releaseBudget` and their own credential
+// (`toolplane budget release`), and reads the windows with `budgetWindows`. Both sides import this file.
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
 import type { BudgetClaim } from '../catalog/budget';
+import type { BudgetSeals } from './budget-proof';
 import type { BudgetAnswer } from './wire';
 
 /**
@@ -54,6 +56,10 @@ export interface ReservationRecord {
   at: number;
   /** When a settled or refused record may be forgotten; a held one never is until it is settled. */
   forgetAt?: number;
+  /** The hashes of the worker's settle proofs for this reservation (common/budget-proof.ts). */
+  seals?: BudgetSeals;
+  /** Who released it by hand: the operator's verified subject. */
+  releasedBy?: string;
 }
 
 /**
@@ -66,12 +72,16 @@ export interface BudgetState {
   reservations: Record<string, ReservationRecord>;
 }
 
-/** What the reserve update carries: the claims the worker derived from its manifest. */
+/** What the reserve update carries: the claims the worker derived from its manifest, under the worker's MAC. */
 export interface ReserveUpdate {
   reservation: string;
   toolId: string;
   run?: string;
   claims: BudgetClaim[];
+  /** Epoch ms when the worker made the message (a replay past `RESERVE_VALID_MS` is refused). */
+  issuedAt: number;
+  /** The worker's MAC over the budget workflow id and all of the above (`reserveMacFields`). */
+  mac: string;
 }
 
 /**
@@ -82,8 +92,51 @@ export interface ReserveUpdate {
 export interface SettleUpdate {
   reservation: string;
   outcome: 'commit' | 'release';
-  /** The run settling (its workflow id, as the worker's activity saw it); an operator's settle names none. */
+  /** The run settling (its workflow id, as the worker's activity saw it). */
   run?: string;
+  /** The worker's settle proof for this reservation and outcome, which the reservation's seal names. */
+  proof: string;
+}
+
+/**
+ * What the `releaseBudget` update carries: an operator gives back a held reservation (an in-doubt call
+ * that did not land), with their own credential, which the worker verifies.
+ *
+ * @experimental
+ */
+export interface ReleaseUpdate {
+  reservation: string;
+  /** The operator's credential (a JWT from an issuer the worker trusts), spent on this one release. */
+  credential: string;
+  /** Why, recorded with the release. */
+  reason?: string;
+}
+
+/**
+ * What a hand release answers: the reservation is released, by the verified subject.
+ *
+ * @experimental
+ */
+export interface ReleaseAnswer {
+  status: 'released';
+  by: string;
+}
+
+/** What the budget workflow asks the worker beside it (a local activity) about a worker message. */
+export interface BudgetProofRequest {
+  /** `reserve`: check `mac` over the reserve; `settle`: check `proof` for a reservation the workflow does not hold. */
+  kind: 'reserve' | 'settle';
+  reserve?: ReserveUpdate;
+  settle?: { reservation: string; outcome: 'commit' | 'release'; proof: string };
+}
+
+/** What the budget workflow asks the worker beside it about an operator's release. */
+export interface BudgetReleaseRequest {
+  reservation: string;
+  toolId?: string;
+  credential: string;
+  /** The principal whose budget it is: never their own operator unless the manifest allows it. */
+  principal: string;
 }
 
 /**
@@ -103,11 +156,17 @@ export type BudgetCounterWorkflow = (input?: BudgetCounterInput) => Promise<void
 
 export const reserveBudgetUpdate = defineUpdate<BudgetAnswer, [ReserveUpdate]>('reserveBudget');
 /**
- * Settles a reservation (the worker's activity after a call, or an operator for an in-doubt call's reservation).
+ * Settles a reservation: the worker's activity after a call, with its proof. Anyone else is refused.
  *
  * @experimental
  */
 export const settleBudgetUpdate = defineUpdate<ReservationStatus, [SettleUpdate]>('settleBudget');
+/**
+ * An operator releases a held reservation (an in-doubt call that did not land) with their credential.
+ *
+ * @experimental
+ */
+export const releaseBudgetUpdate = defineUpdate<ReleaseAnswer, [ReleaseUpdate]>('releaseBudget');
 /**
  * The budget workflow's windows and reservations, as it holds them now.
  *

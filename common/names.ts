@@ -15,6 +15,10 @@ export const ActivityName = {
   ReserveBudget: 'reserveBudget',
   /** Keeps (the call landed) or gives back (refused, failed) what `reserveBudget` reserved. */
   SettleBudget: 'settleBudget',
+  /** The local activity a budget workflow asks whether a reserve (or a settle it cannot check itself) is the worker's. */
+  VerifyBudgetProof: 'verifyBudgetProof',
+  /** The local activity a budget workflow asks whether an operator may release a held reservation. */
+  AuthorizeBudgetRelease: 'authorizeBudgetRelease',
 } as const;
 export type ActivityName = (typeof ActivityName)[keyof typeof ActivityName];
 
@@ -67,4 +71,11 @@ export const Patch = {
    * sent again without counting it. Runs that reached such a failure earlier replay as they ran.
    */
   SendsCounted: 'toolplane-sends-counted',
+  /**
+   * After 0.1.0 (issue 51): the budget workflow counts only the worker's own messages. A reserve is
+   * checked by the worker beside it (a local activity) before it counts, a settle opens the
+   * reservation's seal, an operator releases with `releaseBudget` and a verified credential, and a
+   * fresh start refuses carried state. Budget workflows that took messages earlier replay as they ran.
+   */
+  BudgetSenderProof: 'toolplane-budget-sender-proof',
 } as const;

@@ -12,6 +12,8 @@ import { ActivityName } from './names';
 import type { StoredOutput } from './stored-output';
 import type { RunIdentity, RunTicket, TicketCarry } from './ticket';
 import type { SessionPass } from './gateway-protocol';
+import type { BudgetProofRequest, BudgetReleaseRequest } from './budget-protocol';
+import type { BudgetSeals } from './budget-proof';
 
 export {
   scriptedCallId,
@@ -275,4 +277,12 @@ export interface BudgetSettleRequest {
 export interface BudgetActivities {
   [ActivityName.ReserveBudget](req: BudgetReserveRequest): Promise<BudgetAnswer>;
   [ActivityName.SettleBudget](req: BudgetSettleRequest): Promise<void>;
+}
+
+/** What the budget workflow asks the worker beside it (local activities only; see common/budget-proof.ts). */
+export interface BudgetProofActivities {
+  /** The message is the worker's: the reservation's seals; else a final `BudgetMessageRefused`. */
+  [ActivityName.VerifyBudgetProof](req: BudgetProofRequest): Promise<{ seals: BudgetSeals }>;
+  /** The credential is an operator's who may release this reservation: their verified subject. */
+  [ActivityName.AuthorizeBudgetRelease](req: BudgetReleaseRequest): Promise<{ by: string; issuer: string }>;
 }

@@ -2,7 +2,7 @@
 import type { Manifest } from '../catalog/manifest';
 import { createAuthorizeActivities } from '../activities/authorize';
 import { createDecisionActivities } from '../activities/identity/approvers';
-import { createBudgetActivities } from '../activities/budget';
+import { createBudgetActivities, createBudgetProofActivities } from '../activities/budget';
 import { createCarriedActivities } from '../activities/carried';
 import type { BlobStore } from '../activities/blob-store';
 import type { ExtensionManager } from '../activities/extensions/extension-manager';
@@ -118,6 +118,7 @@ export function toolplaneActivities(
     ...createCarriedActivities({ registry, manifest: opts.manifest, tickets }),
     ...createDecisionActivities({ manifest: opts.manifest, credentials, tickets }),
     ...createBudgetActivities({ manifest: opts.manifest, tickets }),
+    ...createBudgetProofActivities({ manifest: opts.manifest, tickets, credentials }),
     ...createModelActivities({
       models: opts.manifest.models,
       tools: opts.manifest.tools,

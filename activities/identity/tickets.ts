@@ -10,6 +10,8 @@ import { ToolplaneError } from '../../catalog/errors';
 import type { RunIdentity, RunTicket, TicketCarry } from '../../common/ticket';
 import type { SessionPass } from '../../common/gateway-protocol';
 import { verifyCallMac, verifyConfirmationMac, verifySessionPass } from './session-pass';
+import { reserveMacFields, sealOf, settleProofFields, type BudgetSeals } from '../../common/budget-proof';
+import type { ReserveUpdate } from '../../common/budget-protocol';
 import { dataDir, makePrivateDir } from '../data-dir';
 import { ErrorCode } from '../../catalog/error-codes';
 
@@ -130,6 +132,39 @@ export class TicketIssuer {
     mac: unknown,
   ): boolean {
     return verifyConfirmationMac(this.key, workflowId, effectKey, decision, value, mac);
+  }
+
+  /** The worker's MAC over a reserve to budget workflow `budgetWorkflowId` (common/budget-proof.ts). */
+  budgetReserveMac(budgetWorkflowId: string, m: Omit<ReserveUpdate, 'mac'>): string {
+    return this.mac(reserveMacFields(budgetWorkflowId, m));
+  }
+
+  /** Did this worker make the reserve `m` for budget workflow `budgetWorkflowId`? */
+  madeBudgetReserve(budgetWorkflowId: string, m: ReserveUpdate): boolean {
+    return typeof m?.mac === 'string' && same(m.mac, this.budgetReserveMac(budgetWorkflowId, m));
+  }
+
+  /** The proof that settles `reservation` of budget workflow `budgetWorkflowId` with `outcome`: sent only to settle it. */
+  budgetSettleProof(budgetWorkflowId: string, reservation: string, outcome: 'commit' | 'release'): string {
+    return this.mac(settleProofFields(budgetWorkflowId, reservation, outcome));
+  }
+
+  /** The reservation's seals: the hashes of its two settle proofs, which the budget workflow keeps. */
+  budgetSeals(budgetWorkflowId: string, reservation: string): BudgetSeals {
+    return {
+      commit: sealOf(this.budgetSettleProof(budgetWorkflowId, reservation, 'commit')),
+      release: sealOf(this.budgetSettleProof(budgetWorkflowId, reservation, 'release')),
+    };
+  }
+
+  /** Did this worker make `proof` to settle `reservation` of budget workflow `budgetWorkflowId` with `outcome`? */
+  madeBudgetSettle(
+    budgetWorkflowId: string,
+    reservation: string,
+    outcome: 'commit' | 'release',
+    proof: unknown,
+  ): boolean {
+    return typeof proof === 'string' && same(proof, this.budgetSettleProof(budgetWorkflowId, reservation, outcome));
   }
 
   /** Did this worker issue run `run` this carry? */

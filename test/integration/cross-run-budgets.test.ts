@@ -1,7 +1,7 @@
 // Budgets across runs (issue 22): spend per payee and per principal, egress per destination, over a
 // declared period, counted by one budget workflow per principal on the real dev server. What landed
 // in the tool's store, what was refused and why, and what the budget workflow holds.
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import type { Manifest, ToolDecl } from '../../catalog/manifest';
@@ -19,6 +19,11 @@ import { runAgent } from '../support/agent';
 import { harness, testDir, type Harness } from '../support/env';
 import { historyOf, scheduledActivities } from '../support/history';
 import { waitFor } from '../support/wait';
+import { TicketIssuer } from '../../activities/identity/tickets';
+
+/** The worker's ticket key, which this suite holds too: it signs the budget messages it sends by hand, as the worker does. */
+const TICKET_KEY = randomBytes(32).toString('hex');
+const tickets = new TicketIssuer(Buffer.from(TICKET_KEY, 'hex'));
 
 const banking = loadManifest(path.resolve(__dirname, '..', '..', 'examples', 'banking', 'manifest.yaml')).manifest;
 const SEND = 'tool://bank/send_money';
@@ -93,7 +98,7 @@ describe('budgets across runs', () => {
             },
           },
     );
-    await h.runWorker({ manifest: daily, tools });
+    await h.runWorker({ manifest: daily, tools, ticketKey: TICKET_KEY });
   });
   afterAll(() => h?.close());
 
@@ -190,8 +195,26 @@ describe('budgets across runs', () => {
         what: `EUR minor units paid to ${LANDLORD_IBAN.toLowerCase()}`,
       },
     ];
-    const reserve = (id: string) =>
-      budget.executeUpdate(reserveBudgetUpdate, { updateId: id, args: [{ reservation: id, toolId: SEND, claims }] });
+    const signed = (id: string) => {
+      const m = { reservation: id, toolId: SEND, claims, issuedAt: Date.now() };
+      return { ...m, mac: tickets.budgetReserveMac(workflowId, m) };
+    };
+    const sent = new Map<string, ReturnType<typeof signed>>();
+    // A reserve repeated is the same message again (a retried activity): answered as recorded.
+    const reserve = async (id: string) => {
+      const m = sent.get(id) ?? signed(id);
+      sent.set(id, m);
+      try {
+        return await budget.executeUpdate(reserveBudgetUpdate, { updateId: id, args: [m] });
+      } catch (err) {
+        const details = ((err as { cause?: { details?: unknown[] } }).cause?.details?.[0] ?? {}) as {
+          reason?: string;
+          answer?: unknown;
+        };
+        if (details.reason === 'already_reserved') return details.answer;
+        throw err;
+      }
+    };
     for (const id of ['r0', 'r1', 'r2', 'r3', 'r4']) expect(await reserve(id)).toEqual({ ok: true });
     await waitFor('the budget workflow to continue as new', 30_000, async () => {
       const first = await h.client.workflow.getHandle(workflowId, started.firstExecutionRunId).describe();
@@ -201,9 +224,10 @@ describe('budgets across runs', () => {
     expect(await reserve('r0')).toEqual({ ok: true });
     expect(landlord(await budgetOf(h.client, principal))).toEqual({ spent: '0', reserved: '500000' });
     expect(await reserve('r5')).toMatchObject({ ok: false, rule: 'spend' });
-    expect(await budget.executeUpdate(settleBudgetUpdate, { args: [{ reservation: 'r0', outcome: 'commit' }] })).toBe(
-      'committed',
-    );
+    const proof = tickets.budgetSettleProof(workflowId, 'r0', 'commit');
+    expect(
+      await budget.executeUpdate(settleBudgetUpdate, { args: [{ reservation: 'r0', outcome: 'commit', proof }] }),
+    ).toBe('committed');
     expect(landlord(await budgetOf(h.client, principal))).toEqual({ spent: '100000', reserved: '400000' });
     // The operator's view: each window's amounts in the memo, and no ToolplanePrincipal, so no run in `toolplane list`.
     const described = await budget.describe();

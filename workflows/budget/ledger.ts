@@ -12,6 +12,13 @@ import type {
   WindowState,
 } from '../../common/budget-protocol';
 import type { BudgetAnswer } from '../../common/wire';
+import {
+  BudgetRefusedReason,
+  RESERVE_SKEW_MS,
+  RESERVE_VALID_MS,
+  sealOf,
+  type BudgetSeals,
+} from '../../common/budget-proof';
 
 /**
  * How long a settled or refused reservation's id is remembered, so that a reserve repeated under it
@@ -49,7 +56,13 @@ function refusalOf(
 }
 
 /** Checks every claim and, only when all fit, reserves them all: one step, nothing awaited. */
-export function reserve(state: BudgetState, req: ReserveUpdate, principal: string, now: number): BudgetAnswer {
+export function reserve(
+  state: BudgetState,
+  req: Omit<ReserveUpdate, 'issuedAt' | 'mac'>,
+  principal: string,
+  now: number,
+  seals?: BudgetSeals,
+): BudgetAnswer {
   const known = state.reservations[req.reservation];
   if (known) return known.answer;
   const added = new Map<string, bigint>();
@@ -69,6 +82,7 @@ export function reserve(state: BudgetState, req: ReserveUpdate, principal: strin
         answer,
         at: now,
         forgetAt: now + REMEMBER_MS,
+        ...(seals ? { seals } : {}),
       };
       return answer;
     }
@@ -80,7 +94,15 @@ export function reserve(state: BudgetState, req: ReserveUpdate, principal: strin
     t.reserved = String(BigInt(t.reserved) + BigInt(p.amount));
   }
   const answer: BudgetAnswer = { ok: true };
-  state.reservations[req.reservation] = { status: 'held', toolId: req.toolId, run: req.run, parts, answer, at: now };
+  state.reservations[req.reservation] = {
+    status: 'held',
+    toolId: req.toolId,
+    run: req.run,
+    parts,
+    answer,
+    at: now,
+    ...(seals ? { seals } : {}),
+  };
   return answer;
 }
 
@@ -88,7 +110,13 @@ export function reserve(state: BudgetState, req: ReserveUpdate, principal: strin
  * Commit (the call landed: reserved becomes spent) or release (it did not: reserved is given back).
  * Settling an unknown id leaves a record, so a reserve that arrives after it is not counted.
  */
-export function settle(state: BudgetState, req: SettleUpdate, now: number): ReservationStatus {
+export function settle(
+  state: BudgetState,
+  req: Pick<SettleUpdate, 'reservation' | 'outcome' | 'run'>,
+  now: number,
+  seals?: BudgetSeals,
+  releasedBy?: string,
+): ReservationStatus {
   const known = state.reservations[req.reservation];
   const status: ReservationStatus = req.outcome === 'commit' ? 'committed' : 'released';
   if (!known) {
@@ -98,10 +126,11 @@ export function settle(state: BudgetState, req: SettleUpdate, now: number): Rese
       answer: { ok: false, rule: 'spend', reason: 'this call was settled before its reservation arrived' },
       at: now,
       forgetAt: now + REMEMBER_MS,
+      ...(seals ? { seals } : {}),
     };
     return status;
   }
-  // Only the run that reserved settles its reservation (or an operator, naming no run).
+  // Only the run that reserved settles its reservation (or an operator, whose release names no run).
   if (known.status !== 'held' || (req.run !== undefined && known.run !== undefined && req.run !== known.run))
     return known.status;
   for (const p of known.parts) {
@@ -112,7 +141,75 @@ export function settle(state: BudgetState, req: SettleUpdate, now: number): Rese
   }
   known.status = status;
   known.forgetAt = now + REMEMBER_MS;
+  if (releasedBy !== undefined) known.releasedBy = releasedBy;
   return status;
+}
+
+/** Why a message is refused before it enters history: its reason, what the sender is told, and details. */
+export interface MessageRefusal {
+  reason: BudgetRefusedReason;
+  message: string;
+  details?: Record<string, unknown>;
+}
+
+const isText = (v: unknown): v is string => typeof v === 'string' && v.length > 0;
+
+/**
+ * The reserve validator's check, before anything enters history: shaped as the worker sends it,
+ * fresh, and for a reservation not yet recorded. Its MAC is the worker's to check (the handler asks).
+ */
+export function reserveRefusal(state: BudgetState, req: unknown, now: number): MessageRefusal | undefined {
+  const r = (typeof req === 'object' && req !== null ? req : {}) as Partial<Record<keyof ReserveUpdate, unknown>>;
+  if (!isText(r.reservation) || !isText(r.toolId) || !Array.isArray(r.claims) || !isText(r.mac))
+    return {
+      reason: BudgetRefusedReason.Malformed,
+      message:
+        "a reserve is the worker's own message: it names a reservation, a tool and claims, under the worker's MAC; this one carries none",
+    };
+  if (typeof r.issuedAt !== 'number' || r.issuedAt > now + RESERVE_SKEW_MS || r.issuedAt < now - RESERVE_VALID_MS)
+    return {
+      reason: BudgetRefusedReason.Stale,
+      message: `the reserve for ${r.reservation} was not made in the last ${RESERVE_VALID_MS / 60_000} minutes; a replayed reserve counts nothing`,
+    };
+  const known = state.reservations[r.reservation];
+  if (known)
+    return {
+      reason: BudgetRefusedReason.AlreadyReserved,
+      message: `${r.reservation} is already recorded (${known.status}); it is answered, never counted again`,
+      details: { answer: known.answer, status: known.status },
+    };
+  return undefined;
+}
+
+/**
+ * The settle validator's check: `accept` when the proof opens the held reservation's seal, `ask` when
+ * the workflow holds no seal to check it against (the worker beside it checks), else the refusal.
+ */
+export function settleCheck(state: BudgetState, req: unknown): 'accept' | 'ask' | MessageRefusal {
+  const r = (typeof req === 'object' && req !== null ? req : {}) as Partial<Record<keyof SettleUpdate, unknown>>;
+  if (!isText(r.reservation) || (r.outcome !== 'commit' && r.outcome !== 'release'))
+    return { reason: BudgetRefusedReason.Malformed, message: 'a settle names a reservation and commit or release' };
+  if (!isText(r.proof))
+    return {
+      reason: BudgetRefusedReason.Malformed,
+      message:
+        `a settle of ${r.reservation} carries no proof: only the worker settles its calls' reservations; ` +
+        'an operator releases a held one with `toolplane budget release` and their own credential',
+    };
+  const known = state.reservations[r.reservation];
+  if (!known?.seals) return 'ask';
+  if (sealOf(r.proof) !== known.seals[r.outcome])
+    return {
+      reason: BudgetRefusedReason.BadProof,
+      message: `the proof is not the worker's for a ${r.outcome} of ${r.reservation}; nothing was settled`,
+    };
+  if (known.status !== 'held')
+    return {
+      reason: BudgetRefusedReason.AlreadySettled,
+      message: `${r.reservation} is already ${known.status}`,
+      details: { status: known.status },
+    };
+  return 'accept';
 }
 
 /** Forgets records past their time and windows that ended long enough ago with nothing reserved. */
