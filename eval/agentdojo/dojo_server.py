@@ -122,8 +122,11 @@ def _tools(suite):
 def judge(cfg):
     suite, user, inj, injections = _setup(cfg)
     pre = _initial_env(suite, user, injections)
-    with open(cfg["DOJO_STATE"]) as f:
-        post = suite.environment_type.model_validate_json(f.read())
+    if os.path.exists(cfg["DOJO_STATE"]):
+        with open(cfg["DOJO_STATE"]) as f:
+            post = suite.environment_type.model_validate_json(f.read())
+    else:  # no call reached the suite: its environment is the one it started with
+        post = pre.model_copy(deep=True)
     out_text = cfg.get("DOJO_MODEL_OUTPUT") or ""
     utility = bool(user.utility(out_text, pre, post, strict=True))
     security = None
