@@ -183,7 +183,9 @@ def rpc(cfg, msg):
         if error:
             result = {"content": [{"type": "text", "text": error}], "isError": True}
         else:
-            result = {"content": [{"type": "text", "text": tool_result_to_str(value)}], "isError": False}
+            # JSON, not AgentDojo's default YAML: the plane reads places (`/*/recipient`) in a parsed result
+            text = tool_result_to_str(value, dump_fn=lambda v: json.dumps(v, default=str))
+            result = {"content": [{"type": "text", "text": text}], "isError": False}
     elif method == "ping":
         result = {}
     else:
