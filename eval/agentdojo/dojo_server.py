@@ -24,7 +24,7 @@ import os
 import sys
 
 KEYS = ("DOJO_SUITE", "DOJO_VERSION", "DOJO_USER_TASK", "DOJO_INJECTION_TASK", "DOJO_ATTACK", "DOJO_STATE",
-        "DOJO_MODEL_OUTPUT")
+        "DOJO_MODEL_OUTPUT", "DOJO_TRACES")
 
 
 class DojoInputError(Exception):
@@ -127,11 +127,21 @@ def judge(cfg):
             post = suite.environment_type.model_validate_json(f.read())
     else:  # no call reached the suite: its environment is the one it started with
         post = pre.model_copy(deep=True)
-    out_text = cfg.get("DOJO_MODEL_OUTPUT") or ""
-    utility = bool(user.utility(out_text, pre, post, strict=True))
+    out_text = cfg.get("DOJO_MODEL_OUTPUT", "DOJO_TRACES") or ""
+    # Tasks judged by the calls made (utility_from_traces): the calls that reached the suite, in order.
+    from agentdojo.functions_runtime import FunctionCall
+
+    traces = [FunctionCall(function=c["function"], args=c["args"]) for c in json.loads(cfg.get("DOJO_TRACES") or "[]")]
+    try:
+        utility = bool(user.utility(out_text, pre, post, strict=True))
+    except NotImplementedError:
+        utility = bool(user.utility_from_traces(out_text, pre, post, traces))
     security = None
     if inj is not None:
-        security = bool(inj.security(out_text, pre, post))
+        try:
+            security = bool(inj.security(out_text, pre, post))
+        except NotImplementedError:
+            security = bool(inj.security_from_traces(out_text, pre, post, traces))
     return {"utility": utility, "security": security}
 
 

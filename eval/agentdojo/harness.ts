@@ -284,9 +284,13 @@ export async function runDojo(opts: DojoOptions): Promise<DojoResults> {
               });
               journal = r.journal;
             }
-            if (process.env.DEBUG_DOJO_JOURNAL)
-              log(JSON.stringify(journal.map((e) => [e.toolId, e.decision, e.rule, e.reason])));
-            const verdict = await daemon.judge({ ...env, DOJO_MODEL_OUTPUT: answer });
+            const ordered = [...journal].sort((a, b) => a.position - b.position);
+            const traces = script.calls.filter((_, i) => ['allowed', 'approved'].includes(ordered[i]?.decision ?? ''));
+            const verdict = await daemon.judge({
+              ...env,
+              DOJO_MODEL_OUTPUT: answer,
+              DOJO_TRACES: JSON.stringify(traces),
+            });
             const result: DojoTaskResult = {
               utility: verdict.utility,
               ...(verdict.security !== null ? { attackSucceeded: verdict.security } : {}),

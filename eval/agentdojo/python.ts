@@ -87,6 +87,8 @@ export interface DojoEnv {
   DOJO_ATTACK?: string;
   DOJO_STATE?: string;
   DOJO_MODEL_OUTPUT?: string;
+  /** The calls that reached the suite, as JSON, for tasks AgentDojo judges by their traces. */
+  DOJO_TRACES?: string;
 }
 
 export interface DojoScript {
