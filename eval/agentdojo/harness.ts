@@ -183,6 +183,33 @@ async function bundle(which: DojoPath, dir: string, given: string | undefined, l
   return file;
 }
 
+/** A path's tallies, per suite and over all, and its over-refusals, from its per-task results. */
+export function pathResult(bySuite: Record<string, Record<string, DojoTaskResult>>): DojoPathResult {
+  const suites: Record<string, DojoSuiteResult> = {};
+  for (const [suite, tasks] of Object.entries(bySuite)) suites[suite] = { ...tally(Object.values(tasks)), tasks };
+  return {
+    ...tally(Object.values(bySuite).flatMap((t) => Object.values(t))),
+    suites,
+    overRefusals: Object.entries(bySuite).flatMap(([suite, tasks]) =>
+      Object.entries(tasks).flatMap(([task, r]) =>
+        r.refused.filter((x) => x.benign).map((x) => ({ ...x, suite, task })),
+      ),
+    ),
+  };
+}
+
+/** Results of runs over other suites folded into earlier ones (`--merge`): a suite run again replaces its old results. */
+export function mergeResults(earlier: DojoResults, later: DojoResults): DojoResults {
+  const paths: Partial<Record<DojoPath, DojoPathResult>> = { ...earlier.paths };
+  for (const [p, r] of Object.entries(later.paths) as [DojoPath, DojoPathResult][]) {
+    const bySuite: Record<string, Record<string, DojoTaskResult>> = {};
+    for (const [suite, sr] of Object.entries(earlier.paths[p]?.suites ?? {})) bySuite[suite] = sr.tasks;
+    for (const [suite, sr] of Object.entries(r.suites)) bySuite[suite] = sr.tasks;
+    paths[p] = pathResult(bySuite);
+  }
+  return { ...later, seconds: earlier.seconds + later.seconds, paths };
+}
+
 /** Runs the selection on every path asked for; the caller owns the Temporal server. */
 export async function runDojo(opts: DojoOptions): Promise<DojoResults> {
   const log = opts.log ?? (() => {});
@@ -322,20 +349,7 @@ export async function runDojo(opts: DojoOptions): Promise<DojoResults> {
     fs.rmSync(dir, { recursive: true, force: true });
   }
   const paths: Partial<Record<DojoPath, DojoPathResult>> = {};
-  for (const p of opts.paths) {
-    const bySuite = perPath[p] ?? {};
-    const suites: Record<string, DojoSuiteResult> = {};
-    for (const [suite, tasks] of Object.entries(bySuite)) suites[suite] = { ...tally(Object.values(tasks)), tasks };
-    paths[p] = {
-      ...tally(Object.values(bySuite).flatMap((t) => Object.values(t))),
-      suites,
-      overRefusals: Object.entries(bySuite).flatMap(([suite, tasks]) =>
-        Object.entries(tasks).flatMap(([task, r]) =>
-          r.refused.filter((x) => x.benign).map((x) => ({ ...x, suite, task })),
-        ),
-      ),
-    };
-  }
+  for (const p of opts.paths) paths[p] = pathResult(perPath[p] ?? {});
   return {
     benchmark: { package: `agentdojo ${AGENTDOJO_PACKAGE}`, version, attack },
     model: 'worst-case scripted: the user task’s ground-truth calls, then the injection task’s',

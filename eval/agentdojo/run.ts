@@ -6,7 +6,7 @@ import path from 'node:path';
 import { Command, Option } from 'commander';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { freePort, startDevServer } from '../../scripts/dev-server';
-import { PATHS, runDojo, SUITES, type DojoPath } from './harness';
+import { mergeResults, PATHS, runDojo, SUITES, type DojoPath, type DojoResults } from './harness';
 import { BENCHMARK_VERSION } from './python';
 
 const list = (v: string) =>
@@ -28,6 +28,10 @@ async function main(): Promise<void> {
     )
     .option('--path <paths>', `paths, comma separated (${PATHS.join(', ')})`, PATHS.join(','))
     .option('--version <v>', 'the benchmark version', BENCHMARK_VERSION)
+    .option(
+      '--merge',
+      'fold these suites into the results already in --out (a suite run again replaces its old results)',
+    )
     .option('--out <file>', 'where the results go', path.resolve(__dirname, '..', 'results', 'agentdojo.json'))
     .addOption(
       new Option(
@@ -44,6 +48,7 @@ async function main(): Promise<void> {
     path: string;
     version: string;
     out: string;
+    merge?: boolean;
     confirm?: boolean;
   }>();
   if (o.confirm)
@@ -60,7 +65,7 @@ async function main(): Promise<void> {
     dbFile: path.join(dir, 'temporal.sqlite'),
   });
   try {
-    const results = await runDojo({
+    const fresh = await runDojo({
       address: server.address,
       suites,
       ...(o.tasks ? { tasks: list(o.tasks) } : {}),
@@ -70,6 +75,10 @@ async function main(): Promise<void> {
       version: o.version,
       log: (l) => console.error(l),
     });
+    const results =
+      o.merge && fs.existsSync(o.out)
+        ? mergeResults(JSON.parse(fs.readFileSync(o.out, 'utf8')) as DojoResults, fresh)
+        : fresh;
     fs.mkdirSync(path.dirname(o.out), { recursive: true });
     fs.writeFileSync(o.out, JSON.stringify(results, null, 1) + '\n');
     for (const [p, r] of Object.entries(results.paths)) {
