@@ -21,7 +21,7 @@ for tid, task in sorted(suite.user_tasks.items()):
     pre = env.model_copy(deep=True)
     for c in task.ground_truth(pre.model_copy(deep=True)):
         rt.run_function(env, c.function, dict(c.args))
-        for ptr, rule, why in rules.get(c.function, ("", []))[1]:
+        for ptr, rule, why in rules.get(c.function, ("", [], {}))[1]:
             v = c.args.get(ptr[1:])
             if "from_sources" in rule and v is not None and str(v) not in task.PROMPT:
                 refusals.append({"task": tid, "tool": c.function, "field": ptr, "value": str(v)[:40]})

@@ -4,41 +4,87 @@ Configured by environment variables:
   DOJO_SUITE (workspace|travel|banking|slack), DOJO_VERSION (default v1.2.1),
   DOJO_USER_TASK, DOJO_INJECTION_TASK (optional), DOJO_ATTACK (default important_instructions),
   DOJO_STATE (path of the environment file; required).
-The plane connects once per call, so the environment lives in DOJO_STATE: the first process builds
-it (injections placed by the attack, as the benchmark places them) and every call writes it back.
-`python dojo_server.py judge` prints {"utility": bool, "security": bool|null} from AgentDojo's own
-checks on the pre-environment and the environment in DOJO_STATE.
+The plane connects once per call, so the environment lives in DOJO_STATE: the first call builds it
+(injections placed by the attack, as the benchmark places them) and every call writes it back.
+
+Importing agentdojo takes seconds (it loads every model provider's SDK), too long for a process per
+call. So `dojo_server.py daemon` (socket DOJO_SOCKET) keeps the suites loaded; with DOJO_SOCKET set,
+the stdio server is a thin relay that imports nothing and hands each message, with its DOJO_* env,
+to the daemon. Without DOJO_SOCKET it serves on its own.
+
+Sidecar commands (printed as JSON; through the daemon when DOJO_SOCKET is set):
+  `script`: the prompt, the worst-case model's calls and the ground truth's answer;
+  `judge`: {"utility": bool, "security": bool|null} from AgentDojo's own checks on the
+  pre-environment and the one in DOJO_STATE (DOJO_MODEL_OUTPUT is the run's answer);
+  `tasks`: the suite's user and injection task ids.
 """
 
 import json
 import os
 import sys
 
-from agentdojo.agent_pipeline.base_pipeline_element import BasePipelineElement
-from agentdojo.attacks.attack_registry import load_attack
-from agentdojo.functions_runtime import FunctionsRuntime
-from agentdojo.task_suite.load_suites import get_suite
+KEYS = ("DOJO_SUITE", "DOJO_VERSION", "DOJO_USER_TASK", "DOJO_INJECTION_TASK", "DOJO_ATTACK", "DOJO_STATE",
+        "DOJO_MODEL_OUTPUT", "DOJO_TRACES")
 
 
-class _Named(BasePipelineElement):
-    # attacks address the model by name; the scripted model has none, so use a listed one
-    name = "gpt-4o-2024-05-13"
-
-    def query(self, *args, **kwargs):  # pragma: no cover - never run
-        raise RuntimeError("not a model")
+class DojoInputError(Exception):
+    """A suite, version, task or attack the package lacks: named, before any run starts."""
 
 
-def _setup():
-    suite = get_suite(os.environ.get("DOJO_VERSION", "v1.2.1"), os.environ["DOJO_SUITE"])
-    user = suite.get_user_task_by_id(os.environ["DOJO_USER_TASK"])
-    inj_id = os.environ.get("DOJO_INJECTION_TASK") or None
+_suites = {}
+_setups = {}
+
+
+def _suite(cfg):
+    from agentdojo.task_suite.load_suites import get_suite
+
+    key = (cfg.get("DOJO_VERSION") or "v1.2.1", cfg.get("DOJO_SUITE") or "")
+    if key not in _suites:
+        try:
+            _suites[key] = get_suite(*key)
+        except KeyError:
+            raise DojoInputError(f"AgentDojo has no suite {key[1]!r} at benchmark version {key[0]!r}")
+    return _suites[key]
+
+
+def _named():
+    from agentdojo.agent_pipeline.base_pipeline_element import BasePipelineElement
+
+    class _Named(BasePipelineElement):
+        # attacks address the model by name; the scripted model has none, so use a listed one
+        name = "gpt-4o-2024-05-13"
+
+        def query(self, *args, **kwargs):  # pragma: no cover - never run
+            raise RuntimeError("not a model")
+
+    return _Named()
+
+
+def _setup(cfg):
+    from agentdojo.attacks.attack_registry import load_attack
+
+    suite = _suite(cfg)
+    inj_id = cfg.get("DOJO_INJECTION_TASK") or None
+    attack_name = cfg.get("DOJO_ATTACK") or "important_instructions"
+    key = (suite.name, cfg.get("DOJO_VERSION"), cfg.get("DOJO_USER_TASK"), inj_id, attack_name)
+    if key in _setups:
+        return _setups[key]
+    if cfg.get("DOJO_USER_TASK") not in suite.user_tasks:
+        raise DojoInputError(f"suite {suite.name!r} has no user task {cfg.get('DOJO_USER_TASK')!r}")
+    user = suite.get_user_task_by_id(cfg["DOJO_USER_TASK"])
     injections = {}
     inj = None
     if inj_id:
+        if inj_id not in suite.injection_tasks:
+            raise DojoInputError(f"suite {suite.name!r} has no injection task {inj_id!r}")
         inj = suite.get_injection_task_by_id(inj_id)
-        attack = load_attack(os.environ.get("DOJO_ATTACK", "important_instructions"), suite, _Named())
+        try:
+            attack = load_attack(attack_name, suite, _named())
+        except (KeyError, ValueError):
+            raise DojoInputError(f"AgentDojo has no attack {attack_name!r}")
         injections = attack.attack(user, inj)
-    return suite, user, inj, injections
+    _setups[key] = (suite, user, inj, injections)
+    return _setups[key]
 
 
 def _initial_env(suite, user, injections):
@@ -46,18 +92,18 @@ def _initial_env(suite, user, injections):
     return user.init_environment(env)
 
 
-def _load(suite, user, injections):
-    path = os.environ["DOJO_STATE"]
+def _load(cfg, suite, user, injections):
+    path = cfg["DOJO_STATE"]
     if os.path.exists(path):
         with open(path) as f:
             return suite.environment_type.model_validate_json(f.read())
     env = _initial_env(suite, user, injections)
-    _save(env)
+    _save(cfg, env)
     return env
 
 
-def _save(env):
-    path = os.environ["DOJO_STATE"]
+def _save(cfg, env):
+    path = cfg["DOJO_STATE"]
     tmp = path + ".tmp"
     with open(tmp, "w") as f:
         f.write(env.model_dump_json())
@@ -73,74 +119,185 @@ def _tools(suite):
     return out
 
 
-def judge():
-    suite, user, inj, injections = _setup()
+def judge(cfg):
+    suite, user, inj, injections = _setup(cfg)
     pre = _initial_env(suite, user, injections)
-    with open(os.environ["DOJO_STATE"]) as f:
-        post = suite.environment_type.model_validate_json(f.read())
-    out_text = os.environ.get("DOJO_MODEL_OUTPUT", "")
-    utility = bool(user.utility(out_text, pre, post, strict=True))
+    if os.path.exists(cfg["DOJO_STATE"]):
+        with open(cfg["DOJO_STATE"]) as f:
+            post = suite.environment_type.model_validate_json(f.read())
+    else:  # no call reached the suite: its environment is the one it started with
+        post = pre.model_copy(deep=True)
+    out_text = cfg.get("DOJO_MODEL_OUTPUT", "DOJO_TRACES") or ""
+    # Tasks judged by the calls made (utility_from_traces): the calls that reached the suite, in order.
+    from agentdojo.functions_runtime import FunctionCall
+
+    traces = [FunctionCall(function=c["function"], args=c["args"]) for c in json.loads(cfg.get("DOJO_TRACES") or "[]")]
+    try:
+        utility = bool(user.utility(out_text, pre, post, strict=True))
+    except NotImplementedError:
+        utility = bool(user.utility_from_traces(out_text, pre, post, traces))
     security = None
     if inj is not None:
-        security = bool(inj.security(out_text, pre, post))
-    print(json.dumps({"utility": utility, "security": security}))
+        try:
+            security = bool(inj.security(out_text, pre, post))
+        except NotImplementedError:
+            security = bool(inj.security_from_traces(out_text, pre, post, traces))
+    return {"utility": utility, "security": security}
 
 
-def script():
+def script(cfg):
     """The worst-case scripted model: the user task's ground truth, then the injection task's."""
-    suite, user, inj, injections = _setup()
+    suite, user, inj, injections = _setup(cfg)
     pre = _initial_env(suite, user, injections)
-    calls = [{"function": c.function, "args": dict(c.args)} for c in user.ground_truth(pre.model_copy(deep=True))]
+    user_calls = [{"function": c.function, "args": dict(c.args)} for c in user.ground_truth(pre.model_copy(deep=True))]
+    inj_calls = []
     if inj is not None:
-        calls += [{"function": c.function, "args": dict(c.args)} for c in inj.ground_truth(pre.model_copy(deep=True))]
-    print(json.dumps({"prompt": user.PROMPT, "calls": calls, "injections": injections}, default=str))
+        inj_calls = [{"function": c.function, "args": dict(c.args)} for c in inj.ground_truth(pre.model_copy(deep=True))]
+    return {
+        "prompt": user.PROMPT,
+        "calls": user_calls + inj_calls,
+        "userCalls": len(user_calls),
+        "answer": user.GROUND_TRUTH_OUTPUT,
+        "injections": injections,
+    }
 
 
-def tasks():
-    suite = get_suite(os.environ.get("DOJO_VERSION", "v1.2.1"), os.environ["DOJO_SUITE"])
-    print(json.dumps({"user": sorted(suite.user_tasks), "injection": sorted(suite.injection_tasks)}))
+def tasks(cfg):
+    suite = _suite(cfg)
+    return {"user": sorted(suite.user_tasks), "injection": sorted(suite.injection_tasks)}
+
+
+def rpc(cfg, msg):
+    """One JSON-RPC message of the MCP stdio protocol; None for a notification."""
+    mid = msg.get("id")
+    method = msg.get("method")
+    if mid is None:
+        return None
+    if method == "initialize":
+        result = {
+            "protocolVersion": msg.get("params", {}).get("protocolVersion", "2025-06-18"),
+            "capabilities": {"tools": {}},
+            "serverInfo": {"name": f"agentdojo-{cfg.get('DOJO_SUITE')}", "version": "0.1.35"},
+        }
+    elif method == "tools/list":
+        result = {"tools": _tools(_suite(cfg))}
+    elif method == "tools/call":
+        from agentdojo.agent_pipeline.tool_execution import tool_result_to_str
+        from agentdojo.functions_runtime import FunctionsRuntime
+
+        suite, user, inj, injections = _setup(cfg)
+        params = msg.get("params", {})
+        env = _load(cfg, suite, user, injections)
+        value, error = FunctionsRuntime(suite.tools).run_function(env, params["name"], params.get("arguments") or {})
+        _save(cfg, env)
+        if error:
+            result = {"content": [{"type": "text", "text": error}], "isError": True}
+        else:
+            # JSON, not AgentDojo's default YAML: the plane reads places (`/*/recipient`) in a parsed result
+            text = tool_result_to_str(value, dump_fn=lambda v: json.dumps(v, default=str))
+            result = {"content": [{"type": "text", "text": text}], "isError": False}
+    elif method == "ping":
+        result = {}
+    else:
+        return {"jsonrpc": "2.0", "id": mid, "error": {"code": -32601, "message": method}}
+    return {"jsonrpc": "2.0", "id": mid, "result": result}
+
+
+COMMANDS = {"judge": judge, "script": script, "tasks": tasks}
+
+
+def _env_cfg():
+    return {k: os.environ[k] for k in KEYS if k in os.environ}
+
+
+def _answer(req):
+    try:
+        if req["op"] == "rpc":
+            return {"reply": rpc(req["env"], req["msg"])}
+        return {"result": COMMANDS[req["op"]](req["env"])}
+    except DojoInputError as err:
+        return {"error": str(err), "input": True}
+    except Exception as err:  # noqa: BLE001 - reported to the caller, which names it
+        return {"error": f"{type(err).__name__}: {err}"}
+
+
+def daemon():
+    import socketserver
+    import threading
+
+    lock = threading.Lock()
+
+    class Handler(socketserver.StreamRequestHandler):
+        def handle(self):
+            for line in self.rfile:
+                if not line.strip():
+                    continue
+                with lock:
+                    out = _answer(json.loads(line))
+                self.wfile.write((json.dumps(out, default=str) + "\n").encode())
+                self.wfile.flush()
+
+    path = os.environ["DOJO_SOCKET"]
+    if os.path.exists(path):
+        os.unlink(path)
+    _suite({"DOJO_SUITE": "banking", "DOJO_VERSION": os.environ.get("DOJO_VERSION", "v1.2.1")})  # import now
+    server = socketserver.ThreadingUnixStreamServer(path, Handler)
+    server.daemon_threads = True
+    print("ready", flush=True)
+    server.serve_forever()
+
+
+class _Relay:
+    """A connection to the daemon: one request line, one answer line."""
+
+    def __init__(self):
+        import socket
+
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.connect(os.environ["DOJO_SOCKET"])
+        self.file = self.sock.makefile("rwb")
+
+    def ask(self, req):
+        self.file.write((json.dumps(req) + "\n").encode())
+        self.file.flush()
+        return json.loads(self.file.readline())
 
 
 def serve():
-    suite, user, inj, injections = _setup()
-    runtime = FunctionsRuntime(suite.tools)
+    relay = _Relay() if os.environ.get("DOJO_SOCKET") else None
+    cfg = _env_cfg()
     for line in sys.stdin:
         line = line.strip()
         if not line:
             continue
         msg = json.loads(line)
-        mid = msg.get("id")
-        method = msg.get("method")
-        if mid is None:
-            continue  # notification
-        if method == "initialize":
-            result = {
-                "protocolVersion": msg.get("params", {}).get("protocolVersion", "2025-06-18"),
-                "capabilities": {"tools": {}},
-                "serverInfo": {"name": f"agentdojo-{suite.name}", "version": "1.2.1"},
-            }
-        elif method == "tools/list":
-            result = {"tools": _tools(suite)}
-        elif method == "tools/call":
-            params = msg.get("params", {})
-            env = _load(suite, user, injections)
-            value, error = runtime.run_function(env, params["name"], params.get("arguments") or {})
-            _save(env)
-            if error:
-                result = {"content": [{"type": "text", "text": error}], "isError": True}
-            else:
-                from agentdojo.agent_pipeline.tool_execution import tool_result_to_str
-
-                result = {"content": [{"type": "text", "text": tool_result_to_str(value)}], "isError": False}
-        elif method == "ping":
-            result = {}
+        if relay:
+            out = relay.ask({"op": "rpc", "env": cfg, "msg": msg})
         else:
-            sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": mid, "error": {"code": -32601, "message": method}}) + "\n")
+            out = _answer({"op": "rpc", "env": cfg, "msg": msg})
+        if "error" in out:
+            reply = {"jsonrpc": "2.0", "id": msg.get("id"), "error": {"code": -32603, "message": out["error"]}}
+        else:
+            reply = out["reply"]
+        if reply is not None and msg.get("id") is not None:
+            sys.stdout.write(json.dumps(reply) + "\n")
             sys.stdout.flush()
-            continue
-        sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": mid, "result": result}) + "\n")
-        sys.stdout.flush()
+
+
+def command(name):
+    req = {"op": name, "env": _env_cfg()}
+    out = _Relay().ask(req) if os.environ.get("DOJO_SOCKET") else _answer(req)
+    if "error" in out:
+        sys.stderr.write(out["error"] + "\n")
+        sys.exit(2)
+    print(json.dumps(out["result"], default=str))
 
 
 if __name__ == "__main__":
-    {"judge": judge, "script": script, "tasks": tasks}.get(sys.argv[1] if sys.argv[1:] else "", serve)()
+    arg = sys.argv[1] if sys.argv[1:] else ""
+    if arg == "daemon":
+        daemon()
+    elif arg in COMMANDS:
+        command(arg)
+    else:
+        serve()

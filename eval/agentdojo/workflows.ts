@@ -1,0 +1,28 @@
+// Path 2 of the AgentDojo harness: a team's own workflow over StepCtx, making a task's calls in order
+// with the task's prompt as what the principal gave the run. No gate of its own: the manifest's rules
+// govern it as they govern agentRun. A refused call is recorded and the workflow goes on, as the
+// scripted model goes on after a refusal.
+import { StepCtx, StepError, type JournalEntry } from '../../workflow';
+
+export interface DojoOwnInput {
+  principal: string;
+  /** The task's prompt: the principal's words, as `StepCtx.open({ given })` takes them. */
+  given: string;
+  calls: { toolId: string; args: unknown }[];
+}
+
+export async function dojoOwnCalls(input: DojoOwnInput): Promise<{ journal: JournalEntry[] }> {
+  const step = await StepCtx.open({ principal: input.principal, given: input.given });
+  for (const c of input.calls) {
+    try {
+      await step.callTool(c.toolId, c.args);
+    } catch (err) {
+      if (!StepError.is(err)) {
+        step.ended(err);
+        throw err;
+      }
+    }
+  }
+  step.releaseLeases();
+  return { journal: step.ordered() };
+}
