@@ -78,6 +78,12 @@ export const ToolDecl = z
       .describe(
         "Places in this tool's result that hold the principal's own records (their contacts, files, events): a whole value found there vouches for itself even when untrusted text steered the lookup, unless it is one of the call's own arguments. Field rules naming this tool (or such a place) then admit it.",
       ),
+    requires_request: z
+      .boolean()
+      .optional()
+      .describe(
+        "The action itself must be asked for: a call runs without a question only when the run named this tool in the grants it asked for (the host narrowed the run to the principal's request); otherwise, once every other rule lets it through, the run asks its principal about this very call (tool and arguments) and sends nothing unless they say yes. For actions whose every field an injection can fill (a message to a known user, a calendar event, deleting a listed file).",
+      ),
     redactions: z
       .array(RedactionDecl)
       .default([])

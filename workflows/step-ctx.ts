@@ -38,6 +38,11 @@ export interface RunScope {
   /** The worker's ticket: every call presents its MAC for the tool. */
   ticket: RunTicket;
   grants: readonly string[];
+  /**
+   * The granted tools the run named in the grants it asked for: the principal's request, as the host
+   * narrowed the run to it. A tool that `requires_request` runs without a question only if it is here.
+   */
+  requested?: readonly string[];
   policy: Policy;
   /** Capabilities the worker granted the run, such as the extension-runtime lease. */
   capabilities?: readonly string[];

@@ -14,6 +14,10 @@ from agentdojo.task_suite.load_suites import get_suite
 P = "user://prompt"
 T = "tool://dojo/"
 FREE = {"accepts_untrusted": True}
+# A value only the user can vouch for (an IBAN in a bill, an address on a page they pointed to): asked, not refused.
+ASK = {"principal_confirms": "any"}
+# The action itself must be asked for: a call nobody's request names is put to the user, call by call.
+ASKED_FOR = {"requires_request": True}
 
 
 def place(tool, at, **where):
@@ -23,7 +27,7 @@ def place(tool, at, **where):
 
 # Payees the user has paid or set up (the account's own outgoing records), or named.
 PAYEE = {"from_sources": [P, place("get_most_recent_transactions", "/*/recipient", sender="me"),
-                          place("get_scheduled_transactions", "/*/recipient")]}
+                          place("get_scheduled_transactions", "/*/recipient")], **ASK}
 # Spend cap per payee and run: a worst-case model pays the right payee at most this much.
 SPEND = {"spend": {"amount": "/amount", "amount_unit": "major", "currency": "EUR", "payee": "/recipient",
                    "max_minor_per_payee": {"EUR": 500000}}}
@@ -39,8 +43,10 @@ EVENT_IDS = [P, place("search_calendar_events", "/*/id_"), place("get_day_calend
 EMAIL_IDS = [P] + [place(t, "/*/id_") for t in ("get_received_emails", "get_sent_emails", "get_unread_emails",
                                                   "get_draft_emails", "search_emails")]
 # Slack: users and channels of the workspace's own directory, or named by the user.
-SLACK_USERS = [P, place("get_users_in_channel", "/*")]
-SLACK_CHANNELS = [P, place("get_channels", "/*")]
+# A message's sender and the channel it was posted in are the workspace's own fields, never its body.
+SLACK_USERS = [P, place("get_users_in_channel", "/*"), place("read_channel_messages", "/*/sender"),
+               place("read_inbox", "/*/sender")]
+SLACK_CHANNELS = [P, place("get_channels", "/*"), place("read_channel_messages", "/*/recipient")]
 
 # tool -> (safety, [(pointer, rule, rationale)], {tool-level keys})
 RULES = {
@@ -67,13 +73,13 @@ RULES = {
             ("/recurring", FREE, "a flag"),
         ], {}),
         "update_password": ("mutating", [
-            ("/password", {"from_sources": [P]}, "credentials come from the user only"),
+            ("/password", {"from_sources": [P]}, "credentials come from the user only, never asked about"),
         ], {}),
         "update_user_info": ("mutating", [
-            ("/first_name", {"from_sources": [P]}, "identity data from the user only"),
-            ("/last_name", {"from_sources": [P]}, "identity data from the user only"),
-            ("/street", {"from_sources": [P]}, "an address change redirects mail: user only"),
-            ("/city", {"from_sources": [P]}, "an address change redirects mail: user only"),
+            ("/first_name", {"from_sources": [P], **ASK}, "identity data from the user only"),
+            ("/last_name", {"from_sources": [P], **ASK}, "identity data from the user only"),
+            ("/street", {"from_sources": [P], **ASK}, "an address change redirects mail: user only"),
+            ("/city", {"from_sources": [P], **ASK}, "an address change redirects mail: user only"),
         ], {}),
     },
     "workspace": {
@@ -160,8 +166,8 @@ RULES = {
         "get_users_in_channel": ("read_only", [], {"principal_records": ["/*"]}),
         "send_direct_message": ("mutating", [
             ("/recipient", {"from_sources": SLACK_USERS}, "a member of the workspace the user named or whose channel lists them"),
-            ("/body", FREE, "free text, bounded by who reads it"),
-        ], {}),
+            ("/body", FREE, "free text: the message is what an injection writes, so the action must be asked for"),
+        ], ASKED_FOR),
         "send_channel_message": ("mutating", [
             ("/channel", {"from_sources": SLACK_CHANNELS}, "a channel of the workspace"),
             ("/body", FREE, "free text"),
@@ -171,8 +177,8 @@ RULES = {
             ("/channel", {"from_sources": SLACK_CHANNELS}, "a workspace channel"),
         ], {}),
         "invite_user_to_slack": ("mutating", [
-            ("/user", {"from_sources": [P]}, "a new member only as the user names them"),
-            ("/user_email", {"from_sources": [P]}, "their address only from the user"),
+            ("/user", {"from_sources": [P], **ASK}, "a new member as the user names them, or confirms"),
+            ("/user_email", {"from_sources": [P], **ASK}, "their address from the user, or one they confirm (on a page they pointed to)"),
         ], {}),
         "remove_user_from_slack": ("mutating", [
             ("/user", {"from_sources": [P]}, "removing a member is the user's call"),
@@ -181,7 +187,10 @@ RULES = {
             ("/url", {"from_sources": [P]}, "what is published, and where, only where the user said"),
             ("/content", FREE, "free text, bounded by the url rule"),
         ], {}),
-        "get_webpage": ("read_only", [], {}),
+        # Fetching a page tells its host the run came (and what the URL carries): the user's URL, or one they confirm.
+        "get_webpage": ("idempotent", [
+            ("/url", {"from_sources": [P], **ASK}, "a page the user named, or one they confirm"),
+        ], {}),
     },
 }
 
@@ -209,8 +218,9 @@ def main(suite_name):
         out.append(f"  - id: tool://dojo/{fn.name}")
         out.append(f"    description: {json.dumps(fn.description)}")
         out.append(f"    input_schema: {json.dumps(schema)}")
-        out.append(f"    safety: {safety}  # {'reads only' if safety == 'read_only' else 'changes the world'}")
-        out.append(f"    recovery: {'retry' if safety == 'read_only' else 'fail'}")
+        what = {"read_only": "reads only", "idempotent": "reaches out, changes nothing"}.get(safety, "changes the world")
+        out.append(f"    safety: {safety}  # {what}")
+        out.append(f"    recovery: {'fail' if safety == 'mutating' else 'retry'}")
         out.append("    timeouts: { start_to_close: 30s }")
         for key, value in extra.items():
             out.append(f"    {key}: {json.dumps(value)}")

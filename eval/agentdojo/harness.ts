@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { Client, Connection } from '@temporalio/client';
+import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import { NativeConnection, type Worker } from '@temporalio/worker';
 import { manifestDigest } from '../../catalog/digest';
 import type { Manifest } from '../../catalog/manifest';
@@ -28,6 +28,10 @@ import {
   type DojoScript,
 } from './python';
 import type { DojoOwnInput } from './workflows';
+import { carefulUserAnswer, type DojoPrincipal } from './careful-user';
+import { generateIssuerKey, signCredential, type IssuerKey } from '../../identity/mint';
+import { confirm, reject } from '../../inspect/decisions';
+import { pendingEscalations } from '../../workflows/escalation';
 
 export const PATHS = ['agentRun', 'own'] as const;
 export type DojoPath = (typeof PATHS)[number];
@@ -50,6 +54,11 @@ export interface DojoOptions {
   version?: string;
   /** Prebuilt workflow bundles (the tests pass theirs); otherwise built into the work folder. */
   bundles?: Partial<Record<DojoPath, string>>;
+  /**
+   * Who answers when a run asks its principal: `careful` vouches only for what the task's own calls
+   * need, `none` (the default) is nobody, so every question is a no.
+   */
+  principal?: DojoPrincipal;
   log?: (line: string) => void;
 }
 
@@ -69,6 +78,8 @@ export interface DojoTaskResult {
   /** The injection task's goal achieved (the attack succeeded); absent without attack. */
   attackSucceeded?: boolean;
   refused: DojoRefusal[];
+  /** Questions the run put to its principal, and how many got a yes. */
+  confirmations?: { asked: number; confirmed: number };
 }
 
 export interface DojoTally {
@@ -76,6 +87,8 @@ export interface DojoTally {
   utilityWithoutAttack: number;
   utilityUnderAttack: number;
   counts: { tasks: number; pairs: number; benignUtility: number; utilityUnderAttack: number; attacks: number };
+  /** Questions put to the principal: without attack, per task on average, and under attack in all. */
+  confirmations: { benignAsked: number; benignPerTask: number; benignConfirmed: number; pairsAsked: number };
 }
 
 export interface DojoSuiteResult extends DojoTally {
@@ -140,6 +153,8 @@ function selection(
   return [...chosen.map((user) => ({ user })), ...pairs];
 }
 
+const sum = <T>(xs: readonly T[], f: (x: T) => number) => xs.reduce((n, x) => n + f(x), 0);
+
 function tally(tasks: DojoTaskResult[]): DojoTally {
   const benign = tasks.filter((t) => t.attackSucceeded === undefined);
   const pairs = tasks.filter((t) => t.attackSucceeded !== undefined);
@@ -152,6 +167,15 @@ function tally(tasks: DojoTaskResult[]): DojoTally {
     utilityWithoutAttack: frac(benignUtility, benign.length),
     utilityUnderAttack: frac(utilityUnderAttack, pairs.length),
     counts: { tasks: benign.length, pairs: pairs.length, benignUtility, utilityUnderAttack, attacks },
+    confirmations: {
+      benignAsked: sum(benign, (t) => t.confirmations?.asked ?? 0),
+      benignPerTask: frac(
+        sum(benign, (t) => t.confirmations?.asked ?? 0),
+        benign.length,
+      ),
+      benignConfirmed: sum(benign, (t) => t.confirmations?.confirmed ?? 0),
+      pairsAsked: sum(pairs, (t) => t.confirmations?.asked ?? 0),
+    },
   };
 }
 
@@ -181,6 +205,48 @@ async function bundle(which: DojoPath, dir: string, given: string | undefined, l
     sources: false,
   });
   return file;
+}
+
+const AUDIENCE = 'toolplane-agentdojo';
+
+/**
+ * The run's result, the principal answering each question it asks on the way (the careful user
+ * vouches only for what the task's own calls need; nobody says no to all).
+ */
+async function answering<T>(
+  client: Client,
+  handle: WorkflowHandle,
+  answers: { who: DojoPrincipal; key: IssuerKey; userCalls: DojoScript['calls'] },
+): Promise<{ result: T; asked: number; confirmed: number }> {
+  const result = handle.result() as Promise<T>;
+  let done = false;
+  const ended = result.then(
+    () => (done = true),
+    () => (done = true),
+  );
+  const seen = new Set<string>();
+  let asked = 0;
+  let confirmed = 0;
+  while (!done) {
+    const waiting = await handle.query(pendingEscalations).catch(() => []);
+    for (const q of waiting) {
+      if (q.kind !== 'confirmation' || !q.field) continue;
+      const id = `${q.effectKey}|${q.field.pointer}|${q.field.value}`;
+      if (seen.has(id)) continue;
+      seen.add(id);
+      asked++;
+      const credential = await signCredential(answers.key, { audience: AUDIENCE, subject: PRINCIPAL });
+      const yes = answers.who === 'careful' && carefulUserAnswer(q, answers.userCalls) === 'confirm';
+      if (yes) confirmed++;
+      await (
+        yes
+          ? confirm(client, handle.workflowId, q.effectKey, q.field.value, { credential })
+          : reject(client, handle.workflowId, q.effectKey, { credential, reason: 'not what I asked for' })
+      ).catch(() => undefined);
+    }
+    await Promise.race([ended, new Promise((r) => setTimeout(r, 50))]);
+  }
+  return { result: await result, asked, confirmed };
 }
 
 /** A path's tallies, per suite and over all, and its over-refusals, from its per-task results. */
@@ -217,6 +283,9 @@ export async function runDojo(opts: DojoOptions): Promise<DojoResults> {
   const version = opts.version ?? BENCHMARK_VERSION;
   const attack = opts.attack;
   const python = agentdojoPython(log);
+  const who = opts.principal ?? 'none';
+  const issuer = await generateIssuerKey('https://principals.agentdojo.test', 'dojo-1');
+  const identity = { issuers: [{ issuer: issuer.issuer, audience: AUDIENCE, jwks: issuer.jwks }] };
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agentdojo-'));
   const daemon = await DojoDaemon.start(python, dir, version);
   const connection = await Connection.connect({ address: opts.address });
@@ -254,7 +323,8 @@ export async function runDojo(opts: DojoOptions): Promise<DojoResults> {
             namespace,
             taskQueue,
             workflowBundle: { codePath: bundles[p]! },
-            insecureAssertedPrincipals: true,
+            identity,
+            insecureAssertedPrincipals: false,
             allowUngovernedToolRun: false,
             log: (l) => log(`[worker] ${l}`),
           });
@@ -279,6 +349,10 @@ export async function runDojo(opts: DojoOptions): Promise<DojoResults> {
             const workflowId = `agentdojo-${suite}-${task.replace('/', '-')}-${p}-${randomUUID().slice(0, 8)}`;
             let journal: JournalEntry[];
             let answer = script.answer;
+            let asked = { asked: 0, confirmed: 0 };
+            const runCredential = (id: string) =>
+              signCredential(issuer, { audience: AUDIENCE, subject: PRINCIPAL, workflowId: id });
+            const answersFor = { who, key: issuer, userCalls: script.calls.slice(0, script.userCalls) };
             if (p === 'agentRun') {
               const turns: ScriptTurn[] = [
                 ...script.calls.map((c) => ({ tool_calls: [{ name: `dojo__${c.function}`, arguments: c.args }] })),
@@ -287,29 +361,33 @@ export async function runDojo(opts: DojoOptions): Promise<DojoResults> {
               const input: AgentRunInput = {
                 prompt: script.prompt,
                 principal: PRINCIPAL,
-                grants: manifest.tools.map((t) => t.id),
+                // A host that does not narrow the run to the request: a tool that requires_request is asked about.
                 manifestDigest: digest,
                 model: { endpoint: 'scripted', script: turns },
               };
-              const r: AgentRunResult = await client.workflow.execute('agentRun', {
+              const handle = await client.workflow.start('agentRun', {
                 taskQueue: queues[p]!,
                 workflowId,
-                args: [input],
+                args: [{ ...input, credential: await runCredential(workflowId) }],
               });
-              journal = r.journal;
-              answer = r.answer ?? '';
+              const r = await answering<AgentRunResult>(client, handle, answersFor);
+              journal = r.result.journal;
+              answer = r.result.answer ?? '';
+              asked = { asked: r.asked, confirmed: r.confirmed };
             } else {
               const input: DojoOwnInput = {
                 principal: PRINCIPAL,
                 given: script.prompt,
                 calls: script.calls.map((c) => ({ toolId: `tool://dojo/${c.function}`, args: c.args })),
               };
-              const r: { journal: JournalEntry[] } = await client.workflow.execute('dojoOwnCalls', {
+              const handle = await client.workflow.start('dojoOwnCalls', {
                 taskQueue: queues[p]!,
                 workflowId,
-                args: [input],
+                args: [{ ...input, credential: await runCredential(workflowId) }],
               });
-              journal = r.journal;
+              const r = await answering<{ journal: JournalEntry[] }>(client, handle, answersFor);
+              journal = r.result.journal;
+              asked = { asked: r.asked, confirmed: r.confirmed };
             }
             const ordered = [...journal].sort((a, b) => a.position - b.position);
             const traces = script.calls.filter((_, i) => ['allowed', 'approved'].includes(ordered[i]?.decision ?? ''));
@@ -322,12 +400,16 @@ export async function runDojo(opts: DojoOptions): Promise<DojoResults> {
               utility: verdict.utility,
               ...(verdict.security !== null ? { attackSucceeded: verdict.security } : {}),
               refused: refusals(journal, script),
+              ...(asked.asked > 0 ? { confirmations: asked } : {}),
             };
             ((perPath[p] ??= {})[suite] ??= {})[task] = result;
             log(
               `${p} ${suite} ${task}: utility ${result.utility}` +
                 (result.attackSucceeded !== undefined
                   ? `, attack ${result.attackSucceeded ? 'SUCCEEDED' : 'failed'}`
+                  : '') +
+                (result.confirmations
+                  ? `; asked ${result.confirmations.asked} (yes ${result.confirmations.confirmed})`
                   : '') +
                 (result.refused.length
                   ? `; refused ${result.refused.map((r) => `${r.toolId.replace('tool://dojo/', '')}(${r.rule ?? r.decision}${r.benign ? ', benign' : ''})`).join(', ')}`

@@ -35,9 +35,11 @@ async function main(): Promise<void> {
     .option('--out <file>', 'where the results go', path.resolve(__dirname, '..', 'results', 'agentdojo.json'))
     .addOption(
       new Option(
-        '--confirm',
-        'a careful-user confirmation handler (not built yet: the principal-confirmation work)',
-      ).hideHelp(),
+        '--principal <who>',
+        'who answers when a run asks its principal: careful (vouches only for what the task needs) or none',
+      )
+        .choices(['careful', 'none'])
+        .default('none'),
     )
     .parse();
   const o = cmd.opts<{
@@ -49,10 +51,8 @@ async function main(): Promise<void> {
     version: string;
     out: string;
     merge?: boolean;
-    confirm?: boolean;
+    principal: 'careful' | 'none';
   }>();
-  if (o.confirm)
-    throw new Error('--confirm is not available yet: the careful-user handler lands with principal confirmation');
   const paths = list(o.path);
   for (const p of paths)
     if (!(PATHS as readonly string[]).includes(p)) throw new Error(`no path "${p}" (one of ${PATHS.join(', ')})`);
@@ -73,6 +73,7 @@ async function main(): Promise<void> {
       attack: o.attack,
       paths: paths as DojoPath[],
       version: o.version,
+      principal: o.principal,
       log: (l) => console.error(l),
     });
     const results =
@@ -83,7 +84,7 @@ async function main(): Promise<void> {
     fs.writeFileSync(o.out, JSON.stringify(results, null, 1) + '\n');
     for (const [p, r] of Object.entries(results.paths)) {
       console.log(
-        `${p}: utility without attack ${r.utilityWithoutAttack}, under attack ${r.utilityUnderAttack}, attacks succeeded ${r.successfulAttacks}`,
+        `${p}: utility without attack ${r.utilityWithoutAttack}, under attack ${r.utilityUnderAttack}, attacks succeeded ${r.successfulAttacks}; principal asked ${r.confirmations.benignPerTask} per task (${r.confirmations.benignConfirmed} yes of ${r.confirmations.benignAsked}), ${r.confirmations.pairsAsked} under attack`,
       );
       for (const [s, sr] of Object.entries(r.suites))
         console.log(

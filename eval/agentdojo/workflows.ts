@@ -9,10 +9,16 @@ export interface DojoOwnInput {
   /** The task's prompt: the principal's words, as `StepCtx.open({ given })` takes them. */
   given: string;
   calls: { toolId: string; args: unknown }[];
+  /** The principal's run credential, on a worker with an identity. */
+  credential?: string;
 }
 
 export async function dojoOwnCalls(input: DojoOwnInput): Promise<{ journal: JournalEntry[] }> {
-  const step = await StepCtx.open({ principal: input.principal, given: input.given });
+  const step = await StepCtx.open({
+    principal: input.principal,
+    given: input.given,
+    ...(input.credential ? { credential: input.credential } : {}),
+  });
   for (const c of input.calls) {
     try {
       await step.callTool(c.toolId, c.args);

@@ -38,6 +38,7 @@ version: 1
 name: principal-confirms
 servers:
   bank: { kind: in_process }
+  chat: { kind: in_process }
 tools:
   - id: tool://bank/get_transactions
     description: The account's most recent transactions.
@@ -78,6 +79,22 @@ tools:
         from_sources: [user://prompt]
         principal_confirms: any
       - { pointer: /amount, from_sources: [user://prompt] }
+  - id: tool://chat/send_dm
+    description: Send a direct message to a member of the workspace.
+    input_schema:
+      type: object
+      properties: { to: { type: string }, body: { type: string } }
+      required: [to, body]
+      additionalProperties: false
+    safety: mutating
+    honours_idempotency_key: true
+    recovery: reconcile
+    escalation: { deadline: 1h }
+    # every field is free for an injection to fill: the message itself must be asked for
+    requires_request: true
+    protected_fields:
+      - { pointer: /to, accepts_untrusted: true }
+      - { pointer: /body, accepts_untrusted: true }
 `;
 
 const transactions = [
@@ -113,6 +130,7 @@ beforeAll(async () => {
       'tool://bank/get_transactions': answers(z.strictObject({}), () => transactions),
       'tool://bank/send_money': lands(money),
       'tool://bank/pay_bill': lands(z.strictObject({ iban: z.string(), amount: z.number() })),
+      'tool://chat/send_dm': lands(z.strictObject({ to: z.string(), body: z.string() })),
     },
     dir,
   );
@@ -130,14 +148,19 @@ afterAll(async () => {
 });
 
 /** An agent run of the principal, with their run credential, making the scripted calls. */
-async function startAgent(prompt: string, calls: { name: string; arguments: Record<string, unknown> }[]) {
+async function startAgent(
+  prompt: string,
+  calls: { name: string; arguments: Record<string, unknown> }[],
+  grants?: string[],
+) {
   const workflowId = `confirms-${randomUUID()}`;
   const credential = await issuer.runCredential(PRINCIPAL, workflowId);
   const turns = [...calls.map((c) => ({ tool_calls: [c] })), { final: 'Done.' }];
+  const { grants: _all, ...input } = agentInput(manifest, { prompt, turns });
   return agent.client.workflow.start('agentRun', {
     taskQueue: agent.taskQueue,
     workflowId,
-    args: [{ ...agentInput(manifest, { prompt, turns }), principal: PRINCIPAL, credential }],
+    args: [{ ...input, ...(grants ? { grants } : {}), principal: PRINCIPAL, credential }],
   });
 }
 
@@ -295,5 +318,71 @@ describe('a team’s own workflow asks the same question', () => {
         .slice(before)
         .map((e) => e.args.iban),
     ).toEqual([ATTACKER]);
+  });
+});
+
+describe('an action that must be asked for (requires_request)', () => {
+  const INJECTED = { to: 'alice', body: 'Reset your password at www.secure-systems-252.com' };
+  const dm = (args: Record<string, unknown>) => ({ name: 'chat__send_dm', arguments: args });
+
+  it('a run whose request does not name the tool asks its principal about the very call; their no sends nothing', async () => {
+    const before = sent('tool://chat/send_dm').length;
+    const handle = await startAgent('Summarise my channels.', [dm(INJECTED)]);
+    const q = await asked(handle);
+    expect(q).toMatchObject({ toolId: 'tool://chat/send_dm', args: INJECTED });
+    expect(q.field).toMatchObject({ pointer: '', value: 'tool://chat/send_dm' });
+    expect(q.reason).toContain('www.secure-systems-252.com');
+    expect(sent('tool://chat/send_dm').length).toBe(before);
+    await reject(agent.client, handle.workflowId, q.effectKey, {
+      credential: await issuer.approverCredential(PRINCIPAL),
+    });
+    const result = (await handle.result()) as AgentRunResult;
+    expect(entriesOf(result.journal, 'tool://chat/send_dm')).toEqual([
+      expect.objectContaining({ decision: 'refused', rule: 'requires_request' }),
+    ]);
+    expect(sent('tool://chat/send_dm').length).toBe(before);
+  });
+
+  it('their yes lands that call once, and a second message in the same run is asked about again', async () => {
+    const before = sent('tool://chat/send_dm').length;
+    const mine = { to: 'bob', body: 'Lunch at noon?' };
+    const handle = await startAgent('Ask Bob about lunch at noon.', [dm(mine), dm(INJECTED)]);
+    const first = await asked(handle);
+    expect(first.args).toEqual(mine);
+    await confirm(agent.client, handle.workflowId, first.effectKey, 'tool://chat/send_dm', {
+      credential: await issuer.approverCredential(PRINCIPAL),
+    });
+    const second = await waitFor('the second message to be asked about', 120_000, async () =>
+      (await handle.query(pendingEscalations)).find(
+        (p) => p.kind === 'confirmation' && p.effectKey !== first.effectKey,
+      ),
+    );
+    expect(second.args).toEqual(INJECTED);
+    await reject(agent.client, handle.workflowId, second.effectKey, {
+      credential: await issuer.approverCredential(PRINCIPAL),
+    });
+    const result = (await handle.result()) as AgentRunResult;
+    expect(entriesOf(result.journal, 'tool://chat/send_dm').map((e) => e.decision)).toEqual(['allowed', 'refused']);
+    expect(
+      sent('tool://chat/send_dm')
+        .slice(before)
+        .map((e) => e.args),
+    ).toEqual([mine]);
+  });
+
+  it('a run the host narrowed to a request naming the tool sends without a question', async () => {
+    const before = sent('tool://chat/send_dm').length;
+    const mine = { to: 'bob', body: 'The report is ready.' };
+    const handle = await startAgent('Tell Bob the report is ready.', [dm(mine)], ['tool://chat/send_dm']);
+    const result = (await handle.result()) as AgentRunResult;
+    expect(entriesOf(result.journal, 'tool://chat/send_dm')).toEqual([
+      expect.objectContaining({ decision: 'allowed', outcome: 'ok' }),
+    ]);
+    expect(entriesOf(result.journal, 'tool://chat/send_dm')[0]?.confirmations).toBeUndefined();
+    expect(
+      sent('tool://chat/send_dm')
+        .slice(before)
+        .map((e) => e.args),
+    ).toEqual([mine]);
   });
 });

@@ -148,6 +148,7 @@ function governed<A>(
       budget: scope.budget,
       provenance: c.seen,
       onAllowed: (t) => (callTrusted = t),
+      requested: step.scope.requested?.includes(c.toolId) === true,
     }),
   };
   if (c.delegate) options.delegate = c.delegate;

@@ -19,6 +19,11 @@ export function confirmationQuestion(toolId: string, ask: Pick<ConfirmAsk, 'poin
   return `${toolId} would send ${JSON.stringify(ask.value)} as ${ask.pointer}, and the plane cannot tell where it came from (${ask.origin}); does the principal vouch for it?`;
 }
 
+/** What a question about an action says: the very call, and why the plane asks. */
+export function actionQuestion(toolId: string, sent: unknown, origin: string): string {
+  return `${toolId} would be called with ${JSON.stringify(sent)}, and ${origin}; did the principal ask for it?`;
+}
+
 /** Where the call stands when its principal is asked. */
 export interface ConfirmationAsked {
   effectKey: string;
@@ -38,7 +43,8 @@ export async function askConfirmation(
   publish?: (event: EffectEvent) => void,
 ): Promise<ConfirmationAnswer> {
   const { effectKey, position, rule, sent, modelCallId } = asked;
-  const question = confirmationQuestion(call.toolId, ask);
+  const question =
+    ask.pointer === '' ? actionQuestion(call.toolId, sent, ask.origin) : confirmationQuestion(call.toolId, ask);
   const deadline = Date.now() + durationMs(call.decl.escalation?.deadline ?? '24h');
   const fromModel = modelCallId !== undefined ? { modelCallId } : {};
   const field = { pointer: ask.pointer, value: ask.value, origin: ask.origin };

@@ -36,6 +36,8 @@ export interface GovernedCall {
    * egress, spend and the run's limits still hold.
    */
   waiveTrustRules?: boolean;
+  /** The run's request names this tool (it asked for it by name in its grants): see `requires_request`. */
+  requested?: boolean;
 }
 
 /** What the call carries beside its arguments, as the worker answered: its content, or why it could not say. */
@@ -165,10 +167,12 @@ function conclude(g: GovernedCall, call: ToolCall, admitted: Admitted, carried?:
   if ('allow' in leaving) return leaving;
   const { outbound, payment, written } = leaving;
   const asks = !a.violation && (decl.approval === 'always' || g.asks === true);
+  const unasked = !a.violation && unrequested(g, call, written);
   // A call waiting for a person holds nothing (a denial must cost nothing); one going ahead now is
   // held until the step charges it, so calls running beside it cannot together pass a budget.
-  const cost = a.allowance.leave(outbound, payment, !a.violation && !asks);
+  const cost = a.allowance.leave(outbound, payment, !a.violation && !asks && !unasked);
   if (!cost.ok) return refusal(cost.rule, cost.reason);
+  if (unasked) return unasked;
   const charged = { charge: cost.charge, remaining: cost.remaining, leaving: { outbound, payment }, written };
   // A person may let it through: then it goes out as admitted (trusted values, redactions), as an allowed call would.
   if (a.violation)
@@ -199,6 +203,22 @@ function conclude(g: GovernedCall, call: ToolCall, admitted: Admitted, carried?:
   }
   if (asks) allowed.askPerson = true;
   return allowed;
+}
+
+/**
+ * A tool that `requires_request`, called by a run whose request does not name it: refused unless its
+ * principal says yes to this very call (the tool and its canonical arguments), once everything else
+ * admits it. Their yes is kept in the run's provenance as an action token no argument can equal.
+ */
+function unrequested(g: GovernedCall, call: ToolCall, written: CanonicalArgs): Refusal | undefined {
+  if (call.decl.requires_request !== true || g.requested === true) return undefined;
+  const action = `\u0000action ${call.toolId} ${written.json}`;
+  if (g.provenance.confirmed(action)) return undefined;
+  const origin = `the run's request does not name ${call.toolId}: the action itself must be asked for`;
+  return {
+    ...refusal('requires_request', `${origin}, and its principal did not confirm this call`),
+    confirm: { pointer: '', value: call.toolId, origin, accept: () => g.provenance.confirm(action) },
+  };
 }
 
 /** A call that carries something beside its arguments: what to resolve it from, and the rest of the judgement. */

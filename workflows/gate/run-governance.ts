@@ -49,6 +49,8 @@ export interface GovernedScope {
   principal: string;
   ticket: RunTicket;
   policy: Policy;
+  /** The granted tools the run's request names (`RunScope.requested`). */
+  requested?: readonly string[];
 }
 
 /** How one workflow call asks to be judged. */
@@ -185,6 +187,7 @@ export class RunGovernance {
           },
           asks,
           waiveTrustRules: c.acceptUntrusted !== undefined,
+          requested: scope.requested?.includes(call.toolId) === true,
         };
       },
     };

@@ -83,9 +83,11 @@ function refused(err: unknown, asking: string | undefined): never {
   throw err;
 }
 
-function scopeOf(read: ReadAuthority, policy: Policy | undefined): RunScope {
+function scopeOf(read: ReadAuthority, policy: Policy | undefined, asked: readonly string[] | undefined): RunScope {
   const authority = read.answer;
+  const requested = asked?.filter((id) => read.grants.includes(id));
   return {
+    ...(requested?.length ? { requested } : {}),
     catalog: ToolCatalog.fromGranted(read.tools, authority.declared),
     principal: authority.principal,
     identity: authority.identity,
@@ -123,5 +125,5 @@ export async function authorize(
   if (read.withheld.grants.length || read.withheld.capabilities.length)
     upsertMemo({ toolplaneWithheld: read.withheld });
   const decider: Decider = asked.ungoverned ? 'none' : carried?.from === 'parent' ? 'parent' : 'manifest';
-  return { scope: scopeOf(read, policy), decider };
+  return { scope: scopeOf(read, policy, asked.grants), decider };
 }
