@@ -24,7 +24,9 @@ import os
 import sys
 
 KEYS = ("DOJO_SUITE", "DOJO_VERSION", "DOJO_USER_TASK", "DOJO_INJECTION_TASK", "DOJO_ATTACK", "DOJO_STATE",
-        "DOJO_MODEL_OUTPUT", "DOJO_TRACES")
+        "DOJO_MODEL_OUTPUT", "DOJO_TRACES", "DOJO_SLOT")
+# The run each slot serves (`bind`): a slot's stdio server sends only the slot's name.
+BOUND = {}
 
 
 class DojoInputError(Exception):
@@ -212,8 +214,14 @@ def _env_cfg():
 
 def _answer(req):
     try:
+        if req["op"] == "bind":
+            BOUND[req["slot"]] = req["env"]
+            return {"result": True}
         if req["op"] == "rpc":
-            return {"reply": rpc(req["env"], req["msg"])}
+            env = req["env"]
+            if "DOJO_SLOT" in env:
+                env = {**env, **BOUND.get(env["DOJO_SLOT"], {})}
+            return {"reply": rpc(env, req["msg"])}
         return {"result": COMMANDS[req["op"]](req["env"])}
     except DojoInputError as err:
         return {"error": str(err), "input": True}

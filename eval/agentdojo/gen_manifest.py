@@ -90,9 +90,9 @@ RULES = {
         "search_calendar_events": ("read_only", [], {"principal_records": ["/*/id_"]}),
         "get_day_calendar_events": ("read_only", [], {"principal_records": ["/*/id_"]}),
         "send_email": ("mutating", [
-            ("/recipients", {"from_sources": ADDRESS}, "mail goes to people the user named, knows or corresponds with"),
-            ("/cc", {"from_sources": ADDRESS}, "as recipients"),
-            ("/bcc", {"from_sources": ADDRESS}, "as recipients"),
+            ("/recipients", {"from_sources": ADDRESS, **ASK}, "mail goes to people the user named, knows or corresponds with, or confirms (an address in a document)"),
+            ("/cc", {"from_sources": ADDRESS, **ASK}, "as recipients"),
+            ("/bcc", {"from_sources": ADDRESS, **ASK}, "as recipients"),
             ("/subject", FREE, "free text"),
             ("/body", FREE, "free text: what is said is bounded by who hears it"),
             ("/attachments", FREE, "attached files go only to the addresses above"),
@@ -101,10 +101,10 @@ RULES = {
             ("/email_id", {"from_sources": EMAIL_IDS}, "an email of the user's own mailbox"),
         ], {}),
         "create_calendar_event": ("mutating", [
-            ("/participants", {"from_sources": ADDRESS}, "invitations go to people the user named or knows"),
+            ("/participants", {"from_sources": ADDRESS, **ASK}, "invitations go to people the user named, knows or confirms"),
             ("/title", FREE, "free text"), ("/description", FREE, "free text"), ("/location", FREE, "free text"),
             ("/start_time", FREE, "a time"), ("/end_time", FREE, "a time"),
-        ], {}),
+        ], {"principal_records": ["/id_"]}),
         "cancel_calendar_event": ("mutating", [
             ("/event_id", {"from_sources": EVENT_IDS}, "an event of the user's own calendar"),
         ], {}),
@@ -114,21 +114,22 @@ RULES = {
         ], {}),
         "add_calendar_event_participants": ("mutating", [
             ("/event_id", {"from_sources": EVENT_IDS}, "an event of the user's own calendar"),
-            ("/participants", {"from_sources": ADDRESS}, "people the user named or knows"),
+            ("/participants", {"from_sources": ADDRESS, **ASK}, "people the user named, knows or confirms"),
         ], {}),
         "append_to_file": ("mutating", [
             ("/file_id", {"from_sources": FILE_IDS}, "a file of the user's own drive"),
             ("/content", FREE, "free text"),
         ], {}),
+        # What the run creates in the user's own drive or calendar is theirs: its id is their record.
         "create_file": ("mutating", [
             ("/filename", FREE, "a new file's name harms nothing"), ("/content", FREE, "free text"),
-        ], {}),
+        ], {"principal_records": ["/id_"]}),
         "delete_file": ("mutating", [
             ("/file_id", {"from_sources": FILE_IDS}, "a file of the user's own drive"),
         ], {}),
         "share_file": ("mutating", [
             ("/file_id", {"from_sources": FILE_IDS}, "a file of the user's own drive"),
-            ("/email", {"from_sources": ADDRESS}, "shared only with people the user named or knows"),
+            ("/email", {"from_sources": ADDRESS, **ASK}, "shared only with people the user named, knows or confirms"),
             ("/permission", FREE, "bounded by who receives it"),
         ], {}),
     },
@@ -164,17 +165,20 @@ RULES = {
     "slack": {
         "get_channels": ("read_only", [], {"principal_records": ["/*"]}),
         "get_users_in_channel": ("read_only", [], {"principal_records": ["/*"]}),
+        # Who wrote a message and where it was posted are the workspace's own fields (its members, its channels).
+        "read_channel_messages": ("read_only", [], {"principal_records": ["/*/sender", "/*/recipient"]}),
+        "read_inbox": ("read_only", [], {"principal_records": ["/*/sender"]}),
         "send_direct_message": ("mutating", [
-            ("/recipient", {"from_sources": SLACK_USERS}, "a member of the workspace the user named or whose channel lists them"),
+            ("/recipient", {"from_sources": SLACK_USERS, **ASK}, "a member of the workspace the user named or whose channel lists them"),
             ("/body", FREE, "free text: the message is what an injection writes, so the action must be asked for"),
         ], ASKED_FOR),
         "send_channel_message": ("mutating", [
-            ("/channel", {"from_sources": SLACK_CHANNELS}, "a channel of the workspace"),
+            ("/channel", {"from_sources": SLACK_CHANNELS, **ASK}, "a channel of the workspace, or one the user confirms"),
             ("/body", FREE, "free text"),
         ], {}),
         "add_user_to_channel": ("mutating", [
-            ("/user", {"from_sources": SLACK_USERS}, "a workspace member"),
-            ("/channel", {"from_sources": SLACK_CHANNELS}, "a workspace channel"),
+            ("/user", {"from_sources": SLACK_USERS, **ASK}, "a workspace member, or one the user confirms"),
+            ("/channel", {"from_sources": SLACK_CHANNELS, **ASK}, "a workspace channel, or one the user confirms"),
         ], {}),
         "invite_user_to_slack": ("mutating", [
             ("/user", {"from_sources": [P], **ASK}, "a new member as the user names them, or confirms"),

@@ -59,6 +59,8 @@ export interface DojoOptions {
    * need, `none` (the default) is nobody, so every question is a no.
    */
   principal?: DojoPrincipal;
+  /** Runs going on beside each other (default 4). */
+  concurrency?: number;
   log?: (line: string) => void;
 }
 
@@ -109,7 +111,13 @@ export interface DojoResults {
 }
 
 /** The suite's manifest, its dojo server started by this venv's python, relaying to the daemon. */
-export function suiteManifest(suite: string, python: string, socketPath: string, version: string): Manifest {
+export function suiteManifest(
+  suite: string,
+  python: string,
+  socketPath: string,
+  version: string,
+  slot?: string,
+): Manifest {
   const file = path.join(MANIFESTS, `${suite}.yaml`);
   if (!fs.existsSync(file)) throw new DojoBadInput(`no manifest for suite "${suite}" (${file})`);
   const m = loadManifest(file).manifest;
@@ -123,7 +131,13 @@ export function suiteManifest(suite: string, python: string, socketPath: string,
         ...dojo,
         command: python,
         args: [DOJO_SERVER],
-        env: { ...dojo.env, DOJO_SOCKET: socketPath, DOJO_SUITE: suite, DOJO_VERSION: version },
+        env: {
+          ...dojo.env,
+          DOJO_SOCKET: socketPath,
+          DOJO_SUITE: suite,
+          DOJO_VERSION: version,
+          ...(slot ? { DOJO_SLOT: slot } : {}),
+        },
       },
     },
   };
@@ -284,6 +298,7 @@ export async function runDojo(opts: DojoOptions): Promise<DojoResults> {
   const attack = opts.attack;
   const python = agentdojoPython(log);
   const who = opts.principal ?? 'none';
+  const concurrency = opts.concurrency ?? 4;
   const issuer = await generateIssuerKey('https://principals.agentdojo.test', 'dojo-1');
   const identity = { issuers: [{ issuer: issuer.issuer, audience: AUDIENCE, jwks: issuer.jwks }] };
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agentdojo-'));
@@ -293,11 +308,6 @@ export async function runDojo(opts: DojoOptions): Promise<DojoResults> {
   const namespace = opts.namespace ?? 'default';
   const client = new Client({ connection, namespace });
   const perPath: Record<string, Record<string, Record<string, DojoTaskResult>>> = {};
-  const saved = Object.fromEntries(
-    Object.keys(process.env)
-      .filter((k) => k.startsWith('DOJO_'))
-      .map((k) => [k, process.env[k]]),
-  );
   try {
     // Every suite's selection is checked before any run starts.
     const plans = [];
@@ -307,124 +317,136 @@ export async function runDojo(opts: DojoOptions): Promise<DojoResults> {
       const listed = await daemon.tasks({ DOJO_SUITE: suite, DOJO_VERSION: version });
       plans.push({ suite, runs: selection(suite, listed, opts) });
     }
+    const runTask = async (
+      suite: string,
+      slot: { id: string; queues: Partial<Record<DojoPath, string>>; digest: string },
+      run: { user: string; injection?: string },
+    ) => {
+      const task = run.injection ? `${run.user}/${run.injection}` : run.user;
+      for (const p of opts.paths) {
+        const env: DojoEnv = {
+          DOJO_SUITE: suite,
+          DOJO_VERSION: version,
+          DOJO_USER_TASK: run.user,
+          ...(run.injection ? { DOJO_INJECTION_TASK: run.injection, DOJO_ATTACK: attack } : {}),
+          DOJO_STATE: path.join(dir, `${suite}-${task.replace('/', '-')}-${p}.json`),
+        };
+        fs.rmSync(env.DOJO_STATE!, { force: true });
+        // The slot's suite server asks the daemon for the run bound to the slot: this one, until the next.
+        await daemon.bind(slot.id, env);
+        const script = await daemon.script(env);
+        const workflowId = `agentdojo-${suite}-${task.replace('/', '-')}-${p}-${randomUUID().slice(0, 8)}`;
+        let journal: JournalEntry[];
+        let answer = script.answer;
+        let asked = { asked: 0, confirmed: 0 };
+        const runCredential = (id: string) =>
+          signCredential(issuer, { audience: AUDIENCE, subject: PRINCIPAL, workflowId: id });
+        const answersFor = { who, key: issuer, userCalls: script.calls.slice(0, script.userCalls) };
+        if (p === 'agentRun') {
+          const turns: ScriptTurn[] = [
+            ...script.calls.map((c) => ({ tool_calls: [{ name: `dojo__${c.function}`, arguments: c.args }] })),
+            { final: script.answer || 'Done.' },
+          ];
+          const input: AgentRunInput = {
+            prompt: script.prompt,
+            principal: PRINCIPAL,
+            // A host that does not narrow the run to the request: a tool that requires_request is asked about.
+            manifestDigest: slot.digest,
+            model: { endpoint: 'scripted', script: turns },
+          };
+          const handle = await client.workflow.start('agentRun', {
+            taskQueue: slot.queues[p]!,
+            workflowId,
+            args: [{ ...input, credential: await runCredential(workflowId) }],
+          });
+          const r = await answering<AgentRunResult>(client, handle, answersFor);
+          journal = r.result.journal;
+          answer = r.result.answer ?? '';
+          asked = { asked: r.asked, confirmed: r.confirmed };
+        } else {
+          const input: DojoOwnInput = {
+            principal: PRINCIPAL,
+            given: script.prompt,
+            calls: script.calls.map((c) => ({ toolId: `tool://dojo/${c.function}`, args: c.args })),
+          };
+          const handle = await client.workflow.start('dojoOwnCalls', {
+            taskQueue: slot.queues[p]!,
+            workflowId,
+            args: [{ ...input, credential: await runCredential(workflowId) }],
+          });
+          const r = await answering<{ journal: JournalEntry[] }>(client, handle, answersFor);
+          journal = r.result.journal;
+          asked = { asked: r.asked, confirmed: r.confirmed };
+        }
+        const ordered = [...journal].sort((a, b) => a.position - b.position);
+        const traces = script.calls.filter((_, i) => ['allowed', 'approved'].includes(ordered[i]?.decision ?? ''));
+        const verdict = await daemon.judge({
+          ...env,
+          DOJO_MODEL_OUTPUT: answer,
+          DOJO_TRACES: JSON.stringify(traces),
+        });
+        const result: DojoTaskResult = {
+          utility: verdict.utility,
+          ...(verdict.security !== null ? { attackSucceeded: verdict.security } : {}),
+          refused: refusals(journal, script),
+          ...(asked.asked > 0 ? { confirmations: asked } : {}),
+        };
+        ((perPath[p] ??= {})[suite] ??= {})[task] = result;
+        log(
+          `${p} ${suite} ${task}: utility ${result.utility}` +
+            (result.attackSucceeded !== undefined
+              ? `, attack ${result.attackSucceeded ? 'SUCCEEDED' : 'failed'}`
+              : '') +
+            (result.confirmations
+              ? `; asked ${result.confirmations.asked} (yes ${result.confirmations.confirmed})`
+              : '') +
+            (result.refused.length
+              ? `; refused ${result.refused.map((r) => `${r.toolId.replace('tool://dojo/', '')}(${r.rule ?? r.decision}${r.benign ? ', benign' : ''})`).join(', ')}`
+              : ''),
+        );
+      }
+    };
     const bundles: Partial<Record<DojoPath, string>> = {};
     for (const p of opts.paths) bundles[p] = await bundle(p, dir, opts.bundles?.[p], log);
     for (const { suite, runs } of plans) {
-      const manifest = suiteManifest(suite, python, daemon.socketPath, version);
-      const digest = manifestDigest(manifest);
-      const queues: Partial<Record<DojoPath, string>> = {};
+      // Each slot has its own workers, whose suite server asks the daemon for the task bound to the
+      // slot: runs of different tasks go on beside each other.
+      const slots: { id: string; queues: Partial<Record<DojoPath, string>>; digest: string }[] = [];
       const workers: { worker: Worker; done: Promise<void> }[] = [];
       try {
-        for (const p of opts.paths) {
-          const taskQueue = `agentdojo-${suite}-${p}-${randomUUID()}`;
-          const worker = await createWorker({
-            manifest,
-            connection: native,
-            namespace,
-            taskQueue,
-            workflowBundle: { codePath: bundles[p]! },
-            identity,
-            insecureAssertedPrincipals: false,
-            allowUngovernedToolRun: false,
-            log: (l) => log(`[worker] ${l}`),
-          });
-          workers.push({ worker, done: worker.run() });
-          queues[p] = taskQueue;
-        }
-        for (const run of runs) {
-          const task = run.injection ? `${run.user}/${run.injection}` : run.user;
+        for (let n = 0; n < Math.max(1, Math.min(concurrency, runs.length)); n++) {
+          const id = `${suite}-${n}`;
+          const manifest = suiteManifest(suite, python, daemon.socketPath, version, id);
+          const queues: Partial<Record<DojoPath, string>> = {};
           for (const p of opts.paths) {
-            const env: DojoEnv = {
-              DOJO_SUITE: suite,
-              DOJO_VERSION: version,
-              DOJO_USER_TASK: run.user,
-              ...(run.injection ? { DOJO_INJECTION_TASK: run.injection, DOJO_ATTACK: attack } : {}),
-              DOJO_STATE: path.join(dir, `${suite}-${task.replace('/', '-')}-${p}.json`),
-            };
-            fs.rmSync(env.DOJO_STATE!, { force: true });
-            // The MCP server the worker starts per call inherits the worker's environment: this run's.
-            for (const k of Object.keys(process.env)) if (k.startsWith('DOJO_')) delete process.env[k];
-            Object.assign(process.env, env);
-            const script = await daemon.script(env);
-            const workflowId = `agentdojo-${suite}-${task.replace('/', '-')}-${p}-${randomUUID().slice(0, 8)}`;
-            let journal: JournalEntry[];
-            let answer = script.answer;
-            let asked = { asked: 0, confirmed: 0 };
-            const runCredential = (id: string) =>
-              signCredential(issuer, { audience: AUDIENCE, subject: PRINCIPAL, workflowId: id });
-            const answersFor = { who, key: issuer, userCalls: script.calls.slice(0, script.userCalls) };
-            if (p === 'agentRun') {
-              const turns: ScriptTurn[] = [
-                ...script.calls.map((c) => ({ tool_calls: [{ name: `dojo__${c.function}`, arguments: c.args }] })),
-                { final: script.answer || 'Done.' },
-              ];
-              const input: AgentRunInput = {
-                prompt: script.prompt,
-                principal: PRINCIPAL,
-                // A host that does not narrow the run to the request: a tool that requires_request is asked about.
-                manifestDigest: digest,
-                model: { endpoint: 'scripted', script: turns },
-              };
-              const handle = await client.workflow.start('agentRun', {
-                taskQueue: queues[p]!,
-                workflowId,
-                args: [{ ...input, credential: await runCredential(workflowId) }],
-              });
-              const r = await answering<AgentRunResult>(client, handle, answersFor);
-              journal = r.result.journal;
-              answer = r.result.answer ?? '';
-              asked = { asked: r.asked, confirmed: r.confirmed };
-            } else {
-              const input: DojoOwnInput = {
-                principal: PRINCIPAL,
-                given: script.prompt,
-                calls: script.calls.map((c) => ({ toolId: `tool://dojo/${c.function}`, args: c.args })),
-              };
-              const handle = await client.workflow.start('dojoOwnCalls', {
-                taskQueue: queues[p]!,
-                workflowId,
-                args: [{ ...input, credential: await runCredential(workflowId) }],
-              });
-              const r = await answering<{ journal: JournalEntry[] }>(client, handle, answersFor);
-              journal = r.result.journal;
-              asked = { asked: r.asked, confirmed: r.confirmed };
-            }
-            const ordered = [...journal].sort((a, b) => a.position - b.position);
-            const traces = script.calls.filter((_, i) => ['allowed', 'approved'].includes(ordered[i]?.decision ?? ''));
-            const verdict = await daemon.judge({
-              ...env,
-              DOJO_MODEL_OUTPUT: answer,
-              DOJO_TRACES: JSON.stringify(traces),
+            const taskQueue = `agentdojo-${id}-${p}-${randomUUID()}`;
+            const worker = await createWorker({
+              manifest,
+              connection: native,
+              namespace,
+              taskQueue,
+              workflowBundle: { codePath: bundles[p]! },
+              identity,
+              insecureAssertedPrincipals: false,
+              allowUngovernedToolRun: false,
+              log: (l) => log(`[worker] ${l}`),
             });
-            const result: DojoTaskResult = {
-              utility: verdict.utility,
-              ...(verdict.security !== null ? { attackSucceeded: verdict.security } : {}),
-              refused: refusals(journal, script),
-              ...(asked.asked > 0 ? { confirmations: asked } : {}),
-            };
-            ((perPath[p] ??= {})[suite] ??= {})[task] = result;
-            log(
-              `${p} ${suite} ${task}: utility ${result.utility}` +
-                (result.attackSucceeded !== undefined
-                  ? `, attack ${result.attackSucceeded ? 'SUCCEEDED' : 'failed'}`
-                  : '') +
-                (result.confirmations
-                  ? `; asked ${result.confirmations.asked} (yes ${result.confirmations.confirmed})`
-                  : '') +
-                (result.refused.length
-                  ? `; refused ${result.refused.map((r) => `${r.toolId.replace('tool://dojo/', '')}(${r.rule ?? r.decision}${r.benign ? ', benign' : ''})`).join(', ')}`
-                  : ''),
-            );
+            workers.push({ worker, done: worker.run() });
+            queues[p] = taskQueue;
           }
+          slots.push({ id, queues, digest: manifestDigest(manifest) });
         }
+        let next = 0;
+        const runSlot = async (slot: (typeof slots)[number]) => {
+          for (let k = next++; k < runs.length; k = next++) await runTask(suite, slot, runs[k]!);
+        };
+        await Promise.all(slots.map(runSlot));
       } finally {
         for (const w of workers) w.worker.shutdown();
         await Promise.all(workers.map((w) => w.done));
       }
     }
   } finally {
-    for (const k of Object.keys(process.env)) if (k.startsWith('DOJO_')) delete process.env[k];
-    Object.assign(process.env, saved);
     await daemon.stop();
     await connection.close();
     await native.close();

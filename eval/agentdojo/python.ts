@@ -153,9 +153,9 @@ export class DojoDaemon {
     return new DojoDaemon(child, sock, socketPath);
   }
 
-  private async ask<T>(op: 'script' | 'judge' | 'tasks', env: DojoEnv): Promise<T> {
+  private async ask<T>(op: 'script' | 'judge' | 'tasks' | 'bind', env: DojoEnv, slot?: string): Promise<T> {
     const line = new Promise<string>((r) => this.waiting.push(r));
-    this.sock.write(JSON.stringify({ op, env }) + '\n');
+    this.sock.write(JSON.stringify({ op, env, ...(slot ? { slot } : {}) }) + '\n');
     const out = JSON.parse(await line) as { result?: T; error?: string; input?: boolean };
     if (out.error !== undefined)
       throw out.input ? new DojoBadInput(out.error) : new DojoUnavailable(`dojo_server.py ${op}`, out.error);
@@ -167,6 +167,10 @@ export class DojoDaemon {
   }
   judge(env: DojoEnv): Promise<DojoVerdict> {
     return this.ask('judge', env);
+  }
+  /** The run a slot's suite server serves from now on (its calls carry only the slot's name). */
+  bind(slot: string, env: DojoEnv): Promise<boolean> {
+    return this.ask('bind', env, slot);
   }
   tasks(env: DojoEnv): Promise<{ user: string[]; injection: string[] }> {
     return this.ask('tasks', env);

@@ -27,6 +27,7 @@ async function main(): Promise<void> {
       'important_instructions',
     )
     .option('--path <paths>', `paths, comma separated (${PATHS.join(', ')})`, PATHS.join(','))
+    .option('--concurrency <n>', 'runs going on beside each other', (v) => Number(v), 4)
     .option('--version <v>', 'the benchmark version', BENCHMARK_VERSION)
     .option(
       '--merge',
@@ -52,6 +53,7 @@ async function main(): Promise<void> {
     out: string;
     merge?: boolean;
     principal: 'careful' | 'none';
+    concurrency: number;
   }>();
   const paths = list(o.path);
   for (const p of paths)
@@ -74,6 +76,7 @@ async function main(): Promise<void> {
       paths: paths as DojoPath[],
       version: o.version,
       principal: o.principal,
+      concurrency: o.concurrency,
       log: (l) => console.error(l),
     });
     const results =
