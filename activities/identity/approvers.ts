@@ -19,6 +19,25 @@ export interface DecisionDeps {
   tickets?: TicketIssuer;
 }
 
+/**
+ * The verified subject as the record's `by`, once: a decision naming someone else is a false claim,
+ * refused, and the token is spent last, on this one call, so it decides nothing else anywhere.
+ */
+async function recorded(
+  credentials: CredentialVerifier,
+  v: Awaited<ReturnType<CredentialVerifier['verify']>>,
+  req: DecisionRequest,
+  what: string,
+): Promise<DecisionAuthority> {
+  if (req.by !== undefined && req.by !== v.principal)
+    throw new IdentityRefused(
+      'principal_mismatch',
+      `${what} says it is by ${JSON.stringify(req.by)}, but its credential is ${v.principal}'s; leave by out or give the verified subject`,
+    );
+  await spendCredential(v, { kind: 'decision', effectKey: req.effectKey }, credentials.tolerance);
+  return { by: v.principal, issuer: v.issuer };
+}
+
 const isConfirmation = (decision: string): decision is 'confirm' | 'reject' =>
   decision === 'confirm' || decision === 'reject';
 
@@ -55,13 +74,7 @@ async function authorizeConfirmation(
       'not_the_principal',
       `only ${req.runPrincipal}, the principal this run acts for, confirms its values; the credential is ${v.principal}'s`,
     );
-  if (req.by !== undefined && req.by !== v.principal)
-    throw new IdentityRefused(
-      'principal_mismatch',
-      `the answer says it is by ${JSON.stringify(req.by)}, but its credential is ${v.principal}'s; leave by out or give the verified subject`,
-    );
-  await spendCredential(v, { kind: 'decision', effectKey: req.effectKey }, deps.credentials.tolerance);
-  return { by: v.principal, issuer: v.issuer };
+  return recorded(deps.credentials, v, req, 'the answer');
 }
 
 export function createDecisionActivities(deps: DecisionDeps): DecisionActivities {
@@ -99,15 +112,7 @@ export function createDecisionActivities(deps: DecisionDeps): DecisionActivities
           runPrincipal: req.runPrincipal,
         });
         if (!verdict.ok) throw new IdentityRefused(verdict.reason, verdict.message);
-        // The record says who verifiably decided; a decision naming someone else is a false claim, refused.
-        if (req.by !== undefined && req.by !== v.principal)
-          throw new IdentityRefused(
-            'principal_mismatch',
-            `the decision says it is by ${JSON.stringify(req.by)}, but its credential is ${v.principal}'s; leave by out or give the verified subject`,
-          );
-        // Spent last, on this one call: the same token decides nothing else, in this run or any other.
-        await spendCredential(v, { kind: 'decision', effectKey: req.effectKey }, deps.credentials.tolerance);
-        return { by: v.principal, issuer: v.issuer };
+        return recorded(deps.credentials, v, req, 'the decision');
       });
     },
   };
