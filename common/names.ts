@@ -78,4 +78,10 @@ export const Patch = {
    * fresh start refuses carried state. Budget workflows that took messages earlier replay as they ran.
    */
   BudgetSenderProof: 'toolplane-budget-sender-proof',
+  /**
+   * After 0.1.0: in a team's own workflow, a phrase the code wrote whose words a tool returned (a hotel
+   * named inside a review) is not the code's own words: a protected field judges it as written by no
+   * source, as agentRun judges the model's. Runs that judged such a phrase earlier replay as they ran.
+   */
+  OwnPhrasesJudged: 'toolplane-own-phrases-judged',
 } as const;

@@ -321,6 +321,33 @@ describe('a team’s own workflow asks the same question', () => {
   });
 });
 
+describe('a team’s own workflow: a phrase of a tool’s words is not the code’s own', () => {
+  it('a payee phrased from an untrusted result’s words is asked about, and a no sends nothing', async () => {
+    const before = sent('tool://bank/send_money').length;
+    const handle = await own.client.workflow.start('ownCalls', {
+      taskQueue: own.taskQueue,
+      workflowId: `own-phrase-${randomUUID()}`,
+      args: [
+        {
+          principal: 'agent:test',
+          given: 'Check my transactions and send 7.',
+          calls: [
+            { toolId: 'tool://bank/get_transactions', args: {} },
+            // Words of the attacker's subject, retyped by the code as one value.
+            { toolId: 'tool://bank/send_money', args: { recipient: 'before Friday', amount: 7 } },
+          ],
+        },
+      ],
+    });
+    const q = await asked(handle);
+    expect(q.field).toMatchObject({ pointer: '/recipient', value: 'before Friday' });
+    await reject(own.client, handle.workflowId, q.effectKey, { by: 'agent:test' });
+    const r = (await handle.result()) as { journal: JournalEntry[] };
+    expect(r.journal[1]).toMatchObject({ decision: 'refused', rule: 'protected_field:/recipient' });
+    expect(sent('tool://bank/send_money').length).toBe(before);
+  });
+});
+
 describe('an action that must be asked for (requires_request)', () => {
   const INJECTED = { to: 'alice', body: 'Reset your password at www.secure-systems-252.com' };
   const dm = (args: Record<string, unknown>) => ({ name: 'chat__send_dm', arguments: args });

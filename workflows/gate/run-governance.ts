@@ -58,10 +58,15 @@ export interface OwnCall {
   acceptUntrusted?: { reason: string };
   /** Receives whether the call's own arguments were all trusted. */
   onAllowed(callTrusted: boolean): void;
+  /**
+   * A phrase the workflow wrote from words a tool returned is judged as no source's (the run's
+   * history decides: asked only when such a phrase meets a rule); else it is the workflow's own words.
+   */
+  phrasesJudged?: () => boolean;
 }
 
 /** The labels as a workflow's own call reads them: a value no tool returned is the workflow's own words. */
-function workflowView(base: ProvenanceView, own: Label): ProvenanceView {
+function workflowView(base: ProvenanceView, own: Label, phrasesJudged?: () => boolean): ProvenanceView {
   const ownSighting = (value: string | number): Sighting => ({
     source: USER_PROMPT,
     trusted: true,
@@ -85,7 +90,10 @@ function workflowView(base: ProvenanceView, own: Label): ProvenanceView {
   return {
     productionsOf: (value) => {
       const seen = base.productionsOf(value);
-      return seen.length > 0 ? seen : [ownSighting(value)];
+      if (seen.length > 0) return seen;
+      // A phrase of a tool's words (a hotel named in a review) is the tool's data, retyped: nobody's own.
+      if (typeof value === 'string' && ofResultWords(base, value) && phrasesJudged?.() === true) return seen;
+      return [ownSighting(value)];
     },
     contextLabel: () => own,
     labelOf,
@@ -95,6 +103,12 @@ function workflowView(base: ProvenanceView, own: Label): ProvenanceView {
     confirmed: (value) => base.confirmed(value),
     confirm: (value) => base.confirm(value),
   };
+}
+
+/** A phrase some of whose words a tool returned. */
+function ofResultWords(base: ProvenanceView, value: string): boolean {
+  for (const word of tokens(value)) if (word !== value && base.productionsOf(word).length > 0) return true;
+  return false;
 }
 
 /** The label of a phrase made of words with these labels: every source, trusted only if all are, the highest sensitivity. */
@@ -180,7 +194,7 @@ export class RunGovernance {
           ticket: scope.ticket,
           offer: this.offerOf(scope, call.toolId),
           budget: this.budget,
-          provenance: workflowView(base, this.own),
+          provenance: workflowView(base, this.own, c.phrasesJudged),
           onAllowed: (trusted) => {
             this.ownWords(base, call.args);
             c.onAllowed(trusted);

@@ -6,6 +6,8 @@ import type { JournalEntry } from '../../common/journal';
 import type { CitedOrigin } from '../../common/wire';
 import { runCall, type CallHost, type CallOptions } from '../call/pipeline';
 import { replyingWith, replyOf } from '../call/options';
+import { patched } from '@temporalio/workflow';
+import { Patch } from '../../common/names';
 import type { Governance } from '../gate/own-call';
 import { RunGovernance, type RunGovernanceState } from '../gate/run-governance';
 import type { RunScope } from '../step-ctx';
@@ -57,6 +59,7 @@ export class OwnCalls {
       judged = governance.governance(this.scope, {
         ...(options.acceptUntrusted !== undefined ? { acceptUntrusted: options.acceptUntrusted } : {}),
         onAllowed: (trusted) => (callTrusted = trusted),
+        phrasesJudged: () => patched(Patch.OwnPhrasesJudged),
       });
     } catch (err) {
       return Promise.reject(err);
