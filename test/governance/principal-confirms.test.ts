@@ -164,6 +164,15 @@ async function startAgent(
   });
 }
 
+/** A team's own workflow making these calls, with what the principal gave it. */
+function startOwn(given: string, calls: { toolId: string; args: unknown }[]) {
+  return own.client.workflow.start('ownCalls', {
+    taskQueue: own.taskQueue,
+    workflowId: `own-confirms-${randomUUID()}`,
+    args: [{ principal: 'agent:test', given, calls }],
+  });
+}
+
 async function asked(handle: WorkflowHandle): Promise<PendingEscalation> {
   return waitFor(`run ${handle.workflowId} to ask its principal`, 120_000, async () =>
     (await handle.query(pendingEscalations)).find((p) => p.kind === 'confirmation'),
@@ -287,23 +296,13 @@ describe('the principal confirms a value of unknown origin (agentRun, a worker w
 describe('a team’s own workflow asks the same question', () => {
   it('a bill IBAN the code copies from a result waits for the principal; their yes (no identity: the name given) pays it once', async () => {
     const before = sent('tool://bank/pay_bill').length;
-    const handle = await own.client.workflow.start('ownCalls', {
-      taskQueue: own.taskQueue,
-      workflowId: `own-confirms-${randomUUID()}`,
-      args: [
-        {
-          principal: 'agent:test',
-          given: 'Pay the bill in my transactions: 50.',
-          calls: [
-            { toolId: 'tool://bank/get_transactions', args: {} },
-            {
-              toolId: 'tool://bank/pay_bill',
-              args: { iban: { $from: { call: 0, pointer: '/0/subject', match: 'US\\d+' } }, amount: 50 },
-            },
-          ],
-        },
-      ],
-    });
+    const handle = await startOwn('Pay the bill in my transactions: 50.', [
+      { toolId: 'tool://bank/get_transactions', args: {} },
+      {
+        toolId: 'tool://bank/pay_bill',
+        args: { iban: { $from: { call: 0, pointer: '/0/subject', match: 'US\\d+' } }, amount: 50 },
+      },
+    ]);
     const q = await asked(handle);
     expect(q.field).toMatchObject({ pointer: '/iban', value: ATTACKER });
     expect(sent('tool://bank/pay_bill').length).toBe(before);
@@ -324,21 +323,11 @@ describe('a team’s own workflow asks the same question', () => {
 describe('a team’s own workflow: a phrase of a tool’s words is not the code’s own', () => {
   it('a payee phrased from an untrusted result’s words is asked about, and a no sends nothing', async () => {
     const before = sent('tool://bank/send_money').length;
-    const handle = await own.client.workflow.start('ownCalls', {
-      taskQueue: own.taskQueue,
-      workflowId: `own-phrase-${randomUUID()}`,
-      args: [
-        {
-          principal: 'agent:test',
-          given: 'Check my transactions and send 7.',
-          calls: [
-            { toolId: 'tool://bank/get_transactions', args: {} },
-            // Words of the attacker's subject, retyped by the code as one value.
-            { toolId: 'tool://bank/send_money', args: { recipient: 'before Friday', amount: 7 } },
-          ],
-        },
-      ],
-    });
+    const handle = await startOwn('Check my transactions and send 7.', [
+      { toolId: 'tool://bank/get_transactions', args: {} },
+      // Words of the attacker's subject, retyped by the code as one value.
+      { toolId: 'tool://bank/send_money', args: { recipient: 'before Friday', amount: 7 } },
+    ]);
     const q = await asked(handle);
     expect(q.field).toMatchObject({ pointer: '/recipient', value: 'before Friday' });
     await reject(own.client, handle.workflowId, q.effectKey, { by: 'agent:test' });
