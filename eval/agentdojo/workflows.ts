@@ -1,5 +1,5 @@
 // Path 2 of the AgentDojo harness: a team's own workflow over StepCtx, making a task's calls in order
-// with the task's prompt as what the principal gave the run. No gate of its own: the manifest's rules
+// with the task's prompt as what the principal gave the run, each as a model it called chose it. No gate of its own: the manifest's rules
 // govern it as they govern agentRun. A refused call is recorded and the workflow goes on, as the
 // scripted model goes on after a refusal.
 import { StepCtx, StepError, type JournalEntry } from '../../workflow';
@@ -21,7 +21,8 @@ export async function dojoOwnCalls(input: DojoOwnInput): Promise<{ journal: Jour
   });
   for (const c of input.calls) {
     try {
-      await step.callTool(c.toolId, c.args);
+      // The calls are the scripted model's, passed through: judged as its, never as this code's own words.
+      await step.callTool(c.toolId, c.args, { fromModel: true });
     } catch (err) {
       if (!StepError.is(err)) {
         step.ended(err);

@@ -165,7 +165,7 @@ async function startAgent(
 }
 
 /** A team's own workflow making these calls, with what the principal gave it. */
-function startOwn(given: string, calls: { toolId: string; args: unknown }[]) {
+function startOwn(given: string, calls: { toolId: string; args: unknown; fromModel?: boolean }[]) {
   return own.client.workflow.start('ownCalls', {
     taskQueue: own.taskQueue,
     workflowId: `own-confirms-${randomUUID()}`,
@@ -334,6 +334,36 @@ describe('a team’s own workflow: a phrase of a tool’s words is not the code�
     const r = (await handle.result()) as { journal: JournalEntry[] };
     expect(r.journal[1]).toMatchObject({ decision: 'refused', rule: 'protected_field:/recipient' });
     expect(sent('tool://bank/send_money').length).toBe(before);
+  });
+});
+
+describe('a team’s own workflow passing a model’s call through (fromModel)', () => {
+  it('a payee the model wrote is asked about, as agentRun asks; the same value written by the code is its own', async () => {
+    const before = sent('tool://bank/send_money').length;
+    const handle = await startOwn('Pay my landlord 50.', [
+      { toolId: 'tool://bank/send_money', args: { recipient: ATTACKER, amount: 50 }, fromModel: true },
+    ]);
+    const q = await asked(handle);
+    expect(q.field).toMatchObject({
+      pointer: '/recipient',
+      value: ATTACKER,
+      origin: expect.stringContaining('written by'),
+    });
+    await reject(own.client, handle.workflowId, q.effectKey, { by: 'agent:test' });
+    const r = (await handle.result()) as { journal: JournalEntry[] };
+    expect(r.journal[0]).toMatchObject({ decision: 'refused', rule: 'protected_field:/recipient' });
+    expect(sent('tool://bank/send_money').length).toBe(before);
+
+    const mine = await startOwn('Pay my landlord 50.', [
+      { toolId: 'tool://bank/send_money', args: { recipient: LANDLORD, amount: 50 } },
+    ]);
+    const landed = (await mine.result()) as { journal: JournalEntry[] };
+    expect(landed.journal[0]).toMatchObject({ decision: 'allowed', outcome: 'ok' });
+    expect(
+      sent('tool://bank/send_money')
+        .slice(before)
+        .map((e) => e.args.recipient),
+    ).toEqual([LANDLORD]);
   });
 });
 

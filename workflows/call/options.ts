@@ -29,6 +29,12 @@ export interface CallOptions {
    * entry (`acceptedUntrusted`) and the run's Current Details.
    */
   acceptUntrusted?: { reason: string };
+  /**
+   * The arguments are a model's, passed through by the workflow (a model it called itself chose them):
+   * judged as agentRun judges its model's calls, so a value no source produced is written by no one
+   * the run trusts, never the workflow's own words.
+   */
+  fromModel?: boolean;
   /** A position reserved with `reserve()`, so concurrent calls keep the order the model gave. */
   position?: number;
   /** Performs the prepared, governed call elsewhere (a child workflow for independent tools). */

@@ -63,6 +63,8 @@ export interface OwnCall {
    * history decides: asked only when such a phrase meets a rule); else it is the workflow's own words.
    */
   phrasesJudged?: () => boolean;
+  /** The arguments are a model's (`CallOptions.fromModel`): judged on the run's labels alone. */
+  fromModel?: boolean;
 }
 
 /** The labels as a workflow's own call reads them: a value no tool returned is the workflow's own words. */
@@ -194,9 +196,9 @@ export class RunGovernance {
           ticket: scope.ticket,
           offer: this.offerOf(scope, call.toolId),
           budget: this.budget,
-          provenance: workflowView(base, this.own, c.phrasesJudged),
+          provenance: c.fromModel ? base : workflowView(base, this.own, c.phrasesJudged),
           onAllowed: (trusted) => {
-            this.ownWords(base, call.args);
+            if (!c.fromModel) this.ownWords(base, call.args);
             c.onAllowed(trusted);
           },
           asks,

@@ -60,6 +60,7 @@ export class OwnCalls {
         ...(options.acceptUntrusted !== undefined ? { acceptUntrusted: options.acceptUntrusted } : {}),
         onAllowed: (trusted) => (callTrusted = trusted),
         phrasesJudged: () => patched(Patch.OwnPhrasesJudged),
+        ...(options.fromModel ? { fromModel: true } : {}),
       });
     } catch (err) {
       return Promise.reject(err);
