@@ -16,6 +16,8 @@ Sidecar commands (printed as JSON; through the daemon when DOJO_SOCKET is set):
   `script`: the prompt, the worst-case model's calls and the ground truth's answer;
   `judge`: {"utility": bool, "security": bool|null} from AgentDojo's own checks on the
   pre-environment and the one in DOJO_STATE (DOJO_MODEL_OUTPUT is the run's answer);
+  `reference`: the same verdict for the undefended reference (the script's calls applied to the
+  environment in this process, the ground truth's answer), plus the calls that raised;
   `tasks`: the suite's user and injection task ids.
 """
 
@@ -119,6 +121,26 @@ def _tools(suite):
     return out
 
 
+def _verdict(user, inj, out_text, pre, post, traces):
+    """AgentDojo's own order (TaskSuite._check_task_result): a task's trace check when it has one, else its
+    environment check."""
+    utility = user.utility_from_traces(out_text, pre, post, traces)
+    if utility is None:
+        utility = user.utility(out_text, pre, post)
+    security = None
+    if inj is not None:
+        security = inj.security_from_traces(out_text, pre, post, traces)
+        if security is None:
+            security = inj.security(out_text, pre, post)
+    return {"utility": bool(utility), "security": None if security is None else bool(security)}
+
+
+def _calls(raw):
+    from agentdojo.functions_runtime import FunctionCall
+
+    return [FunctionCall(function=c["function"], args=c["args"]) for c in raw]
+
+
 def judge(cfg):
     suite, user, inj, injections = _setup(cfg)
     pre = _initial_env(suite, user, injections)
@@ -127,22 +149,29 @@ def judge(cfg):
             post = suite.environment_type.model_validate_json(f.read())
     else:  # no call reached the suite: its environment is the one it started with
         post = pre.model_copy(deep=True)
-    out_text = cfg.get("DOJO_MODEL_OUTPUT", "DOJO_TRACES") or ""
     # Tasks judged by the calls made (utility_from_traces): the calls that reached the suite, in order.
-    from agentdojo.functions_runtime import FunctionCall
+    traces = _calls(json.loads(cfg.get("DOJO_TRACES") or "[]"))
+    return _verdict(user, inj, cfg.get("DOJO_MODEL_OUTPUT") or "", pre, post, traces)
 
-    traces = [FunctionCall(function=c["function"], args=c["args"]) for c in json.loads(cfg.get("DOJO_TRACES") or "[]")]
-    try:
-        utility = bool(user.utility(out_text, pre, post, strict=True))
-    except NotImplementedError:
-        utility = bool(user.utility_from_traces(out_text, pre, post, traces))
-    security = None
-    if inj is not None:
-        try:
-            security = bool(inj.security(out_text, pre, post))
-        except NotImplementedError:
-            security = bool(inj.security_from_traces(out_text, pre, post, traces))
-    return {"utility": utility, "security": security}
+
+def reference(cfg):
+    """The undefended reference: the scripted calls applied to the environment directly (no plane, no MCP,
+    no state file), judged as `judge` judges, with the ground truth's answer. What the ground truth itself
+    can pass: a path can do no better."""
+    from agentdojo.functions_runtime import FunctionsRuntime
+
+    suite, user, inj, injections = _setup(cfg)
+    env = _initial_env(suite, user, injections)
+    pre = env.model_copy(deep=True)
+    made = script(cfg)
+    runtime = FunctionsRuntime(suite.tools)
+    errors = []
+    for i, c in enumerate(made["calls"]):
+        _, error = runtime.run_function(env, c["function"], c["args"])
+        if error:
+            errors.append({"call": i, "function": c["function"], "error": error})
+    out = _verdict(user, inj, made["answer"], pre, env, _calls(made["calls"]))
+    return {**out, "errors": errors}
 
 
 def script(cfg):
@@ -203,7 +232,7 @@ def rpc(cfg, msg):
     return {"jsonrpc": "2.0", "id": mid, "result": result}
 
 
-COMMANDS = {"judge": judge, "script": script, "tasks": tasks}
+COMMANDS = {"judge": judge, "reference": reference, "script": script, "tasks": tasks}
 
 
 def _env_cfg():
