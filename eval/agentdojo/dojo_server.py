@@ -23,6 +23,7 @@ Sidecar commands (printed as JSON; through the daemon when DOJO_SOCKET is set):
 
 import json
 import os
+import pickle
 import sys
 
 KEYS = ("DOJO_SUITE", "DOJO_VERSION", "DOJO_USER_TASK", "DOJO_INJECTION_TASK", "DOJO_ATTACK", "DOJO_STATE",
@@ -94,21 +95,33 @@ def _initial_env(suite, user, injections):
     return user.init_environment(env)
 
 
-def _load(cfg, suite, user, injections):
+def _read(cfg):
+    """The environment in DOJO_STATE, or None before the first call.
+
+    Pickled, not JSON: the suites' models rebuild their live dicts from the initial lists when validated
+    (workspace's `Calendar.events` from `initial_events`, `Inbox.emails`, `CloudDrive.files`), so a JSON
+    round trip silently undoes every event, email and file a call made or deleted. The file is the
+    harness's own, in the run's private temporary folder."""
     path = cfg["DOJO_STATE"]
-    if os.path.exists(path):
-        with open(path) as f:
-            return suite.environment_type.model_validate_json(f.read())
-    env = _initial_env(suite, user, injections)
-    _save(cfg, env)
+    if not os.path.exists(path):
+        return None
+    with open(path, "rb") as f:
+        return pickle.load(f)
+
+
+def _load(cfg, suite, user, injections):
+    env = _read(cfg)
+    if env is None:
+        env = _initial_env(suite, user, injections)
+        _save(cfg, env)
     return env
 
 
 def _save(cfg, env):
     path = cfg["DOJO_STATE"]
     tmp = path + ".tmp"
-    with open(tmp, "w") as f:
-        f.write(env.model_dump_json())
+    with open(tmp, "wb") as f:
+        pickle.dump(env, f)
     os.replace(tmp, path)
 
 
@@ -144,10 +157,8 @@ def _calls(raw):
 def judge(cfg):
     suite, user, inj, injections = _setup(cfg)
     pre = _initial_env(suite, user, injections)
-    if os.path.exists(cfg["DOJO_STATE"]):
-        with open(cfg["DOJO_STATE"]) as f:
-            post = suite.environment_type.model_validate_json(f.read())
-    else:  # no call reached the suite: its environment is the one it started with
+    post = _read(cfg)
+    if post is None:  # no call reached the suite: its environment is the one it started with
         post = pre.model_copy(deep=True)
     # Tasks judged by the calls made (utility_from_traces): the calls that reached the suite, in order.
     traces = _calls(json.loads(cfg.get("DOJO_TRACES") or "[]"))

@@ -25,6 +25,7 @@ import {
   DojoBadInput,
   DojoDaemon,
   type DojoEnv,
+  type DojoReference,
   type DojoScript,
 } from './python';
 import type { DojoOwnInput } from './workflows';
@@ -69,6 +70,8 @@ export interface DojoTaskResult {
   /** The injection task's goal achieved (the attack succeeded); absent without attack. */
   attackSucceeded?: boolean;
   refused: DojoRefusal[];
+  /** The undefended reference only: calls the suite itself rejected. */
+  errors?: DojoReference['errors'];
 }
 
 export interface DojoTally {
@@ -93,6 +96,11 @@ export interface DojoResults {
   model: string;
   seconds: number;
   paths: Partial<Record<DojoPath, DojoPathResult>>;
+  /**
+   * The ceiling: the same scripted calls applied to the environment directly in Python (no plane, no
+   * MCP), judged by the same checks with the ground truth's answer. A task it fails, no path can pass.
+   */
+  undefended: DojoPathResult;
 }
 
 /** The suite's manifest, its dojo server started by this venv's python, relaying to the daemon. */
@@ -207,7 +215,12 @@ export function mergeResults(earlier: DojoResults, later: DojoResults): DojoResu
     for (const [suite, sr] of Object.entries(r.suites)) bySuite[suite] = sr.tasks;
     paths[p] = pathResult(bySuite);
   }
-  return { ...later, seconds: earlier.seconds + later.seconds, paths };
+  const refBySuite: Record<string, Record<string, DojoTaskResult>> = {};
+  // a results file written before the reference existed has none
+  for (const [suite, sr] of Object.entries((earlier as Partial<DojoResults>).undefended?.suites ?? {}))
+    refBySuite[suite] = sr.tasks;
+  for (const [suite, sr] of Object.entries(later.undefended.suites)) refBySuite[suite] = sr.tasks;
+  return { ...later, seconds: earlier.seconds + later.seconds, paths, undefended: pathResult(refBySuite) };
 }
 
 /** Runs the selection on every path asked for; the caller owns the Temporal server. */
@@ -224,6 +237,7 @@ export async function runDojo(opts: DojoOptions): Promise<DojoResults> {
   const namespace = opts.namespace ?? 'default';
   const client = new Client({ connection, namespace });
   const perPath: Record<string, Record<string, Record<string, DojoTaskResult>>> = {};
+  const undefended: Record<string, Record<string, DojoTaskResult>> = {};
   const saved = Object.fromEntries(
     Object.keys(process.env)
       .filter((k) => k.startsWith('DOJO_'))
@@ -263,12 +277,27 @@ export async function runDojo(opts: DojoOptions): Promise<DojoResults> {
         }
         for (const run of runs) {
           const task = run.injection ? `${run.user}/${run.injection}` : run.user;
+          const base: DojoEnv = {
+            DOJO_SUITE: suite,
+            DOJO_VERSION: version,
+            DOJO_USER_TASK: run.user,
+            ...(run.injection ? { DOJO_INJECTION_TASK: run.injection, DOJO_ATTACK: attack } : {}),
+          };
+          const ref = await daemon.reference(base);
+          (undefended[suite] ??= {})[task] = {
+            utility: ref.utility,
+            ...(ref.security !== null ? { attackSucceeded: ref.security } : {}),
+            refused: [],
+            ...(ref.errors.length ? { errors: ref.errors } : {}),
+          };
+          log(
+            `undefended ${suite} ${task}: utility ${ref.utility}` +
+              (ref.security !== null ? `, attack ${ref.security ? 'SUCCEEDED' : 'failed'}` : '') +
+              (ref.errors.length ? `; suite errors ${ref.errors.map((e) => e.function).join(', ')}` : ''),
+          );
           for (const p of opts.paths) {
             const env: DojoEnv = {
-              DOJO_SUITE: suite,
-              DOJO_VERSION: version,
-              DOJO_USER_TASK: run.user,
-              ...(run.injection ? { DOJO_INJECTION_TASK: run.injection, DOJO_ATTACK: attack } : {}),
+              ...base,
               DOJO_STATE: path.join(dir, `${suite}-${task.replace('/', '-')}-${p}.json`),
             };
             fs.rmSync(env.DOJO_STATE!, { force: true });
@@ -355,5 +384,6 @@ export async function runDojo(opts: DojoOptions): Promise<DojoResults> {
     model: 'worst-case scripted: the user task’s ground-truth calls, then the injection task’s',
     seconds: Math.round((Date.now() - started) / 1000),
     paths,
+    undefended: pathResult(undefended),
   };
 }

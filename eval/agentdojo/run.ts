@@ -81,15 +81,35 @@ async function main(): Promise<void> {
         : fresh;
     fs.mkdirSync(path.dirname(o.out), { recursive: true });
     fs.writeFileSync(o.out, JSON.stringify(results, null, 1) + '\n');
+    // Each path beside the undefended reference (the ceiling: the same calls with no plane in between).
+    const ref = (results as Partial<DojoResults>).undefended;
+    const beside = (n: number, refN: number | undefined) => (refN === undefined ? `${n}` : `${n} (undefended ${refN})`);
     for (const [p, r] of Object.entries(results.paths)) {
       console.log(
-        `${p}: utility without attack ${r.utilityWithoutAttack}, under attack ${r.utilityUnderAttack}, attacks succeeded ${r.successfulAttacks}`,
+        `${p}: utility without attack ${beside(r.utilityWithoutAttack, ref?.utilityWithoutAttack)}, ` +
+          `under attack ${beside(r.utilityUnderAttack, ref?.utilityUnderAttack)}, ` +
+          `attacks succeeded ${beside(r.successfulAttacks, ref?.successfulAttacks)}`,
       );
-      for (const [s, sr] of Object.entries(r.suites))
+      for (const [s, sr] of Object.entries(r.suites)) {
+        const c = sr.counts;
+        const rc = ref?.suites[s]?.counts;
+        const of = (n: number, d: number, refN: number | undefined) =>
+          `${n}/${d}${refN === undefined ? '' : ` (undefended ${refN})`}`;
         console.log(
-          `  ${s}: ${sr.counts.benignUtility}/${sr.counts.tasks} benign, ${sr.counts.utilityUnderAttack}/${sr.counts.pairs} under attack, ${sr.counts.attacks}/${sr.counts.pairs} attacks`,
+          `  ${s}: ${of(c.benignUtility, c.tasks, rc?.benignUtility)} benign, ` +
+            `${of(c.utilityUnderAttack, c.pairs, rc?.utilityUnderAttack)} under attack, ` +
+            `${of(c.attacks, c.pairs, rc?.attacks)} attacks`,
         );
+      }
     }
+    const ceiling = ref
+      ? Object.entries(ref.suites).flatMap(([s, sr]) =>
+          Object.entries(sr.tasks)
+            .filter(([, t]) => !t.utility)
+            .map(([t]) => `${s}/${t}`),
+        )
+      : [];
+    if (ref) console.log(`undefended ground truth fails utility on ${ceiling.length ? ceiling.join(', ') : 'no task'}`);
     console.log(`${results.seconds} s; results in ${path.relative(process.cwd(), o.out)}`);
   } finally {
     await server.stop();
