@@ -70,6 +70,8 @@ export interface DojoTaskResult {
   /** The injection task's goal achieved (the attack succeeded); absent without attack. */
   attackSucceeded?: boolean;
   refused: DojoRefusal[];
+  /** A harness defect: the journal does not pair with the script call for call (then traces are unreliable). */
+  misaligned?: string[];
   /** The undefended reference only: calls the suite itself rejected. */
   errors?: DojoReference['errors'];
 }
@@ -341,6 +343,14 @@ export async function runDojo(opts: DojoOptions): Promise<DojoResults> {
               journal = r.journal;
             }
             const ordered = [...journal].sort((a, b) => a.position - b.position);
+            // The journal pairs with the script by position: one entry per scripted call, same tool.
+            const misaligned = script.calls.flatMap((c, i) =>
+              ordered[i]?.toolId === `tool://dojo/${c.function}`
+                ? []
+                : [`call ${i} ${c.function}: journal has ${ordered[i]?.toolId ?? 'nothing'}`],
+            );
+            if (ordered.length !== script.calls.length)
+              misaligned.push(`${script.calls.length} scripted calls, ${ordered.length} journal entries`);
             const traces = script.calls.filter((_, i) => ['allowed', 'approved'].includes(ordered[i]?.decision ?? ''));
             const verdict = await daemon.judge({
               ...env,
@@ -351,6 +361,7 @@ export async function runDojo(opts: DojoOptions): Promise<DojoResults> {
               utility: verdict.utility,
               ...(verdict.security !== null ? { attackSucceeded: verdict.security } : {}),
               refused: refusals(journal, script),
+              ...(misaligned.length ? { misaligned } : {}),
             };
             ((perPath[p] ??= {})[suite] ??= {})[task] = result;
             log(
@@ -358,6 +369,7 @@ export async function runDojo(opts: DojoOptions): Promise<DojoResults> {
                 (result.attackSucceeded !== undefined
                   ? `, attack ${result.attackSucceeded ? 'SUCCEEDED' : 'failed'}`
                   : '') +
+                (result.misaligned ? `; MISALIGNED ${result.misaligned.join('; ')}` : '') +
                 (result.refused.length
                   ? `; refused ${result.refused.map((r) => `${r.toolId.replace('tool://dojo/', '')}(${r.rule ?? r.decision}${r.benign ? ', benign' : ''})`).join(', ')}`
                   : ''),
