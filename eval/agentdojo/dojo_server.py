@@ -90,9 +90,18 @@ def _setup(cfg):
     return _setups[key]
 
 
+_initial = {}
+
+
 def _initial_env(suite, user, injections):
-    env = suite.load_and_inject_default_environment(injections)
-    return user.init_environment(env)
+    """A fresh copy of the task's starting environment. Building one takes the better part of a second
+    (the suite's YAML, parsed and validated), and script, reference, judge and the first call each want
+    one, so the first is kept pickled (a pickle, not a model copy: exact and faster)."""
+    key = (id(suite), user.ID, json.dumps(injections, sort_keys=True))
+    if key not in _initial:
+        env = user.init_environment(suite.load_and_inject_default_environment(injections))
+        _initial[key] = pickle.dumps(env)
+    return pickle.loads(_initial[key])
 
 
 def _read(cfg):
