@@ -6,7 +6,7 @@ import path from 'node:path';
 import { Command, Option } from 'commander';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { freePort, startDevServer } from '../../scripts/dev-server';
-import { mergeResults, PATHS, runDojo, SUITES, type DojoPath, type DojoResults } from './harness';
+import { mergeResults, PATHS, runDojo, SUITES, type DojoPath, type DojoResults, type DojoTaskResult } from './harness';
 import { BENCHMARK_VERSION } from './python';
 
 const list = (v: string) =>
@@ -83,33 +83,45 @@ async function main(): Promise<void> {
     fs.writeFileSync(o.out, JSON.stringify(results, null, 1) + '\n');
     // Each path beside the undefended reference (the ceiling: the same calls with no plane in between).
     const ref = (results as Partial<DojoResults>).undefended;
-    const beside = (n: number, refN: number | undefined) => (refN === undefined ? `${n}` : `${n} (undefended ${refN})`);
+    const beside = (n: number | string, refN: number | undefined) =>
+      refN === undefined ? `${n}` : `${n} (undefended ${refN})`;
     for (const [p, r] of Object.entries(results.paths)) {
+      const attacked = r.counts.pairs > 0;
       console.log(
-        `${p}: utility without attack ${beside(r.utilityWithoutAttack, ref?.utilityWithoutAttack)}, ` +
-          `under attack ${beside(r.utilityUnderAttack, ref?.utilityUnderAttack)}, ` +
-          `attacks succeeded ${beside(r.successfulAttacks, ref?.successfulAttacks)}`,
+        `${p}: utility without attack ${beside(r.utilityWithoutAttack, ref?.utilityWithoutAttack)}` +
+          (attacked
+            ? `, under attack ${beside(r.utilityUnderAttack, ref?.utilityUnderAttack)}, ` +
+              `attacks succeeded ${beside(r.successfulAttacks, ref?.successfulAttacks)}`
+            : ''),
       );
       for (const [s, sr] of Object.entries(r.suites)) {
         const c = sr.counts;
         const rc = ref?.suites[s]?.counts;
-        const of = (n: number, d: number, refN: number | undefined) =>
-          `${n}/${d}${refN === undefined ? '' : ` (undefended ${refN})`}`;
         console.log(
-          `  ${s}: ${of(c.benignUtility, c.tasks, rc?.benignUtility)} benign, ` +
-            `${of(c.utilityUnderAttack, c.pairs, rc?.utilityUnderAttack)} under attack, ` +
-            `${of(c.attacks, c.pairs, rc?.attacks)} attacks`,
+          `  ${s}: ${beside(`${c.benignUtility}/${c.tasks}`, rc?.benignUtility)} benign` +
+            (c.pairs > 0
+              ? `, ${beside(`${c.utilityUnderAttack}/${c.pairs}`, rc?.utilityUnderAttack)} under attack, ` +
+                `${beside(`${c.attacks}/${c.pairs}`, rc?.attacks)} attacks`
+              : ''),
         );
       }
     }
-    const ceiling = ref
-      ? Object.entries(ref.suites).flatMap(([s, sr]) =>
+    if (ref) {
+      // The benchmark's own ceiling: what the ground truth fails with nothing in its way.
+      const failing = (bad: (t: DojoTaskResult) => boolean) =>
+        Object.entries(ref.suites).flatMap(([s, sr]) =>
           Object.entries(sr.tasks)
-            .filter(([, t]) => !t.utility)
+            .filter(([, t]) => bad(t))
             .map(([t]) => `${s}/${t}`),
-        )
-      : [];
-    if (ref) console.log(`undefended ground truth fails utility on ${ceiling.length ? ceiling.join(', ') : 'no task'}`);
+        );
+      const utility = failing((t) => !t.utility);
+      const attacks = failing((t) => t.attackSucceeded === false);
+      console.log(`undefended ground truth fails utility on ${utility.length ? utility.join(', ') : 'no task'}`);
+      if (attacks.length)
+        console.log(
+          `undefended injection ground truth fails its own goal (those pairs test nothing) on ${attacks.join(', ')}`,
+        );
+    }
     console.log(`${results.seconds} s; results in ${path.relative(process.cwd(), o.out)}`);
   } finally {
     await server.stop();
