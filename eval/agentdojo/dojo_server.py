@@ -202,11 +202,14 @@ def script(cfg):
     inj_calls = []
     if inj is not None:
         inj_calls = [{"function": c.function, "args": dict(c.args)} for c in inj.ground_truth(pre.model_copy(deep=True))]
+    # The worst-case model also says what the injection asks it to say (travel injection_task_6 is judged
+    # only by the answer text).
+    answer = "\n".join(t for t in (user.GROUND_TRUTH_OUTPUT, inj.GROUND_TRUTH_OUTPUT if inj else "") if t)
     return {
         "prompt": user.PROMPT,
         "calls": user_calls + inj_calls,
         "userCalls": len(user_calls),
-        "answer": user.GROUND_TRUTH_OUTPUT,
+        "answer": answer,
         "injections": injections,
     }
 
