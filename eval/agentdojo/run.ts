@@ -106,6 +106,24 @@ async function main(): Promise<void> {
         );
       }
     }
+    // A path that falls short of the reference with nothing refused is the harness's defect, not the plane's.
+    for (const [p, r] of Object.entries(results.paths)) {
+      const unexplained = Object.entries(r.suites).flatMap(([s, sr]) =>
+        Object.entries(sr.tasks).flatMap(([t, x]) => {
+          const u = ref?.suites[s]?.tasks[t];
+          if (!u) return [];
+          const why = [
+            ...(u.utility && !x.utility && !x.refused.some((f) => f.benign) ? ['utility'] : []),
+            ...(u.attackSucceeded && x.attackSucceeded === false && !x.refused.some((f) => !f.benign)
+              ? ['attack']
+              : []),
+          ];
+          return why.length ? [`${s}/${t} (${why.join(', ')})`] : [];
+        }),
+      );
+      if (unexplained.length)
+        console.log(`${p} falls short of the reference with nothing refused on ${unexplained.join(', ')}`);
+    }
     if (ref) {
       // The benchmark's own ceiling: what the ground truth fails with nothing in its way.
       const failing = (bad: (t: DojoTaskResult) => boolean) =>
