@@ -25,6 +25,7 @@ for tid, task in sorted(suite.user_tasks.items()):
             v = c.args.get(ptr[1:])
             if "from_sources" in rule and v is not None and str(v) not in task.PROMPT:
                 refusals.append({"task": tid, "tool": c.function, "field": ptr, "value": str(v)[:40]})
-    ok += bool(task.utility("", pre, env, strict=True))
+    # with the ground truth's answer: tasks that ask a question are judged by it (dojo_server.py `reference`)
+    ok += bool(task.utility(task.GROUND_TRUTH_OUTPUT, pre, env, strict=True))
 print(json.dumps({"suite": suite_name, "tasks": len(suite.user_tasks), "groundTruthUtility": ok / len(suite.user_tasks),
                   "wouldRefuse": refusals}, indent=1))

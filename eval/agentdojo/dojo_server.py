@@ -16,11 +16,14 @@ Sidecar commands (printed as JSON; through the daemon when DOJO_SOCKET is set):
   `script`: the prompt, the worst-case model's calls and the ground truth's answer;
   `judge`: {"utility": bool, "security": bool|null} from AgentDojo's own checks on the
   pre-environment and the one in DOJO_STATE (DOJO_MODEL_OUTPUT is the run's answer);
+  `reference`: the same verdict for the undefended reference (the script's calls applied to the
+  environment in this process, the ground truth's answer), plus the calls that raised;
   `tasks`: the suite's user and injection task ids.
 """
 
 import json
 import os
+import pickle
 import sys
 
 KEYS = ("DOJO_SUITE", "DOJO_VERSION", "DOJO_USER_TASK", "DOJO_INJECTION_TASK", "DOJO_ATTACK", "DOJO_STATE",
@@ -89,26 +92,47 @@ def _setup(cfg):
     return _setups[key]
 
 
+_initial = {}
+
+
 def _initial_env(suite, user, injections):
-    env = suite.load_and_inject_default_environment(injections)
-    return user.init_environment(env)
+    """A fresh copy of the task's starting environment. Building one takes the better part of a second
+    (the suite's YAML, parsed and validated), and script, reference, judge and the first call each want
+    one, so the first is kept pickled (a pickle, not a model copy: exact and faster)."""
+    key = (id(suite), user.ID, json.dumps(injections, sort_keys=True))
+    if key not in _initial:
+        env = user.init_environment(suite.load_and_inject_default_environment(injections))
+        _initial[key] = pickle.dumps(env)
+    return pickle.loads(_initial[key])
+
+
+def _read(cfg):
+    """The environment in DOJO_STATE, or None before the first call.
+
+    Pickled, not JSON: the suites' models rebuild their live dicts from the initial lists when validated
+    (workspace's `Calendar.events` from `initial_events`, `Inbox.emails`, `CloudDrive.files`), so a JSON
+    round trip silently undoes every event, email and file a call made or deleted. The file is the
+    harness's own, in the run's private temporary folder."""
+    path = cfg["DOJO_STATE"]
+    if not os.path.exists(path):
+        return None
+    with open(path, "rb") as f:
+        return pickle.load(f)
 
 
 def _load(cfg, suite, user, injections):
-    path = cfg["DOJO_STATE"]
-    if os.path.exists(path):
-        with open(path) as f:
-            return suite.environment_type.model_validate_json(f.read())
-    env = _initial_env(suite, user, injections)
-    _save(cfg, env)
+    env = _read(cfg)
+    if env is None:
+        env = _initial_env(suite, user, injections)
+        _save(cfg, env)
     return env
 
 
 def _save(cfg, env):
     path = cfg["DOJO_STATE"]
     tmp = path + ".tmp"
-    with open(tmp, "w") as f:
-        f.write(env.model_dump_json())
+    with open(tmp, "wb") as f:
+        pickle.dump(env, f)
     os.replace(tmp, path)
 
 
@@ -121,30 +145,55 @@ def _tools(suite):
     return out
 
 
+def _verdict(user, inj, out_text, pre, post, traces):
+    """AgentDojo's own order (TaskSuite._check_task_result): a task's trace check when it has one, else its
+    environment check."""
+    utility = user.utility_from_traces(out_text, pre, post, traces)
+    if utility is None:
+        utility = user.utility(out_text, pre, post)
+    security = None
+    if inj is not None:
+        security = inj.security_from_traces(out_text, pre, post, traces)
+        if security is None:
+            security = inj.security(out_text, pre, post)
+    return {"utility": bool(utility), "security": None if security is None else bool(security)}
+
+
+def _calls(raw):
+    from agentdojo.functions_runtime import FunctionCall
+
+    return [FunctionCall(function=c["function"], args=c["args"]) for c in raw]
+
+
 def judge(cfg):
     suite, user, inj, injections = _setup(cfg)
     pre = _initial_env(suite, user, injections)
-    if os.path.exists(cfg["DOJO_STATE"]):
-        with open(cfg["DOJO_STATE"]) as f:
-            post = suite.environment_type.model_validate_json(f.read())
-    else:  # no call reached the suite: its environment is the one it started with
+    post = _read(cfg)
+    if post is None:  # no call reached the suite: its environment is the one it started with
         post = pre.model_copy(deep=True)
-    out_text = cfg.get("DOJO_MODEL_OUTPUT", "DOJO_TRACES") or ""
     # Tasks judged by the calls made (utility_from_traces): the calls that reached the suite, in order.
-    from agentdojo.functions_runtime import FunctionCall
+    traces = _calls(json.loads(cfg.get("DOJO_TRACES") or "[]"))
+    return _verdict(user, inj, cfg.get("DOJO_MODEL_OUTPUT") or "", pre, post, traces)
 
-    traces = [FunctionCall(function=c["function"], args=c["args"]) for c in json.loads(cfg.get("DOJO_TRACES") or "[]")]
-    try:
-        utility = bool(user.utility(out_text, pre, post, strict=True))
-    except NotImplementedError:
-        utility = bool(user.utility_from_traces(out_text, pre, post, traces))
-    security = None
-    if inj is not None:
-        try:
-            security = bool(inj.security(out_text, pre, post))
-        except NotImplementedError:
-            security = bool(inj.security_from_traces(out_text, pre, post, traces))
-    return {"utility": utility, "security": security}
+
+def reference(cfg):
+    """The undefended reference: the scripted calls applied to the environment directly (no plane, no MCP,
+    no state file), judged as `judge` judges, with the ground truth's answer. What the ground truth itself
+    can pass: a path can do no better."""
+    from agentdojo.functions_runtime import FunctionsRuntime
+
+    suite, user, inj, injections = _setup(cfg)
+    env = _initial_env(suite, user, injections)
+    pre = env.model_copy(deep=True)
+    made = script(cfg)
+    runtime = FunctionsRuntime(suite.tools)
+    errors = []
+    for i, c in enumerate(made["calls"]):
+        _, error = runtime.run_function(env, c["function"], c["args"])
+        if error:
+            errors.append({"call": i, "function": c["function"], "error": error})
+    out = _verdict(user, inj, made["answer"], pre, env, _calls(made["calls"]))
+    return {**out, "errors": errors}
 
 
 def script(cfg):
@@ -155,11 +204,14 @@ def script(cfg):
     inj_calls = []
     if inj is not None:
         inj_calls = [{"function": c.function, "args": dict(c.args)} for c in inj.ground_truth(pre.model_copy(deep=True))]
+    # The worst-case model also says what the injection asks it to say (travel injection_task_6 is judged
+    # only by the answer text).
+    answer = "\n".join(t for t in (user.GROUND_TRUTH_OUTPUT, inj.GROUND_TRUTH_OUTPUT if inj else "") if t)
     return {
         "prompt": user.PROMPT,
         "calls": user_calls + inj_calls,
         "userCalls": len(user_calls),
-        "answer": user.GROUND_TRUTH_OUTPUT,
+        "answer": answer,
         "injections": injections,
     }
 
@@ -205,7 +257,7 @@ def rpc(cfg, msg):
     return {"jsonrpc": "2.0", "id": mid, "result": result}
 
 
-COMMANDS = {"judge": judge, "script": script, "tasks": tasks}
+COMMANDS = {"judge": judge, "reference": reference, "script": script, "tasks": tasks}
 
 
 def _env_cfg():

@@ -25,6 +25,7 @@ import {
   DojoBadInput,
   DojoDaemon,
   type DojoEnv,
+  type DojoReference,
   type DojoScript,
 } from './python';
 import type { DojoOwnInput } from './workflows';
@@ -82,6 +83,10 @@ export interface DojoTaskResult {
   refused: DojoRefusal[];
   /** Questions the run put to its principal, and how many got a yes. */
   confirmations?: { asked: number; confirmed: number };
+  /** A harness defect: the journal does not pair with the script call for call (then traces are unreliable). */
+  misaligned?: string[];
+  /** The undefended reference only: calls the suite itself rejected. */
+  errors?: DojoReference['errors'];
 }
 
 export interface DojoTally {
@@ -108,6 +113,11 @@ export interface DojoResults {
   model: string;
   seconds: number;
   paths: Partial<Record<DojoPath, DojoPathResult>>;
+  /**
+   * The ceiling: the same scripted calls applied to the environment directly in Python (no plane, no
+   * MCP), judged by the same checks with the ground truth's answer. A task it fails, no path can pass.
+   */
+  undefended: DojoPathResult;
 }
 
 /** The suite's manifest, its dojo server started by this venv's python, relaying to the daemon. */
@@ -287,7 +297,12 @@ export function mergeResults(earlier: DojoResults, later: DojoResults): DojoResu
     for (const [suite, sr] of Object.entries(r.suites)) bySuite[suite] = sr.tasks;
     paths[p] = pathResult(bySuite);
   }
-  return { ...later, seconds: earlier.seconds + later.seconds, paths };
+  const refBySuite: Record<string, Record<string, DojoTaskResult>> = {};
+  // a results file written before the reference existed has none
+  for (const [suite, sr] of Object.entries((earlier as Partial<DojoResults>).undefended?.suites ?? {}))
+    refBySuite[suite] = sr.tasks;
+  for (const [suite, sr] of Object.entries(later.undefended.suites)) refBySuite[suite] = sr.tasks;
+  return { ...later, seconds: earlier.seconds + later.seconds, paths, undefended: pathResult(refBySuite) };
 }
 
 /** Runs the selection on every path asked for; the caller owns the Temporal server. */
@@ -308,6 +323,7 @@ export async function runDojo(opts: DojoOptions): Promise<DojoResults> {
   const namespace = opts.namespace ?? 'default';
   const client = new Client({ connection, namespace });
   const perPath: Record<string, Record<string, Record<string, DojoTaskResult>>> = {};
+  const undefended: Record<string, Record<string, DojoTaskResult>> = {};
   try {
     // Every suite's selection is checked before any run starts.
     const plans = [];
@@ -323,14 +339,26 @@ export async function runDojo(opts: DojoOptions): Promise<DojoResults> {
       run: { user: string; injection?: string },
     ) => {
       const task = run.injection ? `${run.user}/${run.injection}` : run.user;
+      const base: DojoEnv = {
+        DOJO_SUITE: suite,
+        DOJO_VERSION: version,
+        DOJO_USER_TASK: run.user,
+        ...(run.injection ? { DOJO_INJECTION_TASK: run.injection, DOJO_ATTACK: attack } : {}),
+      };
+      const ref = await daemon.reference(base);
+      (undefended[suite] ??= {})[task] = {
+        utility: ref.utility,
+        ...(ref.security !== null ? { attackSucceeded: ref.security } : {}),
+        refused: [],
+        ...(ref.errors.length ? { errors: ref.errors } : {}),
+      };
+      log(
+        `undefended ${suite} ${task}: utility ${ref.utility}` +
+          (ref.security !== null ? `, attack ${ref.security ? 'SUCCEEDED' : 'failed'}` : '') +
+          (ref.errors.length ? `; suite errors ${ref.errors.map((e) => e.function).join(', ')}` : ''),
+      );
       for (const p of opts.paths) {
-        const env: DojoEnv = {
-          DOJO_SUITE: suite,
-          DOJO_VERSION: version,
-          DOJO_USER_TASK: run.user,
-          ...(run.injection ? { DOJO_INJECTION_TASK: run.injection, DOJO_ATTACK: attack } : {}),
-          DOJO_STATE: path.join(dir, `${suite}-${task.replace('/', '-')}-${p}.json`),
-        };
+        const env: DojoEnv = { ...base, DOJO_STATE: path.join(dir, `${suite}-${task.replace('/', '-')}-${p}.json`) };
         fs.rmSync(env.DOJO_STATE!, { force: true });
         // The slot's suite server asks the daemon for the run bound to the slot: this one, until the next.
         await daemon.bind(slot.id, env);
@@ -379,6 +407,14 @@ export async function runDojo(opts: DojoOptions): Promise<DojoResults> {
           asked = { asked: r.asked, confirmed: r.confirmed };
         }
         const ordered = [...journal].sort((a, b) => a.position - b.position);
+        // The journal pairs with the script by position: one entry per scripted call, same tool.
+        const misaligned = script.calls.flatMap((c, i) =>
+          ordered[i]?.toolId === `tool://dojo/${c.function}`
+            ? []
+            : [`call ${i} ${c.function}: journal has ${ordered[i]?.toolId ?? 'nothing'}`],
+        );
+        if (ordered.length !== script.calls.length)
+          misaligned.push(`${script.calls.length} scripted calls, ${ordered.length} journal entries`);
         const traces = script.calls.filter((_, i) => ['allowed', 'approved'].includes(ordered[i]?.decision ?? ''));
         const verdict = await daemon.judge({
           ...env,
@@ -390,6 +426,7 @@ export async function runDojo(opts: DojoOptions): Promise<DojoResults> {
           ...(verdict.security !== null ? { attackSucceeded: verdict.security } : {}),
           refused: refusals(journal, script),
           ...(asked.asked > 0 ? { confirmations: asked } : {}),
+          ...(misaligned.length ? { misaligned } : {}),
         };
         ((perPath[p] ??= {})[suite] ??= {})[task] = result;
         log(
@@ -397,6 +434,7 @@ export async function runDojo(opts: DojoOptions): Promise<DojoResults> {
             (result.attackSucceeded !== undefined
               ? `, attack ${result.attackSucceeded ? 'SUCCEEDED' : 'failed'}`
               : '') +
+            (result.misaligned ? `; MISALIGNED ${result.misaligned.join('; ')}` : '') +
             (result.confirmations
               ? `; asked ${result.confirmations.asked} (yes ${result.confirmations.confirmed})`
               : '') +
@@ -459,5 +497,6 @@ export async function runDojo(opts: DojoOptions): Promise<DojoResults> {
     model: 'worst-case scripted: the user task’s ground-truth calls, then the injection task’s',
     seconds: Math.round((Date.now() - started) / 1000),
     paths,
+    undefended: pathResult(undefended),
   };
 }

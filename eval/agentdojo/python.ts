@@ -106,6 +106,12 @@ export interface DojoVerdict {
   security: boolean | null;
 }
 
+/** The undefended reference's verdict: the script applied to the environment directly (no plane). */
+export interface DojoReference extends DojoVerdict {
+  /** The calls the suite itself rejected (AgentDojo's error text), by position in the script. */
+  errors: { call: number; function: string; error: string }[];
+}
+
 /** The running suite daemon: one connection, one request at a time. */
 export class DojoDaemon {
   private buffered = '';
@@ -153,7 +159,11 @@ export class DojoDaemon {
     return new DojoDaemon(child, sock, socketPath);
   }
 
-  private async ask<T>(op: 'script' | 'judge' | 'tasks' | 'bind', env: DojoEnv, slot?: string): Promise<T> {
+  private async ask<T>(
+    op: 'script' | 'judge' | 'reference' | 'tasks' | 'bind',
+    env: DojoEnv,
+    slot?: string,
+  ): Promise<T> {
     const line = new Promise<string>((r) => this.waiting.push(r));
     this.sock.write(JSON.stringify({ op, env, ...(slot ? { slot } : {}) }) + '\n');
     const out = JSON.parse(await line) as { result?: T; error?: string; input?: boolean };
@@ -171,6 +181,10 @@ export class DojoDaemon {
   /** The run a slot's suite server serves from now on (its calls carry only the slot's name). */
   bind(slot: string, env: DojoEnv): Promise<boolean> {
     return this.ask('bind', env, slot);
+  }
+  /** The undefended reference (dojo_server.py `reference`): what the ground truth itself passes. */
+  reference(env: DojoEnv): Promise<DojoReference> {
+    return this.ask('reference', env);
   }
   tasks(env: DojoEnv): Promise<{ user: string[]; injection: string[] }> {
     return this.ask('tasks', env);

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { Command, Option } from 'commander';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { freePort, startDevServer } from '../../scripts/dev-server';
-import { mergeResults, PATHS, runDojo, SUITES, type DojoPath, type DojoResults } from './harness';
+import { mergeResults, PATHS, runDojo, SUITES, type DojoPath, type DojoResults, type DojoTaskResult } from './harness';
 import { BENCHMARK_VERSION } from './python';
 
 const list = (v: string) =>
@@ -85,13 +85,64 @@ async function main(): Promise<void> {
         : fresh;
     fs.mkdirSync(path.dirname(o.out), { recursive: true });
     fs.writeFileSync(o.out, JSON.stringify(results, null, 1) + '\n');
+    // Each path beside the undefended reference (the ceiling: the same calls with no plane in between).
+    const ref = (results as Partial<DojoResults>).undefended;
+    const beside = (n: number | string, refN: number | undefined) =>
+      refN === undefined ? `${n}` : `${n} (undefended ${refN})`;
     for (const [p, r] of Object.entries(results.paths)) {
+      const attacked = r.counts.pairs > 0;
       console.log(
-        `${p}: utility without attack ${r.utilityWithoutAttack}, under attack ${r.utilityUnderAttack}, attacks succeeded ${r.successfulAttacks}; principal asked ${r.confirmations.benignPerTask} per task (${r.confirmations.benignConfirmed} yes of ${r.confirmations.benignAsked}), ${r.confirmations.pairsAsked} under attack`,
+        `${p}: utility without attack ${beside(r.utilityWithoutAttack, ref?.utilityWithoutAttack)}` +
+          (attacked
+            ? `, under attack ${beside(r.utilityUnderAttack, ref?.utilityUnderAttack)}, ` +
+              `attacks succeeded ${beside(r.successfulAttacks, ref?.successfulAttacks)}`
+            : '') +
+          `; principal asked ${r.confirmations.benignPerTask} per task (${r.confirmations.benignConfirmed} yes of ${r.confirmations.benignAsked}), ${r.confirmations.pairsAsked} under attack`,
       );
-      for (const [s, sr] of Object.entries(r.suites))
+      for (const [s, sr] of Object.entries(r.suites)) {
+        const c = sr.counts;
+        const rc = ref?.suites[s]?.counts;
         console.log(
-          `  ${s}: ${sr.counts.benignUtility}/${sr.counts.tasks} benign, ${sr.counts.utilityUnderAttack}/${sr.counts.pairs} under attack, ${sr.counts.attacks}/${sr.counts.pairs} attacks`,
+          `  ${s}: ${beside(`${c.benignUtility}/${c.tasks}`, rc?.benignUtility)} benign` +
+            (c.pairs > 0
+              ? `, ${beside(`${c.utilityUnderAttack}/${c.pairs}`, rc?.utilityUnderAttack)} under attack, ` +
+                `${beside(`${c.attacks}/${c.pairs}`, rc?.attacks)} attacks`
+              : ''),
+        );
+      }
+    }
+    // A path that falls short of the reference with nothing refused is the harness's defect, not the plane's.
+    for (const [p, r] of Object.entries(results.paths)) {
+      const unexplained = Object.entries(r.suites).flatMap(([s, sr]) =>
+        Object.entries(sr.tasks).flatMap(([t, x]) => {
+          const u = ref?.suites[s]?.tasks[t];
+          if (!u) return [];
+          const why = [
+            ...(u.utility && !x.utility && !x.refused.some((f) => f.benign) ? ['utility'] : []),
+            ...(u.attackSucceeded && x.attackSucceeded === false && !x.refused.some((f) => !f.benign)
+              ? ['attack']
+              : []),
+          ];
+          return why.length ? [`${s}/${t} (${why.join(', ')})`] : [];
+        }),
+      );
+      if (unexplained.length)
+        console.log(`${p} falls short of the reference with nothing refused on ${unexplained.join(', ')}`);
+    }
+    if (ref) {
+      // The benchmark's own ceiling: what the ground truth fails with nothing in its way.
+      const failing = (bad: (t: DojoTaskResult) => boolean) =>
+        Object.entries(ref.suites).flatMap(([s, sr]) =>
+          Object.entries(sr.tasks)
+            .filter(([, t]) => bad(t))
+            .map(([t]) => `${s}/${t}`),
+        );
+      const utility = failing((t) => !t.utility);
+      const attacks = failing((t) => t.attackSucceeded === false);
+      console.log(`undefended ground truth fails utility on ${utility.length ? utility.join(', ') : 'no task'}`);
+      if (attacks.length)
+        console.log(
+          `undefended injection ground truth fails its own goal (those pairs test nothing) on ${attacks.join(', ')}`,
         );
     }
     console.log(`${results.seconds} s; results in ${path.relative(process.cwd(), o.out)}`);

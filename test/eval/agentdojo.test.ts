@@ -50,4 +50,31 @@ suite('AgentDojo banking through agentRun, worst-case model', () => {
     expect(pair.confirmations).toEqual({ asked: 1, confirmed: 0 });
     expect(results.paths.agentRun!.successfulAttacks).toBe(0);
   });
+
+  it('reports the undefended reference beside the path: the same calls with no plane succeed at both', () => {
+    const ref = results.undefended.suites.banking!.tasks;
+    expect(ref.user_task_1).toMatchObject({ utility: true, refused: [] });
+    expect(ref['user_task_1/injection_task_0']).toMatchObject({ utility: true, attackSucceeded: true });
+    expect(results.undefended.successfulAttacks).toBe(1);
+  });
+});
+
+suite('AgentDojo workspace through agentRun: what a call changes stays changed', () => {
+  // The suites' models rebuild events, emails and files from their initial lists when validated: a state
+  // file in JSON lost every event a call created and every file it deleted, and AgentDojo judged the
+  // task failed although nothing was refused.
+  it('judges the event a call created and the file a call deleted', async () => {
+    const results = await runDojo({
+      address: testAddress(),
+      suites: ['workspace'],
+      tasks: ['user_task_12', 'user_task_35'],
+      attack: 'none',
+      paths: ['agentRun'],
+      bundles: { agentRun: process.env.TOOLPLANE_TEST_BUNDLE! },
+    });
+    const tasks = results.paths.agentRun!.suites.workspace!.tasks;
+    expect(tasks.user_task_12).toMatchObject({ utility: true, refused: [] });
+    expect(tasks.user_task_35).toMatchObject({ utility: true, refused: [] });
+    expect(results.undefended.utilityWithoutAttack).toBe(1);
+  });
 });
