@@ -8,8 +8,9 @@
 // Deterministic by markers: the question is asked only where a `Patch.ResetAdopts` marker is, and the
 // marker is written only while the run executes live. Replaying the history copied from the base, no
 // marker is there (or the base's own, for a reset of a reset, where the base asked too), so the copied
-// part replays as the base ran. A run whose first event names its own run id was never reset: it
-// calls nothing here, writes no marker and schedules nothing.
+// part replays as the base ran. A run whose first event names its own run id was never reset: live,
+// it calls nothing here, writes no marker and schedules nothing (replaying, it looks for a marker that
+// is not there).
 import { patched, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import { canonicalJson, sha256Hex } from '../catalog/digest';
 import type { BaseBranch, BaseBranchActivities, BaseEffect } from '../common/base-branch';
@@ -37,7 +38,8 @@ export function isResetRun(): boolean {
  * replays a part of its history that asked nothing), the answer, or the question under way.
  */
 export function baseBranch(): BaseBranch | Promise<BaseBranch> | undefined {
-  if (!isResetRun()) return undefined;
+  // Replaying, the markers alone decide (a replayer may not know the run's own id); live, only a reset run asks.
+  if (!isResetRun() && !workflowInfo().unsafe.isReplaying) return undefined;
   if (pending) return pending;
   // Asked already in this run (not in the run it was copied from): that answer holds.
   if (answer && answer.forRun === workflowInfo().runId) return answer;

@@ -6,6 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
+import { Worker } from '@temporalio/worker';
 import type { Manifest } from '../../catalog/manifest';
 import type { JournalEntry } from '../../common/journal';
 import type { AgentRunResult } from '../../workflows/agent/run';
@@ -112,6 +113,33 @@ describe('an operator reset performs nothing twice', () => {
     expect(second.result.status).toBe('completed');
     expect(refundOf(second.result.journal)).toMatchObject({ outcome: 'ok', adoptedFrom: { runId: base.runId } });
     expect(refundsReceived()).toBe(before);
+  });
+
+  it('a reset of a reset past its own question asks again, and both reset runs replay as they ran', async () => {
+    const base = await finishedRun();
+    const before = refundsReceived();
+    const first = await resetAt(base.workflowId, base.runId, 0);
+    // Reset the reset run to its last completed workflow task: its question and its adoptions are in the copied part.
+    const firstEvents = (await h.client.workflow.getHandle(base.workflowId, first.runId).fetchHistory()).events ?? [];
+    const last = firstEvents.filter((e) => e.workflowTaskCompletedEventAttributes).length - 1;
+    const second = await resetAt(base.workflowId, first.runId, last);
+    expect(second.result.status).toBe('completed');
+    expect(refundOf(second.result.journal)).toMatchObject({ outcome: 'ok', adoptedFrom: { runId: base.runId } });
+    expect(refundsReceived()).toBe(before);
+    // The copied question (the first reset's) and the second reset's own.
+    const secondEvents = (await h.client.workflow.getHandle(base.workflowId, second.runId).fetchHistory()).events ?? [];
+    const asked = secondEvents.filter(
+      (e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'readBaseBranch',
+    );
+    expect(asked).toHaveLength(2);
+    for (const runId of [first.runId, second.runId]) {
+      const history = await h.client.workflow.getHandle(base.workflowId, runId).fetchHistory();
+      await Worker.runReplayHistory(
+        { workflowBundle: { codePath: process.env.TOOLPLANE_TEST_BUNDLE! } },
+        history,
+        runId,
+      );
+    }
   });
 
   it('a run never reset pays nothing: no question to the worker, no marker', async () => {
