@@ -119,9 +119,17 @@ describe('an operator reset performs nothing twice', () => {
     const base = await finishedRun();
     const before = refundsReceived();
     const first = await resetAt(base.workflowId, base.runId, 0);
-    // Reset the reset run to its last completed workflow task: its question and its adoptions are in the copied part.
+    // Reset the reset run to the workflow task in which it adopted the refund (the one that asked for the
+    // model's last turn): its question is in the copied part, and the refund is decided again past the point.
     const firstEvents = (await h.client.workflow.getHandle(base.workflowId, first.runId).fetchHistory()).events ?? [];
-    const last = firstEvents.filter((e) => e.workflowTaskCompletedEventAttributes).length - 1;
+    const turns = firstEvents.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'modelTurn');
+    const adoptedIn = String(
+      turns[turns.length - 1]!.activityTaskScheduledEventAttributes!.workflowTaskCompletedEventId,
+    );
+    const last = firstEvents
+      .filter((e) => e.workflowTaskCompletedEventAttributes)
+      .findIndex((e) => String(e.eventId) === adoptedIn);
+    expect(last).toBeGreaterThan(0);
     const second = await resetAt(base.workflowId, first.runId, last);
     expect(second.result.status).toBe('completed');
     expect(refundOf(second.result.journal)).toMatchObject({ outcome: 'ok', adoptedFrom: { runId: base.runId } });
