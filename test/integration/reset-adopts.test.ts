@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { Worker } from '@temporalio/worker';
+import { formatEffects, loadEffects } from '../../inspect/journal';
 import type { Manifest } from '../../catalog/manifest';
 import type { JournalEntry } from '../../common/journal';
 import type { AgentRunResult } from '../../workflows/agent/run';
@@ -109,6 +110,9 @@ describe('an operator reset performs nothing twice', () => {
     const before = refundsReceived();
     const first = await resetAt(base.workflowId, base.runId, 0);
     expect(refundOf(first.result.journal).adoptedFrom).toMatchObject({ runId: base.runId });
+    // `toolplane show` says so.
+    const shown = formatEffects((await loadEffects(h.client, base.workflowId)).effects).join('\n');
+    expect(shown).toContain(`[adopted from run ${base.runId} event `);
     const second = await resetAt(base.workflowId, first.runId, 0);
     expect(second.result.status).toBe('completed');
     expect(refundOf(second.result.journal)).toMatchObject({ outcome: 'ok', adoptedFrom: { runId: base.runId } });
