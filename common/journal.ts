@@ -15,6 +15,12 @@ export type RecoveryPath =
   | 'escalation_expired'
   | 'in_doubt_failed';
 
+/** Where a reset run's effect was performed: the run it was reset from (or an earlier one), and the event of its outcome. */
+export interface AdoptedFrom {
+  runId: string;
+  eventId: number;
+}
+
 export type Outcome = 'ok' | 'refused' | 'in_doubt' | 'failed' | 'aborted';
 
 export interface JournalEntry {
@@ -57,6 +63,11 @@ export interface JournalEntry {
    * when none.
    */
   lostSends?: number;
+  /**
+   * A run an operator reset did not send this call: the run it was reset from had completed it, with
+   * the same effect key and arguments, and its output is that run's (`attempts` is 0).
+   */
+  adoptedFrom?: AdoptedFrom;
   /** The path the recovery state machine took: so far while the call runs, then the final one. */
   recovery: RecoveryPath;
   outcome?: Outcome;

@@ -19,6 +19,8 @@ export const ActivityName = {
   VerifyBudgetProof: 'verifyBudgetProof',
   /** The local activity a budget workflow asks whether an operator may release a held reservation. */
   AuthorizeBudgetRelease: 'authorizeBudgetRelease',
+  /** What the run an operator reset this one from did with each effect, read from its history (common/base-branch.ts). */
+  BaseBranch: 'readBaseBranch',
 } as const;
 export type ActivityName = (typeof ActivityName)[keyof typeof ActivityName];
 
@@ -84,4 +86,13 @@ export const Patch = {
    * source, as agentRun judges the model's. Runs that judged such a phrase earlier replay as they ran.
    */
   OwnPhrasesJudged: 'toolplane-own-phrases-judged',
+  /**
+   * After 0.1.0 (issue 50): a run an operator reset asks, before its first effect past the reset
+   * point, what its base branch did (one `readBaseBranch` activity), adopts each effect the base
+   * completed with the same key and arguments instead of sending it, and lets the tool's recovery
+   * decide an effect the base sent without an outcome. The id is suffixed with the question's number
+   * in the history (`.1`, `.2` for a reset of a reset past its own question). A run never reset
+   * records no marker. Reset runs that went past their reset point earlier replay sending again.
+   */
+  ResetAdopts: 'toolplane-reset-adopts',
 } as const;

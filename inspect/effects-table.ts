@@ -19,7 +19,8 @@ export function formatEffects(effects: EffectView[]): string[] {
       (v.retries ? ` [Temporal retries: ${v.retries}]` : '') +
       (v.toolFailures || v.lostSends ? ` [${sendsSaid(v)}]` : '') +
       (v.reconciles.length ? ` [reconcile: ${v.reconciles.map((r) => r.answer ?? '?').join(', ')}]` : '') +
-      (v.personDecisions.length ? ` [person: ${v.personDecisions.join(', ')}]` : ''),
+      (v.personDecisions.length ? ` [person: ${v.personDecisions.join(', ')}]` : '') +
+      (v.adoptedFrom ? ` [adopted from run ${v.adoptedFrom.runId} event ${v.adoptedFrom.eventId}]` : ''),
     v.outcome,
     [v.decision, v.rule, v.reason].filter(Boolean).join(' · '),
   ]);

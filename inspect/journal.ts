@@ -38,6 +38,8 @@ export interface EffectView {
   recovery: string;
   /** `ok`, `refused`, `failed: <type>`, `in_doubt`, ...; `waiting` while a person must decide; `pending` while it runs. */
   outcome: string;
+  /** A reset run's call that the run it was reset from had completed: adopted, not sent. */
+  adoptedFrom?: { runId: string; eventId: number };
   /** For a running run: the call waits for a person (its approval, or a decision on its unknown outcome) until `deadline`. */
   waiting?: { kind: PendingEscalation['kind']; deadline: string };
 }
@@ -170,7 +172,8 @@ function addJournal(h: HistoryViews, journal: JournalEntry[]): void {
     } else {
       // No activity of this run sent it (refused before any existed, or delegated to a child run).
       const { position, toolId, effectKey, decision, rule, reason, attempts, recovery } = j;
-      const known = { effectKey, decision, rule, reason, attempts, recovery };
+      const known = { effectKey, decision, rule, reason, attempts, recovery, adoptedFrom: j.adoptedFrom };
+      if (!known.adoptedFrom) delete known.adoptedFrom;
       // Every refusal records its outcome; an entry without one is a call still under way.
       h.ordered.push({ ...freshView(position, toolId), ...known, outcome: j.outcome ?? 'pending' });
     }

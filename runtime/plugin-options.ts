@@ -10,6 +10,7 @@ import { createModelActivities } from '../activities/model';
 import type { WorkflowTracing } from '../activities/telemetry';
 import type { Tool } from '../activities/tool';
 import { createToolActivities } from '../activities/tool-activities';
+import { createBaseBranchActivities } from '../activities/base-branch';
 import type { ToolRegistry } from '../activities/tool-registry';
 import { ToolplaneError } from '../catalog/errors';
 import type { LedgerConfig } from '../ledger/keys';
@@ -115,6 +116,7 @@ export function toolplaneActivities(
       blobs,
       largeOutputBytes: opts.largeOutputBytes,
     }),
+    ...createBaseBranchActivities(),
     ...createCarriedActivities({ registry, manifest: opts.manifest, tickets }),
     ...createDecisionActivities({ manifest: opts.manifest, credentials, tickets }),
     ...createBudgetActivities({ manifest: opts.manifest, tickets }),

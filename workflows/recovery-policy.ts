@@ -4,7 +4,7 @@ import { ActivityFailure, ApplicationFailure, TimeoutFailure, type RetryPolicy }
 import { FailureType, RunFailureType } from '../catalog/failure-types';
 import { durationMs } from '../catalog/duration';
 import type { ToolDecl } from '../catalog/manifest';
-import type { RecoveryPath } from '../common/journal';
+import type { AdoptedFrom, RecoveryPath } from '../common/journal';
 import type { PerformResult } from '../common/wire';
 import { StepErrorCode } from './step-error';
 import type { Refusal } from './call/refuse';
@@ -27,7 +27,10 @@ export type Ended =
   | { outcome: 'failed' | 'in_doubt' | 'aborted'; error: { code: StepErrorCode; message: string; rule?: string } };
 
 /** The call's output, with what the tool reported beside it. */
-export type Returned = { outcome: 'ok'; output: unknown } & Pick<PerformResult, 'events' | 'origins'>;
+export type Returned = { outcome: 'ok'; output: unknown; adoptedFrom?: AdoptedFrom } & Pick<
+  PerformResult,
+  'events' | 'origins'
+>;
 
 /** Of a call's sends, those the tool itself failed and those no worker finished; absent while 0. */
 export interface SendCounts {
@@ -236,6 +239,20 @@ export function afterLostNotLanded(
   }
   const why = `not landed, and no worker finished ${lost} sends (retry.infrastructure_attempts)`;
   return endedAt(n, 'failed', StepErrorCode.Failed, `${toolId}: ${why}: ${failure.message}`);
+}
+
+/**
+ * A `retry` tool's effect whose outcome a reset left unknown: sent again (undefined) only where that is
+ * safe, a read-only tool or a provider that keeps the key; otherwise the call ends in doubt, unsent.
+ */
+export function afterUnknownAtReset(
+  decl: ToolDecl,
+  toolId: string,
+  reason: string,
+  n: Progress,
+): Recovered | undefined {
+  if (decl.safety === 'read_only' || decl.honours_idempotency_key) return undefined;
+  return endedAt(n, 'in_doubt', StepErrorCode.InDoubt, `${toolId}: outcome unknown (${reason}); not resent`);
 }
 
 /** Counts a failed send as the tool's own failure or as a lost one; a send that sent nothing is neither. */

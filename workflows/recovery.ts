@@ -3,16 +3,18 @@
 // resend. Like the pipeline's other steps it returns what happened (the sends it made, the path it
 // took, how the call ended); workflows/call/pipeline.ts alone writes that into the journal entry.
 import { isCancellation, patched, proxyActivities, sleep, type ActivityOptions } from '@temporalio/workflow';
-import { FailureType } from '../catalog/failure-types';
 import { durationMs } from '../catalog/duration';
 import type { ToolDecl } from '../catalog/manifest';
-import type { PerformRequest, PerformResult, ReconcileRequest, Reconciliation, ToolActivities } from '../common/wire';
-import { performActivityId, reconcileActivityId } from '../common/effect-key';
+import type { PerformRequest, PerformResult, ToolActivities } from '../common/wire';
+import { performActivityId } from '../common/effect-key';
 import { storedHandle } from '../common/stored-output';
 import type { RecoveryPath } from '../common/journal';
 import { Patch } from '../common/names';
 import type { EscalationDecision, PendingEscalation } from './escalation';
 import { StepErrorCode } from './step-error';
+import type { BaseBranch } from '../common/base-branch';
+import { baseBranch, isBranchPromise, priorOf } from './base-branch';
+import { reconcileSend } from './reconcile-send';
 import {
   activityRetry,
   afterRejection,
@@ -21,6 +23,7 @@ import {
   endedAt,
   finalFailure,
   afterLostNotLanded,
+  afterUnknownAtReset,
   maxAttempts,
   recordSend,
   sendCounts,
@@ -88,35 +91,6 @@ function performOptions(input: RecoveryInput, sendIndex: number): ActivityOption
   return options;
 }
 
-async function reconcile(input: RecoveryInput, round: number): Promise<Reconciliation> {
-  const { decl, request } = input;
-  const req: ReconcileRequest = {
-    toolId: request.toolId,
-    principal: request.principal,
-    ...(request.ticket !== undefined ? { ticket: request.ticket } : {}),
-    ...(request.lease ? { lease: request.lease } : {}),
-  };
-  try {
-    return await tools.reconcileTool.executeWithOptions(
-      {
-        activityId: reconcileActivityId(input.effectKey, round),
-        summary: `reconcile ${input.summary}`,
-        startToCloseTimeout: decl.timeouts.start_to_close,
-        retry: {
-          maximumAttempts: 10,
-          initialInterval: '1s',
-          maximumInterval: '30s',
-          nonRetryableErrorTypes: [FailureType.Unavailable],
-        },
-      },
-      [req],
-    );
-  } catch (err) {
-    if (isCancellation(err)) throw err;
-    return { status: 'unknown', reason: classify(err).message };
-  }
-}
-
 /** Send the call again: what a person or the provider said makes resending safe. */
 const RESEND = Symbol('resend');
 type Next = Recovered | typeof RESEND;
@@ -170,7 +144,36 @@ export interface AfterSend<T> {
  * anything else (a backoff, a reconcile, a person), and only then does the state machine run.
  */
 export function performWithRecovery<T>(input: RecoveryInput, after: AfterSend<T>): Promise<T> {
-  return sendThen(input, { sends: 0, rejections: 0, reconciles: 0, resends: 0, recovery: 'none' }, after);
+  const n: Progress = { sends: 0, rejections: 0, reconciles: 0, resends: 0, recovery: 'none' };
+  // A run never reset goes straight to the send; a reset run first learns what its base branch did.
+  const base = baseBranch();
+  if (base === undefined) return sendThen(input, n, after);
+  if (!isBranchPromise(base)) return fromBase(input, base, n, after);
+  return base.then(
+    (b) => fromBase(input, b, n, after),
+    (err: unknown) => after.threw(err),
+  );
+}
+
+/** A reset run's effect, beside what its base branch did with the same key (workflows/base-branch.ts `priorOf`). */
+function fromBase<T>(input: RecoveryInput, base: BaseBranch, n: Progress, after: AfterSend<T>): Promise<T> {
+  const prior = priorOf(base, input.effectKey, input.request.args);
+  if (prior === undefined) return sendThen(input, n, after);
+  if ('adopted' in prior) {
+    const r = returned(n, prior.adopted.result);
+    if (r.outcome === 'ok') r.adoptedFrom = { runId: prior.adopted.runId, eventId: prior.adopted.eventId };
+    return Promise.resolve(after.ended(r));
+  }
+  // Unknown: the tool's declared recovery decides, as after a lost send; a `retry` tool only where it is safe.
+  const { decl, request } = input;
+  const next: Promise<Next> =
+    decl.recovery === 'retry'
+      ? Promise.resolve(afterUnknownAtReset(decl, request.toolId, prior.unknown, n) ?? RESEND)
+      : unknownOutcome(input, { kind: 'in_doubt', message: prior.unknown }, n);
+  return next.then(
+    (r) => (r === RESEND ? resend(input, n, after) : after.ended(counted(r, n))),
+    (e: unknown) => after.threw(e),
+  );
 }
 
 function sendThen<T>(input: RecoveryInput, n: Progress, after: AfterSend<T>): Promise<T> {
@@ -232,7 +235,7 @@ async function unknownOutcome(input: RecoveryInput, failure: Failure, n: Progres
   const { decl, request } = input;
   let unknownReason = failure.message;
   if (decl.recovery === 'reconcile') {
-    const answer = await reconcile(input, n.reconciles++);
+    const answer = await reconcileSend(input, n.reconciles++);
     if (answer.status === 'landed')
       return { sends: n.sends, recovery: 'reconciled_landed', outcome: 'ok', output: answer.output };
     if (answer.status === 'not_landed') {

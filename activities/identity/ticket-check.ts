@@ -3,20 +3,22 @@
 // this permit and principal. Anything else is refused before anything is sent.
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { RunIds, TicketIssuer } from './tickets';
+import { resetBasesIn } from '../base-branch';
 
-/** A run an operator reset keeps its ticket: the run it was reset from, as its start event names it. */
-const resetFrom = new Map<string, Promise<string | undefined>>();
+/**
+ * A run an operator reset keeps its ticket: the run its start event names, and every run a reset in its
+ * history names (a reset of a reset run copies the ticket the run in between was issued).
+ */
+const resetFrom = new Map<string, Promise<string[]>>();
 
-async function originalRunId(run: RunIds): Promise<string | undefined> {
+async function earlierRunIds(run: RunIds): Promise<string[]> {
   const client = Context.current().client;
-  const page = await client.workflowService.getWorkflowExecutionHistory({
-    namespace: client.options.namespace,
-    execution: run,
-    maximumPageSize: 1,
-  });
-  const started = page.history?.events?.[0]?.workflowExecutionStartedEventAttributes;
-  const original = started?.originalExecutionRunId;
-  return original && original !== run.runId ? original : undefined;
+  const events = (await client.workflow.getHandle(run.workflowId, run.runId).fetchHistory()).events ?? [];
+  const started = events[0]?.workflowExecutionStartedEventAttributes;
+  const ids = new Set<string>(resetBasesIn(events));
+  if (started?.originalExecutionRunId) ids.add(started.originalExecutionRunId);
+  ids.delete(run.runId);
+  return [...ids];
 }
 
 /** Refuses, with `failureType`, a request whose ticket this worker did not issue to its run for `permit`. */
@@ -31,14 +33,14 @@ export async function checkTicket(
   if (typeof principal === 'string' && typeof req.ticket === 'string') {
     if (tickets.permits(run, principal, permit, req.ticket)) return;
     // Not this run's: perhaps the run an operator reset this one from (its history, and the ticket in it, were copied).
-    let original = resetFrom.get(run.runId);
-    if (!original) {
+    let earlier = resetFrom.get(run.runId);
+    if (!earlier) {
       if (resetFrom.size >= 1024) resetFrom.clear(); // requests from unknown runs must not grow it without end
-      original = originalRunId(run).catch(() => undefined);
-      resetFrom.set(run.runId, original);
+      earlier = earlierRunIds(run).catch(() => []);
+      resetFrom.set(run.runId, earlier);
     }
-    const from = await original;
-    if (from && tickets.permits({ workflowId: run.workflowId, runId: from }, principal, permit, req.ticket)) return;
+    for (const from of await earlier)
+      if (tickets.permits({ workflowId: run.workflowId, runId: from }, principal, permit, req.ticket)) return;
   }
   throw ApplicationFailure.nonRetryable(
     `${permit} refused: the request carries no ticket this worker issued to run ${run.workflowId} (${run.runId})` +

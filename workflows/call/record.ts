@@ -53,6 +53,7 @@ export function recordSent(entry: JournalEntry, sent: Recovered, options: CallOp
   if (sent.outcome === 'refused') refuse(entry, sent);
   entry.outcome = sent.outcome;
   if (sent.outcome !== 'ok') throw new StepError(sent.error.code, sent.error.message, sent.error.rule);
+  if (sent.adoptedFrom) entry.adoptedFrom = sent.adoptedFrom;
   // What the worker reported: an extension started under the call's lease.
   if (sent.events?.some((e) => e.kind === 'extension.started')) entry.lease?.states.push('started');
   if (sent.origins) {

@@ -1,0 +1,90 @@
+// Workflow-safe: what a run an operator reset learns of its base branch before its first effect past
+// the reset point (issue 50). Temporal copies the base's history up to the reset point; everything the
+// base did after it is gone from this run's history, but not from the world. So before such an effect
+// the run asks once (`readBaseBranch`, its answer in history) which effects the base completed and
+// which it sent without an outcome; recovery.ts adopts the first and lets the tool's recovery decide
+// the second.
+//
+// Deterministic by markers: the question is asked only where a `Patch.ResetAdopts` marker is, and the
+// marker is written only while the run executes live. Replaying the history copied from the base, no
+// marker is there (or the base's own, for a reset of a reset, where the base asked too), so the copied
+// part replays as the base ran. A run whose first event names its own run id was never reset: live,
+// it calls nothing here, writes no marker and schedules nothing (replaying, it looks for a marker that
+// is not there).
+import { patched, proxyActivities, workflowInfo } from '@temporalio/workflow';
+import { canonicalJson, sha256Hex } from '../catalog/digest';
+import type { BaseBranch, BaseBranchActivities, BaseEffect } from '../common/base-branch';
+import type { PerformResult } from '../common/wire';
+import { Patch } from '../common/names';
+
+const base = proxyActivities<BaseBranchActivities>({
+  startToCloseTimeout: '1m',
+  retry: { maximumAttempts: 5, initialInterval: '1s' },
+});
+
+/** The questions asked so far in this history, and the latest answer (or the question under way). */
+let asked = 0;
+let answer: BaseBranch | undefined;
+let pending: Promise<BaseBranch> | undefined;
+
+/** A run whose history was copied from another: its start event names the run it was first written in. */
+export function isResetRun(): boolean {
+  const info = workflowInfo();
+  return !!info.originalExecutionRunId && info.originalExecutionRunId !== info.runId;
+}
+
+/**
+ * What the base branch did, for an effect about to be sent: undefined when the run was never reset (or
+ * replays a part of its history that asked nothing), the answer, or the question under way.
+ */
+export function baseBranch(): BaseBranch | Promise<BaseBranch> | undefined {
+  // Replaying, the markers alone decide (a replayer may not know the run's own id); live, only a reset run asks.
+  if (!isResetRun() && !workflowInfo().unsafe.isReplaying) return undefined;
+  if (pending) return pending;
+  // Asked already in this run (not in the run it was copied from): that answer holds.
+  if (answer && answer.forRun === workflowInfo().runId) return answer;
+  if (!patched(`${Patch.ResetAdopts}.${asked + 1}`)) return answer;
+  asked++;
+  const asking = base.readBaseBranch().then(
+    (a) => a,
+    // The worker could not ask: nothing is adopted and nothing is sent blind; the next effect asks again.
+    (err: unknown): BaseBranch => ({
+      forRun: '',
+      completed: {},
+      unknown: {},
+      unreadable: `the base branch could not be read: ${(err as Error)?.message ?? String(err)}`,
+    }),
+  );
+  pending = asking.then((a) => {
+    answer = a;
+    pending = undefined;
+    return a;
+  });
+  return pending;
+}
+
+/** What the base branch did with one effect: adopt its outcome, or the reason its outcome is unknown; undefined: never reached. */
+export type Prior = { adopted: BaseEffect & { result: PerformResult } } | { unknown: string } | undefined;
+
+/**
+ * Completed under the same key with the same arguments: adopted, whatever the tool declares. Sent
+ * without an outcome, or the base unreadable: unknown. Otherwise the base never reached it (changed
+ * arguments make another key), and it is sent as usual.
+ */
+export function priorOf(base: BaseBranch, key: string, args: Record<string, unknown>): Prior {
+  const completed = base.completed[key];
+  const unknown = base.unknown[key];
+  if (completed || unknown) {
+    const digest = sha256Hex(canonicalJson(args));
+    if (completed?.args === digest) return { adopted: completed };
+    const e = unknown ?? completed!;
+    return {
+      unknown: `the run this one was reset from (${e.runId}) sent it (event ${e.eventId}) and recorded no outcome`,
+    };
+  }
+  if (base.unreadable) return { unknown: `this run was reset, and ${base.unreadable}` };
+  return undefined;
+}
+
+export const isBranchPromise = (b: BaseBranch | Promise<BaseBranch>): b is Promise<BaseBranch> =>
+  typeof (b as { then?: unknown }).then === 'function';
