@@ -14,6 +14,7 @@ import type { RunIdentity, RunTicket, TicketCarry } from './ticket';
 import type { SessionPass } from './gateway-protocol';
 import type { BudgetProofRequest, BudgetReleaseRequest } from './budget-protocol';
 import type { BudgetSeals } from './budget-proof';
+import type { McpCallProof } from './session-proof';
 
 export {
   scriptedCallId,
@@ -55,7 +56,7 @@ export interface PerformRequest {
   /** The extension-runtime lease the run granted this call (extension tools only). */
   lease?: string;
   /** In an MCP session: the gateway's MAC of the call (`{ key, mac }`), checked before the tool runs. */
-  mcpCall?: { key: string; mac: string };
+  mcpCall?: McpCallProof;
 }
 
 export interface PerformResult {

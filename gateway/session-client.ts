@@ -16,7 +16,8 @@ import { ErrorCode } from '../catalog/error-codes';
 import { ToolplaneError } from '../catalog/errors';
 import { loadTicketKey } from '../activities/identity/tickets';
 import {
-  callMac,
+  callSignature,
+  endSignature,
   confirmationMac,
   confirmationState,
   readConfirmationState,
@@ -34,6 +35,7 @@ import {
   type McpCallOutcome,
   type McpSessionInput,
 } from '../common/gateway-protocol';
+import { callSubject } from '../common/session-proof';
 import type { RunIdentity } from '../common/ticket';
 import { resolveEscalation } from '../workflows/escalation';
 
@@ -129,10 +131,12 @@ export class SessionClient {
       staticSummary: `MCP session of ${identity.principal}`,
     });
     const { given, ...keyed } = call;
+    const issuedAt = Date.now();
     const request = {
       ...keyed,
-      mac: callMac(this.key, workflowId, call.key, call.toolId),
       ...(given !== undefined ? { given } : {}),
+      issuedAt,
+      sig: callSignature(this.key, workflowId, callSubject(call, issuedAt)),
     };
     try {
       const outcome = await this.opts.client.workflow.executeUpdateWithStart(mcpCallUpdate, {
@@ -190,7 +194,11 @@ export class SessionClient {
   /** Ends the session's run (its DELETE). A session that never called, or already ended, ends quietly. */
   async end(sessionId: string): Promise<void> {
     try {
-      await this.opts.client.workflow.getHandle(mcpSessionWorkflowId(sessionId)).executeUpdate(mcpEndUpdate);
+      const workflowId = mcpSessionWorkflowId(sessionId);
+      const issuedAt = Date.now();
+      await this.opts.client.workflow
+        .getHandle(workflowId)
+        .executeUpdate(mcpEndUpdate, { args: [{ issuedAt, sig: endSignature(this.key, workflowId, issuedAt) }] });
     } catch (err) {
       if (!ended(sessionId, err)) throw err;
     }
