@@ -145,6 +145,11 @@ export interface AuthorizeRequest extends Omit<RunRequest, 'principal' | 'groups
   principal?: string;
   /** The run's credential (a JWT); required by a worker that verifies identities. */
   credential?: string;
+  /**
+   * The digest of the run's input as the run's code computed it (`runInputDigest`, common/input-binding.ts):
+   * a credential bound to another input is refused. Absent: the run binds only its workflow type.
+   */
+  inputDigest?: string;
   /** Instead of a credential: the ticket of the run this one continues, or of its delegating parent. */
   carried?: CarriedAuthority;
   /** Instead of a credential: the MCP gateway's pass for the session this run is (spent once). */

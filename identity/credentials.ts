@@ -14,9 +14,12 @@ import {
   type JWTPayload,
   type JWTVerifyGetKey,
 } from 'jose';
+import { INPUT_BINDING_CLAIM } from '../common/input-binding';
 import { ToolplaneError } from '../catalog/errors';
 import type { RunIdentity } from '../common/ticket';
 import { ErrorCode } from '../catalog/error-codes';
+
+export { INPUT_BINDING_CLAIM };
 
 /** The claim a run's credential names its workflow id in. */
 export const WORKFLOW_ID_CLAIM = 'toolplane_workflow_id';
@@ -41,6 +44,13 @@ export interface IssuerConfig {
    * run's history until they expire.
    */
   requireWorkflowBinding?: boolean;
+  /**
+   * A run's token must bind the run's input in `toolplane_input` (default true; `signCredential({ runInput })`
+   * writes it, common/input-binding.ts). Without it, whoever reads a run's start event can terminate-start
+   * its workflow id with the same token and input of their own before the run's first task spends it. Set
+   * false only for an issuer that cannot write the claim, and accept that race.
+   */
+  requireInputBinding?: boolean;
 }
 
 /**
@@ -74,6 +84,7 @@ export type IdentityRefusedReason =
   | 'too_long_lived'
   | 'wrong_audience'
   | 'wrong_workflow'
+  | 'wrong_input'
   | 'no_subject'
   | 'principal_mismatch'
   | 'asserted'
@@ -216,13 +227,41 @@ export class CredentialVerifier {
       );
   }
 
+  /** A run's token names the input it was issued for, and this run's is that one. */
+  private checkInput(
+    payload: JWTPayload,
+    c: IssuerConfig,
+    opts: { requireBinding: boolean; what: string; inputBinding?: string },
+  ): void {
+    const bound = payload[INPUT_BINDING_CLAIM];
+    if (bound === undefined) {
+      if (opts.requireBinding && c.requireWorkflowBinding !== false && c.requireInputBinding !== false)
+        throw new IdentityRefused(
+          'wrong_input',
+          `${opts.what}'s credential names no input (${INPUT_BINDING_CLAIM}); this worker accepts only tokens bound to the input of the run they start`,
+        );
+      return;
+    }
+    if (bound !== opts.inputBinding)
+      throw new IdentityRefused(
+        'wrong_input',
+        `${opts.what}'s credential was issued for another input (or another workflow type) than this run's; nothing of this run was started`,
+      );
+  }
+
   /**
    * The identity a token vouches for. A binding the token carries must name `workflowId`;
    * `requireBinding` (a run's credential) refuses a token without one, unless its issuer allows it.
    */
   async verify(
     token: unknown,
-    opts: { workflowId: string; requireBinding: boolean; what: string },
+    opts: {
+      workflowId: string;
+      requireBinding: boolean;
+      what: string;
+      /** A run's: the binding of its workflow type and input (common/input-binding.ts) its token must name. */
+      inputBinding?: string;
+    },
   ): Promise<VerifiedCredential> {
     if (typeof token !== 'string' || token.length === 0)
       throw new IdentityRefused('missing', `${opts.what} carries no credential; this worker verifies who acts`);
@@ -264,6 +303,7 @@ export class CredentialVerifier {
         'wrong_workflow',
         `${opts.what}'s credential names no workflow (${WORKFLOW_ID_CLAIM}); this worker accepts only tokens bound to the run they start`,
       );
+    if (opts.inputBinding !== undefined) this.checkInput(payload, c, opts);
     const rawGroups = payload[c.groupsClaim ?? 'groups'];
     const groups = Array.isArray(rawGroups) ? rawGroups.filter((g): g is string => typeof g === 'string') : [];
     return {
