@@ -32,3 +32,18 @@ export function inputBindingOf(workflowType: string, inputDigest: string | undef
 export function runInputBinding(workflowType: string, input?: unknown): string {
   return inputBindingOf(workflowType, input === undefined ? undefined : runInputDigest(input));
 }
+
+/** Why a run's token (its `toolplane_input` claim `claimed`) may not start this run, or undefined. */
+export function inputBindingRefusal(
+  claimed: unknown,
+  expected: string,
+  opts: { required: boolean; what: string },
+): string | undefined {
+  if (claimed === undefined)
+    return opts.required
+      ? `${opts.what}'s credential names no input (${INPUT_BINDING_CLAIM}); this worker accepts only tokens bound to the input of the run they start`
+      : undefined;
+  if (claimed !== expected)
+    return `${opts.what}'s credential was issued for another input (or another workflow type) than this run's; nothing of this run was started`;
+  return undefined;
+}

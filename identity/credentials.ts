@@ -14,15 +14,15 @@ import {
   type JWTPayload,
   type JWTVerifyGetKey,
 } from 'jose';
-import { INPUT_BINDING_CLAIM } from '../common/input-binding';
+import { INPUT_BINDING_CLAIM, inputBindingRefusal } from '../common/input-binding';
+import { boundWorkflowId, WORKFLOW_ID_CLAIM } from './claims';
 import { ToolplaneError } from '../catalog/errors';
 import type { RunIdentity } from '../common/ticket';
 import { ErrorCode } from '../catalog/error-codes';
 
 export { INPUT_BINDING_CLAIM };
 
-/** The claim a run's credential names its workflow id in. */
-export const WORKFLOW_ID_CLAIM = 'toolplane_workflow_id';
+export { boundWorkflowId, WORKFLOW_ID_CLAIM };
 
 /** One issuer the worker trusts: who it is, whom its tokens are for, and where its keys are. */
 export interface IssuerConfig {
@@ -45,10 +45,9 @@ export interface IssuerConfig {
    */
   requireWorkflowBinding?: boolean;
   /**
-   * A run's token must bind the run's input in `toolplane_input` (default true; `signCredential({ runInput })`
-   * writes it, common/input-binding.ts). Without it, whoever reads a run's start event can terminate-start
-   * its workflow id with the same token and input of their own before the run's first task spends it. Set
-   * false only for an issuer that cannot write the claim, and accept that race.
+   * A run's token must bind the run's input in `toolplane_input` (default true; `signCredential({ runInput })`,
+   * common/input-binding.ts). Without it, one who reads a run's start event can terminate-start its id with
+   * the token and other input before its first task. False only for an issuer that cannot write the claim.
    */
   requireInputBinding?: boolean;
 }
@@ -130,17 +129,6 @@ function spendOf(token: string, payload: JWTPayload, issuer: string): Credential
     digest: createHash('sha256').update(`${issuer}\n${named}`).digest('hex'),
     expiresAt: payload.exp!,
   };
-}
-
-/** The workflow id a credential names (read, not verified: the worker verifies), if any. */
-export function boundWorkflowId(credential: string | undefined): string | undefined {
-  if (!credential) return undefined;
-  try {
-    const bound = decodeJwt(credential)[WORKFLOW_ID_CLAIM];
-    return typeof bound === 'string' ? bound : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 interface Issuer {
@@ -227,26 +215,32 @@ export class CredentialVerifier {
       );
   }
 
-  /** A run's token names the input it was issued for, and this run's is that one. */
-  private checkInput(
+  /** The workflow id a run's token is bound to (checked against this run's), and its input binding. */
+  private checkBindings(
     payload: JWTPayload,
     c: IssuerConfig,
-    opts: { requireBinding: boolean; what: string; inputBinding?: string },
-  ): void {
-    const bound = payload[INPUT_BINDING_CLAIM];
-    if (bound === undefined) {
-      if (opts.requireBinding && c.requireWorkflowBinding !== false && c.requireInputBinding !== false)
-        throw new IdentityRefused(
-          'wrong_input',
-          `${opts.what}'s credential names no input (${INPUT_BINDING_CLAIM}); this worker accepts only tokens bound to the input of the run they start`,
-        );
-      return;
-    }
-    if (bound !== opts.inputBinding)
+    opts: { workflowId: string; requireBinding: boolean; what: string; inputBinding?: string },
+  ): unknown {
+    const bound = payload[WORKFLOW_ID_CLAIM];
+    if (bound !== undefined && bound !== opts.workflowId)
       throw new IdentityRefused(
-        'wrong_input',
-        `${opts.what}'s credential was issued for another input (or another workflow type) than this run's; nothing of this run was started`,
+        'wrong_workflow',
+        `${opts.what}'s credential is bound to workflow ${JSON.stringify(bound)}, not ${opts.workflowId}`,
       );
+    if (bound === undefined && opts.requireBinding && c.requireWorkflowBinding !== false)
+      throw new IdentityRefused(
+        'wrong_workflow',
+        `${opts.what}'s credential names no workflow (${WORKFLOW_ID_CLAIM}); this worker accepts only tokens bound to the run they start`,
+      );
+    const inputRefusal =
+      opts.inputBinding === undefined
+        ? undefined
+        : inputBindingRefusal(payload[INPUT_BINDING_CLAIM], opts.inputBinding, {
+            required: opts.requireBinding && c.requireWorkflowBinding !== false && c.requireInputBinding !== false,
+            what: opts.what,
+          });
+    if (inputRefusal) throw new IdentityRefused('wrong_input', inputRefusal);
+    return bound;
   }
 
   /**
@@ -292,18 +286,7 @@ export class CredentialVerifier {
     this.checkLifetime(payload, opts.what);
     if (typeof payload.sub !== 'string' || payload.sub.length === 0)
       throw new IdentityRefused('no_subject', `${opts.what}'s credential names no subject (sub)`);
-    const bound = payload[WORKFLOW_ID_CLAIM];
-    if (bound !== undefined && bound !== opts.workflowId)
-      throw new IdentityRefused(
-        'wrong_workflow',
-        `${opts.what}'s credential is bound to workflow ${JSON.stringify(bound)}, not ${opts.workflowId}`,
-      );
-    if (bound === undefined && opts.requireBinding && c.requireWorkflowBinding !== false)
-      throw new IdentityRefused(
-        'wrong_workflow',
-        `${opts.what}'s credential names no workflow (${WORKFLOW_ID_CLAIM}); this worker accepts only tokens bound to the run they start`,
-      );
-    if (opts.inputBinding !== undefined) this.checkInput(payload, c, opts);
+    const bound = this.checkBindings(payload, c, opts);
     const rawGroups = payload[c.groupsClaim ?? 'groups'];
     const groups = Array.isArray(rawGroups) ? rawGroups.filter((g): g is string => typeof g === 'string') : [];
     return {

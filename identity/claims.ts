@@ -1,0 +1,16 @@
+// The claims of a run's credential that name what it is bound to, readable without verifying it.
+import { decodeJwt } from 'jose';
+
+/** The claim a run's credential names its workflow id in. */
+export const WORKFLOW_ID_CLAIM = 'toolplane_workflow_id';
+
+/** The workflow id a credential names (read, not verified: the worker verifies), if any. */
+export function boundWorkflowId(credential: string | undefined): string | undefined {
+  if (!credential) return undefined;
+  try {
+    const bound = decodeJwt(credential)[WORKFLOW_ID_CLAIM];
+    return typeof bound === 'string' ? bound : undefined;
+  } catch {
+    return undefined;
+  }
+}
