@@ -27,11 +27,7 @@ describe('open sessions per principal (issue 46.4)', () => {
     h = await harness(`mcp-bound-${randomUUID()}`);
     const desk = supportDesk(testDir('mcp-bound'));
     const manifest = loadManifest(IDENTITY_MANIFEST).manifest;
-    // Both principals may look customers up.
-    manifest.principals = {
-      ...manifest.principals,
-      'other@corp.example': { tools: [LOOKUP], capabilities: [], models: '*', share_facts_with: [] },
-    };
+    // The manifest declares no principals: every verified principal may look customers up.
     await h.runWorker({
       manifest,
       tools: desk.tools,
@@ -59,7 +55,7 @@ describe('open sessions per principal (issue 46.4)', () => {
       taskQueue: h.taskQueue,
       ticketKey,
       maxOpenSessionsPerPrincipal: 2,
-    } as ConstructorParameters<typeof SessionClient>[0]);
+    });
     const first = sessions.newSessionId(DESK);
     const second = sessions.newSessionId(DESK);
     expect(await lookup(sessions, first, DESK)).toMatchObject({ status: 'completed' });
