@@ -33,8 +33,13 @@ import {
   mcpEndUpdate,
   mcpSessionWorkflowId,
   type McpCallOutcome,
+  type McpCallRequest,
   type McpSessionInput,
 } from '../common/gateway-protocol';
+import { PRINCIPAL } from '../common/search-attributes';
+import { DEFAULT_MAX_OPEN_SESSIONS_PER_PRINCIPAL, SessionLimitReached } from './session-limit';
+
+export { DEFAULT_MAX_OPEN_SESSIONS_PER_PRINCIPAL, SessionLimitReached };
 import { callSubject } from '../common/session-proof';
 import type { RunIdentity } from '../common/ticket';
 import { resolveEscalation } from '../workflows/escalation';
@@ -58,6 +63,12 @@ export interface SessionClientOptions {
   passTtlMs?: number;
   /** Pin the manifest digest: a worker with another manifest refuses the session's run. */
   manifestDigest?: string;
+  /**
+   * The most sessions one principal may hold open (default 20): a new session beyond it is refused
+   * (`SessionLimitReached`) before its run starts. Counted with Temporal's visibility (running
+   * `mcpSession` runs by `ToolplanePrincipal`), so a burst of starts may pass it by the visibility lag.
+   */
+  maxOpenSessionsPerPrincipal?: number;
 }
 
 /** One `tools/call`, as the gateway keys it (`k:<idempotencyKey>` or `rpc:<request id>`). */
@@ -129,6 +140,8 @@ export class SessionClient {
       workflowIdConflictPolicy: 'USE_EXISTING',
       workflowIdReusePolicy: routing.restartEnded ? 'ALLOW_DUPLICATE' : 'REJECT_DUPLICATE',
       staticSummary: `MCP session of ${identity.principal}`,
+      // Listed by its principal from its start, so the open sessions of a principal are counted at once.
+      typedSearchAttributes: [{ key: PRINCIPAL, value: identity.principal }],
     });
     const { given, ...keyed } = call;
     const issuedAt = Date.now();
@@ -139,6 +152,10 @@ export class SessionClient {
       sig: callSignature(this.key, workflowId, callSubject(call, issuedAt)),
     };
     try {
+      // A session already open is asked directly; only a session without a run counts against the bound.
+      const open = await this.openCall(workflowId, callUpdateId(workflowId, keyed), request);
+      if (open) return open;
+      await this.refuseBeyondBound(sessionId, identity);
       const outcome = await this.opts.client.workflow.executeUpdateWithStart(mcpCallUpdate, {
         updateId: callUpdateId(workflowId, keyed),
         args: [request],
@@ -154,6 +171,36 @@ export class SessionClient {
     } catch (err) {
       throw ended(sessionId, err) ?? err;
     }
+  }
+
+  /** The call's answer from the session's running run, or undefined when the session has no running run. */
+  private async openCall(
+    workflowId: string,
+    updateId: string,
+    request: McpCallRequest,
+  ): Promise<McpCallOutcome | undefined> {
+    try {
+      const outcome = await this.opts.client.workflow
+        .getHandle(workflowId)
+        .executeUpdate(mcpCallUpdate, { updateId, args: [request] });
+      if (outcome.status !== 'waiting') return outcome;
+      return await this.opts.client.workflow
+        .getHandle(workflowId)
+        .executeUpdate(mcpCallUpdate, { updateId: `${updateId}.${randomUUID()}`, args: [request] });
+    } catch (err) {
+      if (notRunning(err)) return undefined;
+      throw err;
+    }
+  }
+
+  /** Refuses a new session of `identity`'s principal when it holds the most open sessions allowed. */
+  private async refuseBeyondBound(sessionId: string, identity: RunIdentity): Promise<void> {
+    const limit = this.opts.maxOpenSessionsPerPrincipal ?? DEFAULT_MAX_OPEN_SESSIONS_PER_PRINCIPAL;
+    const principal = identity.principal.replace(/\\/g, '\\\\').replace(/'/g, "\\'");
+    const { count } = await this.opts.client.workflow.count(
+      `WorkflowType = '${MCP_SESSION_WORKFLOW}' AND ExecutionStatus = 'Running' AND ${PRINCIPAL.name} = '${principal}'`,
+    );
+    if (count >= limit) throw new SessionLimitReached({ sessionId, principal: identity.principal, open: count, limit });
   }
 
   /** The `requestState` of a result that asks the session's principal about `value` (2026-07-28 input_required). */
@@ -214,6 +261,15 @@ export function callUpdateId(workflowId: string, call: Pick<SessionCall, 'key' |
   return createHash('sha256')
     .update(canonicalJson([workflowId, call.key, call.toolId, call.args ?? null]))
     .digest('base64url');
+}
+
+/** The session has no running run (none yet, or it closed): Temporal's NOT_FOUND for an update. */
+function notRunning(err: unknown): boolean {
+  return (
+    err instanceof WorkflowNotFoundError ||
+    (isGrpcServiceError(err) && Number(err.code) === NOT_FOUND) ||
+    (err instanceof Error && isGrpcServiceError(err.cause) && Number(err.cause.code) === NOT_FOUND)
+  );
 }
 
 function ended(sessionId: string, err: unknown): SessionEnded | undefined {
