@@ -5,6 +5,7 @@
 // input is refused by default and accepted only by an issuer configured for it.
 import { randomUUID } from 'node:crypto';
 import type { Manifest } from '../../catalog/manifest';
+import { startAgentRun } from '../../client';
 import { CredentialVerifier, type IdentityConfig } from '../../identity/credentials';
 import { signCredential } from '../../identity/mint';
 import type { AgentRunInput } from '../../workflows/agent/run';
@@ -90,6 +91,11 @@ describe('the start race (issue 46.2)', () => {
       args: [honest],
     });
     expect(result).toMatchObject({ status: 'completed' });
+    // A client starting other input with a bound credential is told so before anything starts.
+    const other = agentInput(manifest, attackerScript, { principal: 'agent:desk', credential: honest.credential });
+    await expect(startAgentRun(h.client, other, { taskQueue: h.taskQueue, workflowId: honestId })).rejects.toThrow(
+      /bound to another input/,
+    );
     expect(desk.payments.all().filter((p) => p.account === 'acct_alice_001')).toHaveLength(1);
   });
 
