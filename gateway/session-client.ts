@@ -196,9 +196,9 @@ export class SessionClient {
   /** Refuses a new session of `identity`'s principal when it holds the most open sessions allowed. */
   private async refuseBeyondBound(sessionId: string, identity: RunIdentity): Promise<void> {
     const limit = this.opts.maxOpenSessionsPerPrincipal ?? DEFAULT_MAX_OPEN_SESSIONS_PER_PRINCIPAL;
-    const principal = identity.principal.replace(/\\/g, '\\\\').replace(/'/g, "\\'");
+    const principal = quoted(identity.principal);
     const { count } = await this.opts.client.workflow.count(
-      `WorkflowType = '${MCP_SESSION_WORKFLOW}' AND ExecutionStatus = 'Running' AND ${PRINCIPAL.name} = '${principal}'`,
+      `WorkflowType = '${MCP_SESSION_WORKFLOW}' AND ExecutionStatus = 'Running' AND TaskQueue = '${quoted(this.opts.taskQueue)}' AND ${PRINCIPAL.name} = '${principal}'`,
     );
     if (count >= limit) throw new SessionLimitReached({ sessionId, principal: identity.principal, open: count, limit });
   }
@@ -262,6 +262,9 @@ export function callUpdateId(workflowId: string, call: Pick<SessionCall, 'key' |
     .update(canonicalJson([workflowId, call.key, call.toolId, call.args ?? null]))
     .digest('base64url');
 }
+
+/** A string as a visibility query's quoted literal holds it. */
+const quoted = (text: string): string => text.replace(/\\/g, '\\\\').replace(/'/g, "\\'");
 
 /** The session has no running run (none yet, or it closed): Temporal's NOT_FOUND for an update. */
 function notRunning(err: unknown): boolean {

@@ -45,7 +45,7 @@ describe('open sessions per principal (issue 46.4)', () => {
   const openOf = async (who: RunIdentity) =>
     (
       await h.client.workflow.count(
-        `WorkflowType = 'mcpSession' AND ExecutionStatus = 'Running' AND ToolplanePrincipal = '${who.principal}'`,
+        `WorkflowType = 'mcpSession' AND ExecutionStatus = 'Running' AND TaskQueue = '${h.taskQueue}' AND ToolplanePrincipal = '${who.principal}'`,
       )
     ).count;
 
