@@ -70,6 +70,7 @@ export { approvalRequestOf, approvalRequestChunks, type ApprovalAsked } from './
 
 // Credentials of the client's own issuer (a run's principal, an approver).
 export { generateIssuerKey, signCredential, type IssuerKey, type CredentialClaims } from './identity/mint';
+export { runInputBinding } from './common/input-binding';
 
 // Verify what a run's ledger signed (experimental).
 export {

@@ -18,11 +18,13 @@ export {
   mcpSessionWorkflowId,
   type McpCallOutcome,
   type McpCallRequest,
+  type McpEndRequest,
   type McpMemoEntry,
   type McpSessionInput,
   type McpSessionState,
   type SessionPass,
 } from './common/gateway-protocol';
+export { SESSION_MESSAGE_REFUSED, SessionRefusedReason, type McpCallProof } from './common/session-proof';
 // Budgets across runs: every worker that serves toolplane's runs registers the principals' budget workflow.
 export { budgetCounter } from './workflows/budget/counter';
 export { budgetWindowsQuery, releaseBudgetUpdate, settleBudgetUpdate } from './common/budget-protocol';

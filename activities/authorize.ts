@@ -25,6 +25,7 @@ import { MCP_SESSION_WORKFLOW, type SessionPass } from '../common/gateway-protoc
 import type { RunIds, TicketIssuer } from './identity/tickets';
 import { rememberOpening } from './identity/run-opening';
 import { spendCredential } from './identity/credential-spend';
+import { inputBindingOf } from '../common/input-binding';
 import type { AuthorizeActivities, AuthorizeRequest, AuthorizeResult } from '../common/wire';
 
 export interface AuthorizeDeps {
@@ -129,6 +130,8 @@ export function createAuthorizeActivities(deps: AuthorizeDeps): AuthorizeActivit
         workflowId: run.workflowId,
         requireBinding: true,
         what: 'the run',
+        // The type as Temporal reports it, the input's digest as the run's own code computed it.
+        inputBinding: inputBindingOf(Context.current().info.workflowType ?? '', req.inputDigest),
       });
       if (req.principal && req.principal !== v.principal)
         throw new IdentityRefused(

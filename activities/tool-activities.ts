@@ -134,9 +134,9 @@ function assertMcpCall(w: ToolWorker, req: PerformRequest): void {
   const info = Context.current().info;
   if (info.workflowType !== MCP_SESSION_WORKFLOW) return;
   const workflowId = info.workflowExecution?.workflowId ?? '';
-  if (w.deps.tickets.madeCall(workflowId, req.mcpCall?.key, req.toolId, req.mcpCall?.mac)) return;
+  if (w.deps.tickets.madeCall(workflowId, req.toolId, req.mcpCall)) return;
   throw ApplicationFailure.nonRetryable(
-    `${req.toolId} refused: the call carries no MAC the MCP gateway made for it in session ${workflowId}; nothing was sent`,
+    `${req.toolId} refused: the call carries no MAC (signature) the MCP gateway made for it and its arguments in session ${workflowId}; nothing was sent`,
     RunFailureType.IdentityRefused,
     { reason: 'bad_signature' },
   );

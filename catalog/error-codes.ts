@@ -57,6 +57,8 @@ export const ErrorCode = {
   CommandFailed: 'CommandFailed',
   /** An MCP session whose run ended (deleted, idled out): the client re-initializes. */
   SessionEnded: 'SessionEnded',
+  /** A new MCP session refused: its principal already holds as many open sessions as the gateway allows. */
+  SessionLimit: 'SessionLimit',
   /** An MCP call the session cannot read (no key, no tool, no MAC), or a key reused for another call. */
   McpCallInvalid: 'McpCallInvalid',
   KeyReused: 'KeyReused',

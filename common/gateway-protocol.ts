@@ -1,7 +1,9 @@
 // Workflow-safe, shared by the MCP gateway (gateway/) and the session workflow (workflows/mcp/): an
 // MCP session is one run of `mcpSession`, started lazily by its first `tools/call` and asked through
 // the updates below. The gateway holds the worker's ticket key: it issues the run a session pass (who
-// the session is for) and each call a call MAC; the worker checks both against the ids Temporal reports.
+// the session is for, and the public key its messages are signed with) and signs each call and the
+// end (common/session-proof.ts); the run's validators check the signatures before an update enters
+// history, and the worker checks the pass and each call's signature again against the ids Temporal reports.
 import { defineUpdate } from '@temporalio/workflow';
 import type { RunIdentity, TicketCarry } from './ticket';
 
@@ -21,6 +23,11 @@ export interface SessionPass {
   identity: RunIdentity;
   /** Epoch milliseconds. */
   expiresAt: number;
+  /**
+   * The public half of the gateway's signing key (Ed25519, raw, base64url): the run's validators check
+   * every call and end against it. Covered by `mac`; absent in a pass from before signed messages.
+   */
+  callKey?: string;
   /** Base64url, 22 characters. */
   mac: string;
 }
@@ -71,6 +78,8 @@ export interface McpSessionState {
   resultSeen: boolean;
   /** When the session started (epoch ms). */
   startedAt: number;
+  /** The public key the session's first pass named: the run goes on checking messages against it. */
+  callKey?: string;
 }
 
 /** The input of an `mcpSession` run: the gateway sends `pass` (and its options); the run itself the rest. */
@@ -97,8 +106,15 @@ export interface McpCallRequest {
   toolId: string;
   /** The arguments as the client sent them; the tool's input schema is checked in the run. */
   args: unknown;
-  /** `HMAC(ticketKey, "toolplane-mcp-call" ‖ workflowId ‖ key ‖ toolId)`, made by the gateway. */
-  mac: string;
+  /**
+   * The gateway's Ed25519 signature (base64url) over the session's workflow id, `key`, `toolId`, the
+   * digests of the canonical `args` and `given`, and `issuedAt` (common/session-proof.ts).
+   */
+  sig?: string;
+  /** When the gateway signed the call (epoch ms): a signature older than ten minutes is refused. */
+  issuedAt?: number;
+  /** A gateway before signed calls: `HMAC(ticketKey, "toolplane-mcp-call" ‖ workflowId ‖ key ‖ toolId)`; no longer taken. */
+  mac?: string;
   /**
    * The principal's request as the host declared it (the `Toolplane-Request` header of the request that
    * carried this call, sent with the bearer of the session's own principal): its values count as
@@ -135,5 +151,11 @@ export type McpCallOutcome = (
 
 /** One `tools/call`: answers the call's outcome, or `waiting` as soon as the call waits for a person. */
 export const mcpCallUpdate = defineUpdate<McpCallOutcome, [McpCallRequest]>('toolplane.mcp.call');
+/** An end, as the gateway signs it (common/session-proof.ts `endProofFields`). */
+export interface McpEndRequest {
+  issuedAt: number;
+  sig: string;
+}
+
 /** Ends the session (its DELETE): calls being sent finish, and the run completes. */
-export const mcpEndUpdate = defineUpdate<void, []>('toolplane.mcp.end');
+export const mcpEndUpdate = defineUpdate<void, [McpEndRequest]>('toolplane.mcp.end');

@@ -14,6 +14,7 @@ import type { RunIdentity, RunTicket, TicketCarry } from './ticket';
 import type { SessionPass } from './gateway-protocol';
 import type { BudgetProofRequest, BudgetReleaseRequest } from './budget-protocol';
 import type { BudgetSeals } from './budget-proof';
+import type { McpCallProof } from './session-proof';
 
 export {
   scriptedCallId,
@@ -55,7 +56,7 @@ export interface PerformRequest {
   /** The extension-runtime lease the run granted this call (extension tools only). */
   lease?: string;
   /** In an MCP session: the gateway's MAC of the call (`{ key, mac }`), checked before the tool runs. */
-  mcpCall?: { key: string; mac: string };
+  mcpCall?: McpCallProof;
 }
 
 export interface PerformResult {
@@ -144,6 +145,11 @@ export interface AuthorizeRequest extends Omit<RunRequest, 'principal' | 'groups
   principal?: string;
   /** The run's credential (a JWT); required by a worker that verifies identities. */
   credential?: string;
+  /**
+   * The digest of the run's input as the run's code computed it (`runInputDigest`, common/input-binding.ts):
+   * a credential bound to another input is refused. Absent: the run binds only its workflow type.
+   */
+  inputDigest?: string;
   /** Instead of a credential: the ticket of the run this one continues, or of its delegating parent. */
   carried?: CarriedAuthority;
   /** Instead of a credential: the MCP gateway's pass for the session this run is (spent once). */

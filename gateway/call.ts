@@ -13,7 +13,10 @@ import { canonicalJson } from '../catalog/digest';
 import type { RunIdentity } from '../common/ticket';
 import { schemaViolations, type OfferedTool } from './offer';
 import { invalidArgumentsResult, toolResult, waitingText } from './results';
-import type { SessionCall, SessionClient } from './session-client';
+import { SessionLimitReached, type SessionCall, type SessionClient } from './session-client';
+
+/** The JSON-RPC error of a new session refused at its principal's bound of open sessions. */
+export const SESSION_LIMIT = -32003;
 import { KEYLESS_KEY_PREFIX, type McpCallOutcome } from '../common/gateway-protocol';
 
 export interface CallLimits {
@@ -90,7 +93,14 @@ export async function handleCall(
     ...(ctx.given !== undefined ? { given: ctx.given } : {}),
   };
   const routing = { restartEnded: ctx.restartEnded === true };
-  let outcome = await deps.sessions.call(ctx.sessionId, ctx.identity, call, routing);
+  let outcome: McpCallOutcome;
+  try {
+    outcome = await deps.sessions.call(ctx.sessionId, ctx.identity, call, routing);
+  } catch (err) {
+    if (err instanceof SessionLimitReached)
+      throw new McpError(SESSION_LIMIT, err.message, { code: err.code, ...err.data });
+    throw err;
+  }
   if (outcome.status === 'waiting' && ctx.progress)
     outcome = await waitForPerson(deps, ctx, call, outcome, ctx.progress);
   return toolResult(ctx.sessionId, outcome);

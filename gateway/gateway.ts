@@ -44,6 +44,11 @@ export interface GatewayOptions {
   host?: string;
   /** End a session's run after this long without a call (default 30 minutes). */
   idleTimeoutMs?: number;
+  /**
+   * The most MCP sessions one principal may hold open (default 20; each holds a run and its pass's spend
+   * record): a new one beyond it is refused with JSON-RPC error -32003 (`SessionLimit`).
+   */
+  maxOpenSessionsPerPrincipal?: number;
   /** Refuse a call whose arguments exceed this many bytes as JSON (default 256 KiB). */
   maxArgumentBytes?: number;
   /** How long a call sent with a progressToken is held open waiting for a person (default 10 minutes). */
@@ -117,6 +122,9 @@ export async function createGateway(opts: GatewayOptions): Promise<Gateway> {
     ticketKey: opts.ticketKey,
     idleTimeoutMs: opts.idleTimeoutMs,
     manifestDigest: manifestDigest(opts.manifest),
+    ...(opts.maxOpenSessionsPerPrincipal !== undefined
+      ? { maxOpenSessionsPerPrincipal: opts.maxOpenSessionsPerPrincipal }
+      : {}),
   });
   const offered = (who: RunIdentity): Map<string, OfferedTool> =>
     new Map(offeredTo(opts.manifest, byName, who).map((t) => [t.name, t]));

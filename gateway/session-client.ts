@@ -16,7 +16,8 @@ import { ErrorCode } from '../catalog/error-codes';
 import { ToolplaneError } from '../catalog/errors';
 import { loadTicketKey } from '../activities/identity/tickets';
 import {
-  callMac,
+  callSignature,
+  endSignature,
   confirmationMac,
   confirmationState,
   readConfirmationState,
@@ -32,8 +33,14 @@ import {
   mcpEndUpdate,
   mcpSessionWorkflowId,
   type McpCallOutcome,
+  type McpCallRequest,
   type McpSessionInput,
 } from '../common/gateway-protocol';
+import { PRINCIPAL } from '../common/search-attributes';
+import { DEFAULT_MAX_OPEN_SESSIONS_PER_PRINCIPAL, SessionLimitReached } from './session-limit';
+
+export { DEFAULT_MAX_OPEN_SESSIONS_PER_PRINCIPAL, SessionLimitReached };
+import { callSubject } from '../common/session-proof';
 import type { RunIdentity } from '../common/ticket';
 import { resolveEscalation } from '../workflows/escalation';
 
@@ -56,6 +63,12 @@ export interface SessionClientOptions {
   passTtlMs?: number;
   /** Pin the manifest digest: a worker with another manifest refuses the session's run. */
   manifestDigest?: string;
+  /**
+   * The most sessions one principal may hold open (default 20): a new session beyond it is refused
+   * (`SessionLimitReached`) before its run starts. Counted with Temporal's visibility (running
+   * `mcpSession` runs by `ToolplanePrincipal`), so a burst of starts may pass it by the visibility lag.
+   */
+  maxOpenSessionsPerPrincipal?: number;
 }
 
 /** One `tools/call`, as the gateway keys it (`k:<idempotencyKey>` or `rpc:<request id>`). */
@@ -127,14 +140,22 @@ export class SessionClient {
       workflowIdConflictPolicy: 'USE_EXISTING',
       workflowIdReusePolicy: routing.restartEnded ? 'ALLOW_DUPLICATE' : 'REJECT_DUPLICATE',
       staticSummary: `MCP session of ${identity.principal}`,
+      // Listed by its principal from its start, so the open sessions of a principal are counted at once.
+      typedSearchAttributes: [{ key: PRINCIPAL, value: identity.principal }],
     });
     const { given, ...keyed } = call;
+    const issuedAt = Date.now();
     const request = {
       ...keyed,
-      mac: callMac(this.key, workflowId, call.key, call.toolId),
       ...(given !== undefined ? { given } : {}),
+      issuedAt,
+      sig: callSignature(this.key, workflowId, callSubject(call, issuedAt)),
     };
     try {
+      // A session already open is asked directly; only a session without a run counts against the bound.
+      const open = await this.openCall(workflowId, callUpdateId(workflowId, keyed), request);
+      if (open) return open;
+      await this.refuseBeyondBound(sessionId, identity);
       const outcome = await this.opts.client.workflow.executeUpdateWithStart(mcpCallUpdate, {
         updateId: callUpdateId(workflowId, keyed),
         args: [request],
@@ -150,6 +171,36 @@ export class SessionClient {
     } catch (err) {
       throw ended(sessionId, err) ?? err;
     }
+  }
+
+  /** The call's answer from the session's running run, or undefined when the session has no running run. */
+  private async openCall(
+    workflowId: string,
+    updateId: string,
+    request: McpCallRequest,
+  ): Promise<McpCallOutcome | undefined> {
+    try {
+      const outcome = await this.opts.client.workflow
+        .getHandle(workflowId)
+        .executeUpdate(mcpCallUpdate, { updateId, args: [request] });
+      if (outcome.status !== 'waiting') return outcome;
+      return await this.opts.client.workflow
+        .getHandle(workflowId)
+        .executeUpdate(mcpCallUpdate, { updateId: `${updateId}.${randomUUID()}`, args: [request] });
+    } catch (err) {
+      if (notRunning(err)) return undefined;
+      throw err;
+    }
+  }
+
+  /** Refuses a new session of `identity`'s principal when it holds the most open sessions allowed. */
+  private async refuseBeyondBound(sessionId: string, identity: RunIdentity): Promise<void> {
+    const limit = this.opts.maxOpenSessionsPerPrincipal ?? DEFAULT_MAX_OPEN_SESSIONS_PER_PRINCIPAL;
+    const principal = quoted(identity.principal);
+    const { count } = await this.opts.client.workflow.count(
+      `WorkflowType = '${MCP_SESSION_WORKFLOW}' AND ExecutionStatus = 'Running' AND TaskQueue = '${quoted(this.opts.taskQueue)}' AND ${PRINCIPAL.name} = '${principal}'`,
+    );
+    if (count >= limit) throw new SessionLimitReached({ sessionId, principal: identity.principal, open: count, limit });
   }
 
   /** The `requestState` of a result that asks the session's principal about `value` (2026-07-28 input_required). */
@@ -190,7 +241,11 @@ export class SessionClient {
   /** Ends the session's run (its DELETE). A session that never called, or already ended, ends quietly. */
   async end(sessionId: string): Promise<void> {
     try {
-      await this.opts.client.workflow.getHandle(mcpSessionWorkflowId(sessionId)).executeUpdate(mcpEndUpdate);
+      const workflowId = mcpSessionWorkflowId(sessionId);
+      const issuedAt = Date.now();
+      await this.opts.client.workflow
+        .getHandle(workflowId)
+        .executeUpdate(mcpEndUpdate, { args: [{ issuedAt, sig: endSignature(this.key, workflowId, issuedAt) }] });
     } catch (err) {
       if (!ended(sessionId, err)) throw err;
     }
@@ -206,6 +261,18 @@ export function callUpdateId(workflowId: string, call: Pick<SessionCall, 'key' |
   return createHash('sha256')
     .update(canonicalJson([workflowId, call.key, call.toolId, call.args ?? null]))
     .digest('base64url');
+}
+
+/** A string as a visibility query's quoted literal holds it. */
+const quoted = (text: string): string => text.replace(/\\/g, '\\\\').replace(/'/g, "\\'");
+
+/** The session has no running run (none yet, or it closed): Temporal's NOT_FOUND for an update. */
+function notRunning(err: unknown): boolean {
+  return (
+    err instanceof WorkflowNotFoundError ||
+    (isGrpcServiceError(err) && Number(err.code) === NOT_FOUND) ||
+    (err instanceof Error && isGrpcServiceError(err.cause) && Number(err.cause.code) === NOT_FOUND)
+  );
 }
 
 function ended(sessionId: string, err: unknown): SessionEnded | undefined {

@@ -14,12 +14,15 @@ import {
   type JWTPayload,
   type JWTVerifyGetKey,
 } from 'jose';
+import { INPUT_BINDING_CLAIM, inputBindingRefusal } from '../common/input-binding';
+import { boundWorkflowId, WORKFLOW_ID_CLAIM } from './claims';
 import { ToolplaneError } from '../catalog/errors';
 import type { RunIdentity } from '../common/ticket';
 import { ErrorCode } from '../catalog/error-codes';
 
-/** The claim a run's credential names its workflow id in. */
-export const WORKFLOW_ID_CLAIM = 'toolplane_workflow_id';
+export { INPUT_BINDING_CLAIM };
+
+export { boundWorkflowId, WORKFLOW_ID_CLAIM };
 
 /** One issuer the worker trusts: who it is, whom its tokens are for, and where its keys are. */
 export interface IssuerConfig {
@@ -41,6 +44,12 @@ export interface IssuerConfig {
    * run's history until they expire.
    */
   requireWorkflowBinding?: boolean;
+  /**
+   * A run's token must bind the run's input in `toolplane_input` (default true; `signCredential({ runInput })`,
+   * common/input-binding.ts). Without it, one who reads a run's start event can terminate-start its id with
+   * the token and other input before its first task. False only for an issuer that cannot write the claim.
+   */
+  requireInputBinding?: boolean;
 }
 
 /**
@@ -74,6 +83,7 @@ export type IdentityRefusedReason =
   | 'too_long_lived'
   | 'wrong_audience'
   | 'wrong_workflow'
+  | 'wrong_input'
   | 'no_subject'
   | 'principal_mismatch'
   | 'asserted'
@@ -119,17 +129,6 @@ function spendOf(token: string, payload: JWTPayload, issuer: string): Credential
     digest: createHash('sha256').update(`${issuer}\n${named}`).digest('hex'),
     expiresAt: payload.exp!,
   };
-}
-
-/** The workflow id a credential names (read, not verified: the worker verifies), if any. */
-export function boundWorkflowId(credential: string | undefined): string | undefined {
-  if (!credential) return undefined;
-  try {
-    const bound = decodeJwt(credential)[WORKFLOW_ID_CLAIM];
-    return typeof bound === 'string' ? bound : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 interface Issuer {
@@ -216,13 +215,47 @@ export class CredentialVerifier {
       );
   }
 
+  /** The workflow id a run's token is bound to (checked against this run's), and its input binding. */
+  private checkBindings(
+    payload: JWTPayload,
+    c: IssuerConfig,
+    opts: { workflowId: string; requireBinding: boolean; what: string; inputBinding?: string },
+  ): unknown {
+    const bound = payload[WORKFLOW_ID_CLAIM];
+    if (bound !== undefined && bound !== opts.workflowId)
+      throw new IdentityRefused(
+        'wrong_workflow',
+        `${opts.what}'s credential is bound to workflow ${JSON.stringify(bound)}, not ${opts.workflowId}`,
+      );
+    if (bound === undefined && opts.requireBinding && c.requireWorkflowBinding !== false)
+      throw new IdentityRefused(
+        'wrong_workflow',
+        `${opts.what}'s credential names no workflow (${WORKFLOW_ID_CLAIM}); this worker accepts only tokens bound to the run they start`,
+      );
+    const inputRefusal =
+      opts.inputBinding === undefined
+        ? undefined
+        : inputBindingRefusal(payload[INPUT_BINDING_CLAIM], opts.inputBinding, {
+            required: opts.requireBinding && c.requireWorkflowBinding !== false && c.requireInputBinding !== false,
+            what: opts.what,
+          });
+    if (inputRefusal) throw new IdentityRefused('wrong_input', inputRefusal);
+    return bound;
+  }
+
   /**
    * The identity a token vouches for. A binding the token carries must name `workflowId`;
    * `requireBinding` (a run's credential) refuses a token without one, unless its issuer allows it.
    */
   async verify(
     token: unknown,
-    opts: { workflowId: string; requireBinding: boolean; what: string },
+    opts: {
+      workflowId: string;
+      requireBinding: boolean;
+      what: string;
+      /** A run's: the binding of its workflow type and input (common/input-binding.ts) its token must name. */
+      inputBinding?: string;
+    },
   ): Promise<VerifiedCredential> {
     if (typeof token !== 'string' || token.length === 0)
       throw new IdentityRefused('missing', `${opts.what} carries no credential; this worker verifies who acts`);
@@ -253,17 +286,7 @@ export class CredentialVerifier {
     this.checkLifetime(payload, opts.what);
     if (typeof payload.sub !== 'string' || payload.sub.length === 0)
       throw new IdentityRefused('no_subject', `${opts.what}'s credential names no subject (sub)`);
-    const bound = payload[WORKFLOW_ID_CLAIM];
-    if (bound !== undefined && bound !== opts.workflowId)
-      throw new IdentityRefused(
-        'wrong_workflow',
-        `${opts.what}'s credential is bound to workflow ${JSON.stringify(bound)}, not ${opts.workflowId}`,
-      );
-    if (bound === undefined && opts.requireBinding && c.requireWorkflowBinding !== false)
-      throw new IdentityRefused(
-        'wrong_workflow',
-        `${opts.what}'s credential names no workflow (${WORKFLOW_ID_CLAIM}); this worker accepts only tokens bound to the run they start`,
-      );
+    const bound = this.checkBindings(payload, c, opts);
     const rawGroups = payload[c.groupsClaim ?? 'groups'];
     const groups = Array.isArray(rawGroups) ? rawGroups.filter((g): g is string => typeof g === 'string') : [];
     return {

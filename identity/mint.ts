@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import { exportJWK, generateKeyPair, importJWK, SignJWT, type JSONWebKeySet, type JWK } from 'jose';
 import { WORKFLOW_ID_CLAIM } from './credentials';
+import { INPUT_BINDING_CLAIM, runInputBinding } from '../common/input-binding';
 
 /** An issuer's signing key (a private JWK with its `kid`) and the JWKS a worker verifies with. */
 export interface IssuerKey {
@@ -26,6 +27,14 @@ export interface CredentialClaims {
   groups?: string[];
   /** The workflow id of the run it starts: a run's credential must name it. */
   workflowId?: string;
+  /**
+   * The run it starts, by workflow type and input (its `credential` field is left out): the token then
+   * starts only that run, so one who reads it from the start event cannot start the id with other
+   * input. A worker requires it of a run's token by default (`requireInputBinding`). `input` is what
+   * the workflow binds: agentRun's and toolRun's whole input; a workflow of your own, what it passes as
+   * `StepCtx.open({ input })` (none: its type alone).
+   */
+  runInput?: { workflowType: string; input?: unknown };
   /** How long it is valid, as jose reads it (`'10m'`, `'1h'`); default 10 minutes. */
   expiresIn?: string;
   /**
@@ -44,6 +53,9 @@ export async function signCredential(key: IssuerKey, claims: CredentialClaims): 
   return new SignJWT({
     ...(claims.groups ? { groups: claims.groups } : {}),
     ...(claims.workflowId ? { [WORKFLOW_ID_CLAIM]: claims.workflowId } : {}),
+    ...(claims.runInput
+      ? { [INPUT_BINDING_CLAIM]: runInputBinding(claims.runInput.workflowType, claims.runInput.input) }
+      : {}),
   })
     .setProtectedHeader({ alg: key.privateJwk.alg ?? 'EdDSA', kid: key.privateJwk.kid })
     .setIssuer(key.issuer)

@@ -6,6 +6,8 @@ import type { SearchAttributePair } from '@temporalio/common';
 import type { Manifest } from '../catalog/manifest';
 import { RunInputInvalid } from '../catalog/errors';
 import { boundWorkflowId } from '../identity/credentials';
+import { boundInput } from '../identity/claims';
+import { runInputBinding } from '../common/input-binding';
 import { DEFAULT_TASK_QUEUE, WorkflowName } from '../common/names';
 import { assertRunInput } from '../common/run-input';
 import { MANIFEST_DIGEST, REFUSALS, WAITING_FOR, WaitingFor } from '../common/search-attributes';
@@ -27,6 +29,18 @@ export interface StartOptions {
  * The run's workflow id: the one its credential is bound to (`toolplane_workflow_id`), the one asked
  * for, or a fresh one. A credential bound to another id than the one asked for starts nothing.
  */
+/** A credential bound to another input than the one started (the worker would refuse it, `wrong_input`) is refused here first. */
+function refuseOtherInput(workflow: 'agentRun' | 'toolRun', input: { credential?: string }): void {
+  const bound = boundInput(input.credential);
+  if (bound !== undefined && bound !== runInputBinding(workflow, input))
+    throw new RunInputInvalid(workflow, [
+      {
+        path: 'credential',
+        message: 'is bound to another input than this one (toolplane_input); mint it for this input',
+      },
+    ]);
+}
+
 function workflowIdFor(
   workflow: 'agentRun' | 'toolRun',
   credential: string | undefined,
@@ -75,6 +89,7 @@ function searchAttributesOf(input: { manifestDigest?: string }): SearchAttribute
  */
 export async function startAgentRun(client: Client, input: AgentRunInput, opts: StartOptions = {}) {
   assertRunInput('agentRun', input, opts.manifest);
+  refuseOtherInput('agentRun', input);
   await searchAttributesChecked(client);
   return client.workflow.start(WorkflowName.AgentRun, {
     taskQueue: opts.taskQueue ?? DEFAULT_TASK_QUEUE,
@@ -91,6 +106,7 @@ export async function startAgentRun(client: Client, input: AgentRunInput, opts: 
  */
 export async function startToolRun(client: Client, input: ToolRunInput, opts: StartOptions = {}) {
   assertRunInput('toolRun', input, opts.manifest);
+  refuseOtherInput('toolRun', input);
   await searchAttributesChecked(client);
   return client.workflow.start(WorkflowName.ToolRun, {
     taskQueue: opts.taskQueue ?? DEFAULT_TASK_QUEUE,

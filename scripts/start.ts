@@ -101,7 +101,12 @@ async function main(): Promise<void> {
         capability: r.capability,
       });
       const workflowId = `${manifest.name}-${path.basename(r.script, '.json')}-${Date.now().toString(36)}`;
-      input.credential = await signCredential(issuer, { audience, subject: input.principal!, workflowId });
+      input.credential = await signCredential(issuer, {
+        audience,
+        subject: input.principal!,
+        workflowId,
+        runInput: { workflowType: 'agentRun', input },
+      });
       const handle = await startAgentRun(client, input, { taskQueue, workflowId });
       console.log(`\n${handle.workflowId}: "${input.prompt}"`);
       const result = await follow<AgentRunResult>(handle, (l) => console.log(l));

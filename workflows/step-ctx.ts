@@ -23,6 +23,7 @@ import { RunLeases } from './run/leases';
 import { OwnCalls } from './run/own-calls';
 import type { StepState } from './run/state';
 import { callSettled, runEnd, summaryHeadline } from './run/status';
+import { runInputDigest } from '../common/input-binding';
 
 export type { Gate, GateVerdict } from './call/gate';
 export type { Delegate } from './call/perform';
@@ -85,6 +86,12 @@ export interface OpenRequest extends Omit<AuthorizeRequest, 'carried'> {
   given?: unknown;
   /** How sensitive `given`, and the values the workflow writes itself, are (default internal, as a prompt). */
   givenSensitivity?: Sensitivity;
+  /**
+   * The run's input its credential was issued for (typically the workflow's argument; a `credential`
+   * field in it is left out): the worker refuses a credential bound to another input
+   * (`runInputBinding`, `signCredential({ runInput })`). Left out, the credential binds the workflow type alone.
+   */
+  input?: unknown;
 }
 
 export class StepCtx {
@@ -106,7 +113,9 @@ export class StepCtx {
    * the run with a non-retryable `RunRefused` or `ModelRefused`.
    */
   static async open(request: OpenRequest): Promise<StepCtx> {
-    const { policy, carry, stream: priorStream, given, givenSensitivity, ...asked } = request;
+    const { policy, carry, stream: priorStream, given, givenSensitivity, input, ...rest } = request;
+    const asked =
+      input !== undefined && rest.credential !== undefined ? { ...rest, inputDigest: runInputDigest(input) } : rest;
     // Answerable while the worker decides: nothing has happened and nobody is asked yet. The stream
     // takes its subscribers' polls from the start.
     const stream = new RunStream(priorStream);

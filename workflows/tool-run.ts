@@ -21,6 +21,7 @@ export async function toolRun(input: ToolRunInput): Promise<ToolRunResult> {
   const step = await StepCtx.open({
     principal: input.principal,
     credential: input.credential,
+    input,
     grants: input.grants,
     capabilities: input.capabilities,
     manifestDigest: input.manifestDigest,

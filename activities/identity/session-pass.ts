@@ -1,10 +1,21 @@
-// The MCP gateway's MACs, made with the worker's ticket key (the gateway is part of the worker's
-// authority): the session pass a session's first run is authorized by, the call MAC each call of a
-// session carries, and session ids bound to the principal they were issued to. Every compare is
-// timing-safe.
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+// The MCP gateway's MACs and signatures, made with the worker's ticket key (the gateway is part of the
+// worker's authority): the session pass a session's first run is authorized by, the signature each
+// message to a session carries (common/session-proof.ts; an Ed25519 key derived from the ticket key,
+// so the run's validators check it with the public half), and session ids bound to the principal they
+// were issued to. Every compare is timing-safe.
+import {
+  createHmac,
+  createPrivateKey,
+  createPublicKey,
+  randomBytes,
+  sign,
+  timingSafeEqual,
+  verify,
+  type KeyObject,
+} from 'node:crypto';
 import { canonicalJson } from '../../catalog/digest';
 import type { SessionPass } from '../../common/gateway-protocol';
+import { callProofFields, endProofFields, proofMessage, type CallProofSubject } from '../../common/session-proof';
 import type { RunIdentity } from '../../common/ticket';
 
 /** The bytes a MAC keeps: 128 bits, 22 characters of base64url (as run tickets). */
@@ -14,7 +25,7 @@ const SID_RANDOM_BYTES = 16;
 
 const Purpose = {
   Session: 'toolplane-mcp-session',
-  Call: 'toolplane-mcp-call',
+  CallSigning: 'toolplane-mcp-call-signing-key',
   SessionId: 'toolplane-mcp-sid',
   Conversation: 'toolplane-mcp-conversation',
   Confirmation: 'toolplane-mcp-confirmation',
@@ -32,15 +43,52 @@ function same(a: unknown, b: string): boolean {
   return x.length === y.length && timingSafeEqual(x, y);
 }
 
-function passMac(key: Buffer, workflowId: string, identity: RunIdentity, expiresAt: number): string {
+function passMac(key: Buffer, workflowId: string, identity: RunIdentity, expiresAt: number, callKey: unknown): string {
   const id = { principal: identity.principal, groups: identity.groups, issuer: identity.issuer ?? null };
-  return mac(key, [Purpose.Session, workflowId, id, expiresAt]);
+  // A pass from before signed calls names no key: its MAC covers what it did.
+  const fields = [Purpose.Session, workflowId, id, expiresAt];
+  return mac(key, callKey === undefined ? fields : [...fields, callKey]);
+}
+
+/** The Ed25519 key pair a ticket key derives for signing messages to sessions; made once per key. */
+interface SigningKey {
+  privateKey: KeyObject;
+  publicKey: KeyObject;
+  /** The raw public key, base64url (43 characters): what a session's pass names. */
+  raw: string;
+}
+const signingKeys = new Map<string, SigningKey>();
+/** PKCS #8 of an Ed25519 private key, up to its 32-byte seed. */
+const ED25519_PKCS8_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex');
+
+function signingKey(key: Buffer): SigningKey {
+  const id = createHmac('sha256', key).update('toolplane-signing-key-id').digest('base64url');
+  let k = signingKeys.get(id);
+  if (!k) {
+    const seed = createHmac('sha256', key).update(Purpose.CallSigning).digest();
+    const privateKey = createPrivateKey({
+      key: Buffer.concat([ED25519_PKCS8_PREFIX, seed]),
+      format: 'der',
+      type: 'pkcs8',
+    });
+    const publicKey = createPublicKey(privateKey);
+    k = { privateKey, publicKey, raw: publicKey.export({ format: 'jwk' }).x! };
+    if (signingKeys.size >= 64) signingKeys.clear();
+    signingKeys.set(id, k);
+  }
+  return k;
+}
+
+/** The public key a session's run checks the gateway's signatures with (base64url, raw 32 bytes). */
+export function sessionVerifyKey(key: Buffer): string {
+  return signingKey(key).raw;
 }
 
 /** The pass that authorizes the first run of session `workflowId` for `identity`, valid `ttlMs` from now. */
 export function issueSessionPass(key: Buffer, workflowId: string, identity: RunIdentity, ttlMs: number): SessionPass {
   const expiresAt = Date.now() + ttlMs;
-  return { identity, expiresAt, mac: passMac(key, workflowId, identity, expiresAt) };
+  const callKey = sessionVerifyKey(key);
+  return { identity, expiresAt, callKey, mac: passMac(key, workflowId, identity, expiresAt, callKey) };
 }
 
 /** Why a pass is refused, or `undefined` when this key issued it to `workflowId` and it has not expired. */
@@ -55,24 +103,34 @@ export function verifySessionPass(
     pass !== null &&
     typeof pass.expiresAt === 'number' &&
     typeof pass.identity?.principal === 'string' &&
-    Array.isArray(pass.identity.groups);
-  if (!wellFormed || !same(pass.mac, passMac(key, workflowId, pass.identity, pass.expiresAt))) return 'bad_signature';
+    Array.isArray(pass.identity.groups) &&
+    (pass.callKey === undefined || typeof pass.callKey === 'string');
+  if (!wellFormed || !same(pass.mac, passMac(key, workflowId, pass.identity, pass.expiresAt, pass.callKey)))
+    return 'bad_signature';
   return pass.expiresAt <= now ? 'expired' : undefined;
 }
 
-/** The MAC the gateway gives call `callKey` of session `workflowId` for `toolId`. */
-export function callMac(key: Buffer, workflowId: string, callKey: string, toolId: string): string {
-  return mac(key, [Purpose.Call, workflowId, callKey, toolId]);
+/** The gateway's signature over call `c` of session `workflowId` (common/session-proof.ts `callProofFields`). */
+export function callSignature(key: Buffer, workflowId: string, c: CallProofSubject): string {
+  return sign(null, proofMessage(callProofFields(workflowId, c)), signingKey(key).privateKey).toString('base64url');
 }
 
-export function verifyCallMac(
-  key: Buffer,
-  workflowId: string,
-  callKey: unknown,
-  toolId: string,
-  given: unknown,
-): boolean {
-  return typeof callKey === 'string' && same(given, callMac(key, workflowId, callKey, toolId));
+/** Did the gateway (holding `key`) sign call `c` of session `workflowId` with `sig`? */
+export function verifyCallSignature(key: Buffer, workflowId: string, c: CallProofSubject, sig: unknown): boolean {
+  if (typeof sig !== 'string' || typeof c.key !== 'string' || typeof c.issuedAt !== 'number') return false;
+  try {
+    const bytes = Buffer.from(sig, 'base64url');
+    return verify(null, proofMessage(callProofFields(workflowId, c)), signingKey(key).publicKey, bytes);
+  } catch {
+    return false;
+  }
+}
+
+/** The gateway's signature ending session `workflowId`, made at `issuedAt`. */
+export function endSignature(key: Buffer, workflowId: string, issuedAt: number): string {
+  return sign(null, proofMessage(endProofFields(workflowId, issuedAt)), signingKey(key).privateKey).toString(
+    'base64url',
+  );
 }
 
 /**

@@ -9,7 +9,8 @@ import { canonicalJson } from '../../catalog/digest';
 import { ToolplaneError } from '../../catalog/errors';
 import type { RunIdentity, RunTicket, TicketCarry } from '../../common/ticket';
 import type { SessionPass } from '../../common/gateway-protocol';
-import { verifyCallMac, verifyConfirmationMac, verifySessionPass } from './session-pass';
+import { verifyCallSignature, verifyConfirmationMac, verifySessionPass } from './session-pass';
+import type { McpCallProof } from '../../common/session-proof';
 import { reserveMacFields, sealOf, settleProofFields, type BudgetSeals } from '../../common/budget-proof';
 import type { ReserveUpdate } from '../../common/budget-protocol';
 import { dataDir, makePrivateDir } from '../data-dir';
@@ -118,9 +119,17 @@ export class TicketIssuer {
     return verifySessionPass(this.key, workflowId, pass);
   }
 
-  /** Did the MCP gateway (holding this key) make `mac` for call `callKey` of session `workflowId` to `toolId`? */
-  madeCall(workflowId: string, callKey: unknown, toolId: string, mac: unknown): boolean {
-    return verifyCallMac(this.key, workflowId, callKey, toolId, mac);
+  /** Did the MCP gateway (holding this key) sign call `proof` of session `workflowId` to `toolId`, over the arguments its client sent? */
+  madeCall(workflowId: string, toolId: string, proof: McpCallProof | undefined): boolean {
+    if (!proof || typeof proof.argsDigest !== 'string' || typeof proof.issuedAt !== 'number') return false;
+    const subject = {
+      key: proof.key,
+      toolId,
+      argsDigest: proof.argsDigest,
+      givenDigest: proof.givenDigest ?? null,
+      issuedAt: proof.issuedAt,
+    };
+    return verifyCallSignature(this.key, workflowId, subject, proof.sig);
   }
 
   /** Did the MCP gateway (holding this key) relay this answer of session `workflowId`'s principal to the confirmation under `effectKey`? */

@@ -38,6 +38,8 @@ export async function aiSdkAgent(input: AiSdkAgentInput): Promise<AiSdkAgentResu
   const step = await StepCtx.open({
     principal: input.principal,
     credential: input.credential,
+    // The credential acts only for this input: a start with other input under the same id is refused.
+    input,
     grants: input.grants,
     manifestDigest: input.manifestDigest,
     model: { endpoint: endpoint!, ...(served.length ? { model: served.join('/') } : {}) },

@@ -19,8 +19,14 @@ async function main(): Promise<void> {
   });
   const client = new Client({ connection: await Connection.connect({ address }) });
   const workflowId = `consumer-${Date.now()}`;
-  // The run's credential: user:team, for this worker's audience, bound to this workflow id.
-  const credential = await signCredential(issuer, { audience: 'notes-worker', subject: 'user:team', workflowId });
+  // The run's credential: user:team, for this worker's audience, bound to this workflow id and this
+  // workflow (which binds no input of its own: its only argument is the credential).
+  const credential = await signCredential(issuer, {
+    audience: 'notes-worker',
+    subject: 'user:team',
+    workflowId,
+    runInput: { workflowType: 'saveTwoNotes' },
+  });
   const result = await worker.runUntil(
     // The Summary the Web UI shows is the starter's to give; the run labels itself with its principal.
     client.workflow.execute('saveTwoNotes', {

@@ -122,10 +122,12 @@ describe('MCP gateway sessions (mcpSession)', () => {
       workflowId,
       args: [{ pass } satisfies McpSessionInput],
     });
-    const forged = await handle.executeUpdate(mcpCallUpdate, {
-      args: [{ key: 'k:forged', toolId: CLOSE, args: close, mac: 'AAAAAAAAAAAAAAAAAAAAAA' }],
-    });
-    expect(forged).toMatchObject({ status: 'failed', message: expect.stringMatching(/MAC/) });
+    // Its validator refuses it before it enters history (test/gateway/forged-updates.test.ts has the rest).
+    await expect(
+      handle.executeUpdate(mcpCallUpdate, {
+        args: [{ key: 'k:forged', toolId: CLOSE, args: close, mac: 'AAAAAAAAAAAAAAAAAAAAAA' }],
+      }),
+    ).rejects.toThrow(/Update failed|signature/);
     expect(closedT100()).toHaveLength(0);
     // The same call as the gateway makes it (its MAC for this session, key and tool) lands.
     completed(await sessions.call(sid, DESK, { key: 'k:2', toolId: CLOSE, args: close }));

@@ -17,7 +17,9 @@ export async function testIssuer(issuer = 'https://issuer.test'): Promise<TestIs
   const key = await generateIssuerKey(issuer, 'test-1');
   return {
     key,
-    identity: { issuers: [{ issuer, audience: TEST_AUDIENCE, jwks: key.jwks }] },
+    // The suites mint a run's credential before they build its input, so this issuer's tokens bind the
+    // workflow id only (`requireInputBinding: false`); test/governance/start-race.test.ts runs the default.
+    identity: { issuers: [{ issuer, audience: TEST_AUDIENCE, jwks: key.jwks, requireInputBinding: false }] },
     runCredential: (subject, workflowId, groups) =>
       signCredential(key, { audience: TEST_AUDIENCE, subject, workflowId, groups }),
     approverCredential: (subject, groups) => signCredential(key, { audience: TEST_AUDIENCE, subject, groups }),

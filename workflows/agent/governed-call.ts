@@ -12,6 +12,7 @@ import { replyingWith } from '../call/options';
 import { StepError } from '../step-error';
 import { produceToolOutput } from '../gate/tool-output-labels';
 import type { LaneEnd } from '../lanes';
+import type { McpCallProof } from '../../common/session-proof';
 
 /**
  * What the model is told when a call is refused: the rule and the reason.
@@ -37,7 +38,7 @@ export interface AgentCall {
   /** Runs the governed call as a subagent (independent tools). */
   delegate?: Delegate;
   /** In an MCP session: the gateway's MAC of the call, which the worker checks before the tool runs. */
-  mcpCall?: { key: string; mac: string };
+  mcpCall?: McpCallProof;
 }
 
 /** The run's state every governed call of an agent shares. */

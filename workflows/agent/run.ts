@@ -83,6 +83,8 @@ async function openRun(input: AgentRunInput): Promise<ChainState> {
       : {
           principal: input.principal,
           credential: input.credential,
+          // The credential acts only for this input (its own field aside): a start with other input is refused.
+          input,
           grants: input.grants,
           capabilities: input.capabilities,
           manifestDigest: input.manifestDigest,

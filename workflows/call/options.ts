@@ -9,6 +9,7 @@ import type { JournalEntry } from '../../common/journal';
 import type { Escalator } from '../recovery';
 import type { Gate } from './gate';
 import type { Delegate } from './perform';
+import type { McpCallProof } from '../../common/session-proof';
 
 export interface CallOptions {
   /** The model's tool call this execution answers; telemetry only, never in the effect key. */
@@ -42,7 +43,7 @@ export interface CallOptions {
   /** Receives the labels of what the tool cited (recalled facts), verified by the worker. */
   onOrigins?: (origins: CitedOrigin[]) => void;
   /** In an MCP session: the gateway's call key and MAC, which the worker checks before the tool runs. */
-  mcpCall?: { key: string; mac: string };
+  mcpCall?: McpCallProof;
 }
 
 /** What the pipeline needs of the run it calls for. */

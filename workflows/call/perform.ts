@@ -7,6 +7,7 @@ import type { PerformRequest, RemainingBudget } from '../../common/wire';
 import type { LedgerDecision } from '../../common/ledger-ref';
 import { performWithRecovery, type AfterSend, type Escalator, type Recovered, type RecoveryInput } from '../recovery';
 import { StepError, StepErrorCode } from '../step-error';
+import type { McpCallProof } from '../../common/session-proof';
 
 /** Performs the governed call elsewhere (a child workflow for independent tools). */
 export type Delegate = (toolId: string, args: Record<string, unknown>, position: number) => Promise<unknown>;
@@ -24,7 +25,7 @@ export interface PerformContext {
   lease?: string;
   delegate?: Delegate;
   /** In an MCP session: the gateway's MAC of the call. */
-  mcpCall?: { key: string; mac: string };
+  mcpCall?: McpCallProof;
   /** Told the sends so far and the recovery path so far, while the call runs. */
   onProgress?: RecoveryInput['onProgress'];
 }

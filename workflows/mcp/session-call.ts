@@ -5,6 +5,7 @@ import { ApplicationFailure, condition } from '@temporalio/workflow';
 import { ErrorCode, StepErrorCode } from '../../catalog/error-codes';
 import { ALLOW_ALL } from '../../catalog/policy';
 import type { McpCallOutcome, McpCallRequest } from '../../common/gateway-protocol';
+import { callSubject, type McpCallProof } from '../../common/session-proof';
 import { governedAgentCall, type AgentCallScope } from '../agent/governed-call';
 import type { PendingEscalation } from '../escalation';
 import { type CallMemo, type MemoSlot } from './call-memo';
@@ -32,9 +33,12 @@ export interface SessionCalls extends AgentCallScope {
 export function malformedCall(req: unknown): string | undefined {
   if (typeof req !== 'object' || req === null) return 'the request is not an object';
   const r = req as Partial<Record<keyof McpCallRequest, unknown>>;
-  for (const field of ['key', 'toolId', 'mac'] as const)
+  for (const field of ['key', 'toolId'] as const)
     if (typeof r[field] !== 'string' || r[field].length === 0)
       return `the request's ${field} must be a non-empty string`;
+  // A call carries the gateway's signature (or, from a gateway before signed calls, its MAC).
+  const proven = (v: unknown) => typeof v === 'string' && v.length > 0;
+  if (!proven(r.sig) && !proven(r.mac)) return "the request's sig must be a non-empty string";
   if (!('args' in r)) return 'the request carries no args (send {} for a tool that takes none)';
   return undefined;
 }
@@ -43,6 +47,14 @@ export function malformedCall(req: unknown): string | undefined {
 export function refuseMalformed(req: unknown): void {
   const problem = malformedCall(req);
   if (problem) throw ApplicationFailure.nonRetryable(`MCP call refused: ${problem}`, ErrorCode.McpCallInvalid);
+}
+
+/** What the worker checks the call by: the gateway's signature and the digests it covers. */
+function proofOf(req: McpCallRequest): McpCallProof {
+  if (req.sig === undefined || req.issuedAt === undefined)
+    return { key: req.key, ...(req.mac ? { mac: req.mac } : {}) };
+  const { argsDigest, givenDigest } = callSubject(req, req.issuedAt);
+  return { key: req.key, sig: req.sig, issuedAt: req.issuedAt, argsDigest, givenDigest };
 }
 
 /** Who may decide a waiting call, as the client is told. */
@@ -88,7 +100,7 @@ async function perform(s: SessionCalls, slot: MemoSlot, req: McpCallRequest): Pr
       position,
       callId: req.key,
       seen: s.seen.seenBy(req.args),
-      mcpCall: { key: req.key, mac: req.mac },
+      mcpCall: proofOf(req),
     });
     const key = effectKey();
     if ('output' in r) {

@@ -20,6 +20,15 @@ import {
   type McpSessionState,
 } from '../../common/gateway-protocol';
 import type { JournalEntry } from '../../common/journal';
+import {
+  callProofFields,
+  callSubject,
+  endProofFields,
+  proofRefusal,
+  SESSION_MESSAGE_REFUSED,
+  SessionRefusedReason,
+  type SessionProof,
+} from '../../common/session-proof';
 import { Budget, type Usage } from '../gate/limits';
 import type { ProvenanceState } from '../gate/provenance';
 import type { RunStreamState } from '../run-stream';
@@ -87,19 +96,63 @@ async function open(input: McpSessionInput): Promise<SessionCalls> {
   };
 }
 
-/** The update handlers, set before the run opens: the first call arrives with the start. */
-function serveUpdates(s: Session): void {
-  setHandler(mcpCallUpdate, async (req) => {
-    refuseMalformed(req);
-    if (s.closed)
-      throw ApplicationFailure.nonRetryable('this MCP session has ended; start a new one', ErrorCode.SessionEnded);
-    s.arrivals++;
-    await condition(() => s.calls !== undefined || s.refused !== undefined);
-    return s.refused ?? handleCall(s.calls!, req);
-  });
-  setHandler(mcpEndUpdate, () => {
-    s.ending = true;
-  });
+/**
+ * The key the gateway's messages to this session are signed with: the first pass names it (the worker
+ * checks the pass's MAC, which covers it, as the run opens; a run whose pass fails answers nothing but
+ * its refusal), and each continued run carries it. A session from before signed messages has none.
+ */
+function callKeyOf(input: McpSessionInput): string | undefined {
+  if (typeof input !== 'object' || input === null) return undefined;
+  const key = input.state?.callKey ?? input.pass?.callKey;
+  return typeof key === 'string' ? key : undefined;
+}
+
+/** Refuses, before it enters history, a message the gateway did not sign for this session (common/session-proof.ts). */
+function refuseUnsigned(callKey: string | undefined, proof: unknown, fields: (issuedAt: number) => unknown[]): void {
+  if (callKey === undefined) return;
+  const p = (typeof proof === 'object' && proof !== null ? proof : {}) as SessionProof;
+  let r: ReturnType<typeof proofRefusal>;
+  try {
+    r = proofRefusal(callKey, p, fields, Date.now());
+  } catch {
+    r = { reason: SessionRefusedReason.Malformed, message: 'the message cannot be read as the gateway sends it' };
+  }
+  if (r) throw ApplicationFailure.nonRetryable(r.message, SESSION_MESSAGE_REFUSED, { reason: r.reason });
+}
+
+/**
+ * The update handlers, set before the run opens: the first call arrives with the start. Their validators
+ * run before an update enters history (and never on replay): a call or an end the gateway did not sign,
+ * or signed for other arguments, takes no position in the journal and asks nobody anything.
+ */
+function serveUpdates(s: Session, input: McpSessionInput): void {
+  const workflowId = workflowInfo().workflowId;
+  const callKey = callKeyOf(input);
+  setHandler(
+    mcpCallUpdate,
+    async (req) => {
+      refuseMalformed(req);
+      if (s.closed)
+        throw ApplicationFailure.nonRetryable('this MCP session has ended; start a new one', ErrorCode.SessionEnded);
+      s.arrivals++;
+      await condition(() => s.calls !== undefined || s.refused !== undefined);
+      return s.refused ?? handleCall(s.calls!, req);
+    },
+    {
+      validator: (req) => {
+        // The proof first: an unsigned message is refused as such, whatever else it lacks.
+        refuseUnsigned(callKey, req, (issuedAt) => callProofFields(workflowId, callSubject(req, issuedAt)));
+        refuseMalformed(req);
+      },
+    },
+  );
+  setHandler(
+    mcpEndUpdate,
+    () => {
+      s.ending = true;
+    },
+    { validator: (req) => refuseUnsigned(callKey, req, (issuedAt) => endProofFields(workflowId, issuedAt)) },
+  );
 }
 
 /** Temporal suggests continuing, or the test-only knob's count of calls is reached. */
@@ -119,6 +172,7 @@ async function continueSession(calls: SessionCalls, input: McpSessionInput): Pro
     stream,
     ...calls.memo.state(),
     startedAt: input.state?.startedAt ?? workflowInfo().runStartTime.getTime(),
+    ...(callKeyOf(input) !== undefined ? { callKey: callKeyOf(input) } : {}),
   };
   const { pass: _pass, ...rest } = input;
   return continueAsNew<typeof mcpSession>({
@@ -156,7 +210,7 @@ async function serveCalls(s: Session, calls: SessionCalls, input: McpSessionInpu
 /** An MCP session: one governed run serving the calls of one client session. */
 export async function mcpSession(input: McpSessionInput): Promise<McpSessionResult> {
   const s: Session = { ending: false, closed: false, arrivals: 0 };
-  serveUpdates(s);
+  serveUpdates(s, input);
   refuseForeignState(input);
   let calls: SessionCalls;
   try {
