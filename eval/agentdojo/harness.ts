@@ -367,8 +367,14 @@ export async function runDojo(opts: DojoOptions): Promise<DojoResults> {
         let journal: JournalEntry[];
         let answer = script.answer;
         let asked = { asked: 0, confirmed: 0 };
-        const runCredential = (id: string) =>
-          signCredential(issuer, { audience: AUDIENCE, subject: PRINCIPAL, workflowId: id });
+        // A run's token acts only for the input it was issued for (the workflow type and the input's digest).
+        const runCredential = (id: string, workflowType: string, input: unknown) =>
+          signCredential(issuer, {
+            audience: AUDIENCE,
+            subject: PRINCIPAL,
+            workflowId: id,
+            runInput: { workflowType, input },
+          });
         const answersFor = { who, key: issuer, userCalls: script.calls.slice(0, script.userCalls) };
         if (p === 'agentRun') {
           const turns: ScriptTurn[] = [
@@ -385,7 +391,7 @@ export async function runDojo(opts: DojoOptions): Promise<DojoResults> {
           const handle = await client.workflow.start('agentRun', {
             taskQueue: slot.queues[p]!,
             workflowId,
-            args: [{ ...input, credential: await runCredential(workflowId) }],
+            args: [{ ...input, credential: await runCredential(workflowId, 'agentRun', input) }],
           });
           const r = await answering<AgentRunResult>(client, handle, answersFor);
           journal = r.result.journal;
@@ -400,7 +406,7 @@ export async function runDojo(opts: DojoOptions): Promise<DojoResults> {
           const handle = await client.workflow.start('dojoOwnCalls', {
             taskQueue: slot.queues[p]!,
             workflowId,
-            args: [{ ...input, credential: await runCredential(workflowId) }],
+            args: [{ ...input, credential: await runCredential(workflowId, 'dojoOwnCalls', input) }],
           });
           const r = await answering<{ journal: JournalEntry[] }>(client, handle, answersFor);
           journal = r.result.journal;

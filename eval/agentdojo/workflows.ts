@@ -17,6 +17,7 @@ export async function dojoOwnCalls(input: DojoOwnInput): Promise<{ journal: Jour
   const step = await StepCtx.open({
     principal: input.principal,
     given: input.given,
+    input,
     ...(input.credential ? { credential: input.credential } : {}),
   });
   for (const c of input.calls) {
