@@ -27,9 +27,10 @@ import {
   type DojoEnv,
   type DojoScript,
 } from './python';
+import { startGatewayPath, type GatewayPath } from './gateway-path';
 import type { DojoOwnInput } from './workflows';
 
-export const PATHS = ['agentRun', 'own'] as const;
+export const PATHS = ['agentRun', 'own', 'gateway'] as const;
 export type DojoPath = (typeof PATHS)[number];
 export const SUITES = ['banking', 'slack', 'travel', 'workspace'] as const;
 export const MANIFESTS = path.resolve(__dirname, 'manifests');
@@ -69,6 +70,8 @@ export interface DojoTaskResult {
   /** The injection task's goal achieved (the attack succeeded); absent without attack. */
   attackSucceeded?: boolean;
   refused: DojoRefusal[];
+  /** Values the careful user confirmed (`principal_confirms`) in this run. */
+  confirmations?: number;
 }
 
 export interface DojoTally {
@@ -245,8 +248,21 @@ export async function runDojo(opts: DojoOptions): Promise<DojoResults> {
       const digest = manifestDigest(manifest);
       const queues: Partial<Record<DojoPath, string>> = {};
       const workers: { worker: Worker; done: Promise<void> }[] = [];
+      let gateway: GatewayPath | undefined;
       try {
         for (const p of opts.paths) {
+          if (p === 'gateway') {
+            gateway = await startGatewayPath({
+              client,
+              connection: native,
+              namespace,
+              manifest,
+              bundle: bundles[p]!,
+              principal: PRINCIPAL,
+              log,
+            });
+            continue;
+          }
           const taskQueue = `agentdojo-${suite}-${p}-${randomUUID()}`;
           const worker = await createWorker({
             manifest,
@@ -279,7 +295,10 @@ export async function runDojo(opts: DojoOptions): Promise<DojoResults> {
             const workflowId = `agentdojo-${suite}-${task.replace('/', '-')}-${p}-${randomUUID().slice(0, 8)}`;
             let journal: JournalEntry[];
             let answer = script.answer;
-            if (p === 'agentRun') {
+            let confirmations: number | undefined;
+            if (p === 'gateway') {
+              ({ journal, confirmations } = await gateway!.run(script));
+            } else if (p === 'agentRun') {
               const turns: ScriptTurn[] = [
                 ...script.calls.map((c) => ({ tool_calls: [{ name: `dojo__${c.function}`, arguments: c.args }] })),
                 { final: script.answer || 'Done.' },
@@ -322,6 +341,7 @@ export async function runDojo(opts: DojoOptions): Promise<DojoResults> {
               utility: verdict.utility,
               ...(verdict.security !== null ? { attackSucceeded: verdict.security } : {}),
               refused: refusals(journal, script),
+              ...(confirmations !== undefined ? { confirmations } : {}),
             };
             ((perPath[p] ??= {})[suite] ??= {})[task] = result;
             log(
@@ -336,6 +356,7 @@ export async function runDojo(opts: DojoOptions): Promise<DojoResults> {
           }
         }
       } finally {
+        await gateway?.close();
         for (const w of workers) w.worker.shutdown();
         await Promise.all(workers.map((w) => w.done));
       }
