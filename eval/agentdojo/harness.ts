@@ -51,6 +51,8 @@ export interface DojoOptions {
   version?: string;
   /** Prebuilt workflow bundles (the tests pass theirs); otherwise built into the work folder. */
   bundles?: Partial<Record<DojoPath, string>>;
+  /** A variant of a suite's manifest for these runs (a test's rule); default the checked-in one. */
+  adjustManifest?: (suite: string, manifest: Manifest) => Manifest;
   log?: (line: string) => void;
 }
 
@@ -244,7 +246,8 @@ export async function runDojo(opts: DojoOptions): Promise<DojoResults> {
     const bundles: Partial<Record<DojoPath, string>> = {};
     for (const p of opts.paths) bundles[p] = await bundle(p, dir, opts.bundles?.[p], log);
     for (const { suite, runs } of plans) {
-      const manifest = suiteManifest(suite, python, daemon.socketPath, version);
+      const checkedIn = suiteManifest(suite, python, daemon.socketPath, version);
+      const manifest = opts.adjustManifest?.(suite, checkedIn) ?? checkedIn;
       const digest = manifestDigest(manifest);
       const queues: Partial<Record<DojoPath, string>> = {};
       const workers: { worker: Worker; done: Promise<void> }[] = [];
