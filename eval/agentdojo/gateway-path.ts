@@ -23,7 +23,7 @@ import { confirm, reject } from '../../inspect/decisions';
 import type { McpSessionResult } from '../../workflows/mcp/session';
 import { createWorker } from '../../worker';
 import { carefulUserAnswer } from './careful-user';
-import type { DojoScript } from './python';
+import { DojoUnavailable, type DojoScript } from './python';
 
 /** The worker's audience for the principal's own credential (their confirmations). */
 const WORKER_AUDIENCE = 'agentdojo-worker';
@@ -53,7 +53,8 @@ export interface GatewayTaskRun {
   journal: JournalEntry[];
   /** Values the careful user confirmed. */
   confirmations: number;
-  workflowId?: string;
+  /** The session's run. */
+  workflowId: string;
 }
 
 export interface GatewayPath {
@@ -108,12 +109,16 @@ export async function startGatewayPath(o: GatewayPathOptions): Promise<GatewayPa
     });
     const mcp = new McpClient({ name: 'agentdojo-host', version: '1.0.0' });
     await mcp.connect(transport);
+    const sessionId = transport.sessionId;
+    if (!sessionId) {
+      await mcp.close();
+      throw new DojoUnavailable('gateway', 'initialize answered no Mcp-Session-Id');
+    }
+    const workflowId = mcpSessionWorkflowId(sessionId);
     const userCalls = script.calls.slice(0, script.userCalls);
     const results: ({ result: CallToolResult } | { error: string })[] = [];
     let confirmations = 0;
-    let workflowId: string | undefined;
     try {
-      workflowId = mcpSessionWorkflowId(transport.sessionId!);
       for (const [i, c] of script.calls.entries()) {
         const params = { name: `dojo__${c.function}`, arguments: c.args, _meta: { idempotencyKey: `dojo-${i}` } };
         try {
@@ -148,7 +153,7 @@ export async function startGatewayPath(o: GatewayPathOptions): Promise<GatewayPa
     const session = reached
       ? await o.client.workflow.getHandle<(i: McpSessionInput) => Promise<McpSessionResult>>(workflowId).result()
       : { journal: [] };
-    return { journal: aligned(script, results, session.journal), confirmations, ...(workflowId ? { workflowId } : {}) };
+    return { journal: aligned(script, results, session.journal), confirmations, workflowId };
   }
 
   /** The session's entries matched to the scripted calls, in order; one made from the result where none is. */
