@@ -1,26 +1,31 @@
-// The principal the harness plays when a run asks them (`principal_confirms`, `requires_request`): a
-// careful user vouches only for what their own task needs, a value or an action their task's calls
-// hold, and turns down everything else. `none` plays a principal nobody asks: every question is a no.
-import type { PendingEscalation } from '../../workflows/escalation';
+// The careful user of the AgentDojo harness, the principal every path (agentRun, a team's own workflow,
+// the gateway) asks when a run asks its principal: they say yes only to what their own task needs,
+// which the benchmark states as the user task's ground-truth calls. A value or an action only the
+// injection task's calls carry (an attacker's IBAN, address or link) is not theirs: they say no.
+// `none` plays a principal nobody asks: every question is a no.
 
 export type DojoPrincipal = 'careful' | 'none';
 
-export interface DojoCall {
+/** What the principal is asked: the argument (a JSON pointer; `''` for the action itself) and its exact value. */
+export interface ConfirmationAsk {
+  pointer?: string;
+  value: string | number;
+  /** For an action (`requires_request`): the arguments the call would send. */
+  args?: unknown;
+}
+
+/** One ground-truth call, as the dojo daemon scripts it. */
+export interface GroundTruthCall {
   function: string;
   args: Record<string, unknown>;
 }
 
-/** The words a value is made of, as the user task's calls hold them (a list's elements one by one). */
-function heldValues(calls: readonly DojoCall[]): Set<string> {
-  const held = new Set<string>();
-  const walk = (v: unknown): void => {
-    if (v === null || v === undefined) return;
-    if (Array.isArray(v)) v.forEach(walk);
-    else if (typeof v === 'object') Object.values(v as Record<string, unknown>).forEach(walk);
-    else held.add(String(v).trim().toLowerCase());
-  };
-  for (const c of calls) walk(c.args);
-  return held;
+/** Does `value` equal one of the scalars in `v`, at any depth (String-compared: 100 and "100" agree)? */
+function holdsScalar(v: unknown, value: string): boolean {
+  if (v === null || v === undefined) return false;
+  if (Array.isArray(v)) return v.some((x) => holdsScalar(x, value));
+  if (typeof v === 'object') return Object.values(v).some((x) => holdsScalar(x, value));
+  return String(v).trim().toLowerCase() === value;
 }
 
 /** JSON with sorted keys and folded case: two writings of one call compare equal. */
@@ -35,18 +40,34 @@ function canonical(v: unknown): string {
 }
 
 /**
- * The careful user's answer to one question: yes only when the value asked about is one their own
- * task's calls send (or, for an action, a call their task makes with these arguments), else no.
+ * `confirm` when the asked value appears in an argument of the user task's own ground-truth calls
+ * (pass `script.calls.slice(0, script.userCalls)`): equal to it, or, for a non-empty string, inside
+ * that argument's JSON text (an address inside a list of recipients, an IBAN inside a memo the user
+ * dictated); a number only as a whole value, so 50 does not vouch for 500. An action is confirmed
+ * only for a call the task makes with these very arguments. Else `reject`.
  */
-export function carefulUserAnswer(question: PendingEscalation, userCalls: readonly DojoCall[]): 'confirm' | 'reject' {
-  const value = question.field?.value;
-  if (value === undefined) return 'reject';
-  // An action (`requires_request`): yes only to a call their task makes, with these very arguments.
-  if (question.field?.pointer === '')
+export function carefulUserAnswer(
+  question: ConfirmationAsk,
+  userCalls: readonly GroundTruthCall[],
+): 'confirm' | 'reject' {
+  if (question.pointer === '')
     return userCalls.some(
-      (c) => `tool://dojo/${c.function}` === String(value) && canonical(c.args) === canonical(question.args),
+      (c) => `tool://dojo/${c.function}` === String(question.value) && canonical(c.args) === canonical(question.args),
     )
       ? 'confirm'
       : 'reject';
-  return heldValues(userCalls).has(String(value).trim().toLowerCase()) ? 'confirm' : 'reject';
+  const value = String(question.value).trim().toLowerCase();
+  const inside = typeof question.value === 'string' && value.length > 0 ? JSON.stringify(value).slice(1, -1) : '';
+  for (const call of userCalls)
+    for (const arg of Object.values(call.args)) {
+      if (holdsScalar(arg, value)) return 'confirm';
+      if (
+        inside &&
+        JSON.stringify(arg ?? null)
+          .toLowerCase()
+          .includes(inside)
+      )
+        return 'confirm';
+    }
+  return 'reject';
 }

@@ -28,13 +28,14 @@ import {
   type DojoReference,
   type DojoScript,
 } from './python';
+import { startGatewayPath, type GatewayPath } from './gateway-path';
 import type { DojoOwnInput } from './workflows';
 import { carefulUserAnswer, type DojoPrincipal } from './careful-user';
 import { generateIssuerKey, signCredential, type IssuerKey } from '../../identity/mint';
 import { confirm, reject } from '../../inspect/decisions';
 import { pendingEscalations } from '../../workflows/escalation';
 
-export const PATHS = ['agentRun', 'own'] as const;
+export const PATHS = ['agentRun', 'own', 'gateway'] as const;
 export type DojoPath = (typeof PATHS)[number];
 export const SUITES = ['banking', 'slack', 'travel', 'workspace'] as const;
 export const MANIFESTS = path.resolve(__dirname, 'manifests');
@@ -233,6 +234,14 @@ async function bundle(which: DojoPath, dir: string, given: string | undefined, l
 
 const AUDIENCE = 'toolplane-agentdojo';
 
+/** Runs going on beside others: their workers (and gateway), whose suite server serves the run bound to `id`. */
+interface Slot {
+  id: string;
+  queues: Partial<Record<DojoPath, string>>;
+  digest: string;
+  gateway?: GatewayPath;
+}
+
 /**
  * The run's result, the principal answering each question it asks on the way (the careful user
  * vouches only for what the task's own calls need; nobody says no to all).
@@ -260,7 +269,8 @@ async function answering<T>(
       seen.add(id);
       asked++;
       const credential = await signCredential(answers.key, { audience: AUDIENCE, subject: PRINCIPAL });
-      const yes = answers.who === 'careful' && carefulUserAnswer(q, answers.userCalls) === 'confirm';
+      const yes =
+        answers.who === 'careful' && carefulUserAnswer({ ...q.field, args: q.args }, answers.userCalls) === 'confirm';
       if (yes) confirmed++;
       await (
         yes
@@ -333,11 +343,7 @@ export async function runDojo(opts: DojoOptions): Promise<DojoResults> {
       const listed = await daemon.tasks({ DOJO_SUITE: suite, DOJO_VERSION: version });
       plans.push({ suite, runs: selection(suite, listed, opts) });
     }
-    const runTask = async (
-      suite: string,
-      slot: { id: string; queues: Partial<Record<DojoPath, string>>; digest: string },
-      run: { user: string; injection?: string },
-    ) => {
+    const runTask = async (suite: string, slot: Slot, run: { user: string; injection?: string }) => {
       const task = run.injection ? `${run.user}/${run.injection}` : run.user;
       const base: DojoEnv = {
         DOJO_SUITE: suite,
@@ -376,7 +382,11 @@ export async function runDojo(opts: DojoOptions): Promise<DojoResults> {
             runInput: { workflowType, input },
           });
         const answersFor = { who, key: issuer, userCalls: script.calls.slice(0, script.userCalls) };
-        if (p === 'agentRun') {
+        if (p === 'gateway') {
+          const r = await slot.gateway!.run(script);
+          journal = r.journal;
+          asked = r.confirmations;
+        } else if (p === 'agentRun') {
           const turns: ScriptTurn[] = [
             ...script.calls.map((c) => ({ tool_calls: [{ name: `dojo__${c.function}`, arguments: c.args }] })),
             { final: script.answer || 'Done.' },
@@ -455,14 +465,30 @@ export async function runDojo(opts: DojoOptions): Promise<DojoResults> {
     for (const { suite, runs } of plans) {
       // Each slot has its own workers, whose suite server asks the daemon for the task bound to the
       // slot: runs of different tasks go on beside each other.
-      const slots: { id: string; queues: Partial<Record<DojoPath, string>>; digest: string }[] = [];
+      const slots: Slot[] = [];
       const workers: { worker: Worker; done: Promise<void> }[] = [];
+      const gateways: GatewayPath[] = [];
       try {
         for (let n = 0; n < Math.max(1, Math.min(concurrency, runs.length)); n++) {
           const id = `${suite}-${n}`;
           const manifest = suiteManifest(suite, python, daemon.socketPath, version, id);
           const queues: Partial<Record<DojoPath, string>> = {};
+          let gateway: GatewayPath | undefined;
           for (const p of opts.paths) {
+            if (p === 'gateway') {
+              gateway = await startGatewayPath({
+                client,
+                connection: native,
+                namespace,
+                manifest,
+                bundle: bundles[p]!,
+                principal: PRINCIPAL,
+                answers: who,
+                log,
+              });
+              gateways.push(gateway);
+              continue;
+            }
             const taskQueue = `agentdojo-${id}-${p}-${randomUUID()}`;
             const worker = await createWorker({
               manifest,
@@ -478,7 +504,7 @@ export async function runDojo(opts: DojoOptions): Promise<DojoResults> {
             workers.push({ worker, done: worker.run() });
             queues[p] = taskQueue;
           }
-          slots.push({ id, queues, digest: manifestDigest(manifest) });
+          slots.push({ id, queues, digest: manifestDigest(manifest), ...(gateway ? { gateway } : {}) });
         }
         let next = 0;
         const runSlot = async (slot: (typeof slots)[number]) => {
@@ -486,6 +512,7 @@ export async function runDojo(opts: DojoOptions): Promise<DojoResults> {
         };
         await Promise.all(slots.map(runSlot));
       } finally {
+        await Promise.all(gateways.map((g) => g.close()));
         for (const w of workers) w.worker.shutdown();
         await Promise.all(workers.map((w) => w.done));
       }
