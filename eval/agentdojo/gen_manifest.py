@@ -150,7 +150,7 @@ RULES = {
             ("/participants", {"from_sources": [P]}, "invitations only to people the user named"),
             ("/title", FREE, "free text"), ("/description", FREE, "free text"), ("/location", FREE, "free text"),
             ("/start_time", FREE, "a time"), ("/end_time", FREE, "a time"),
-        ], {}),
+        ], ASKED_FOR),  # an event titled as an injection wants: the action itself must be asked for
         "cancel_calendar_event": ("mutating", [
             ("/event_id", {"from_sources": [P, place("search_calendar_events", "/*/id_"),
                                             place("get_day_calendar_events", "/*/id_")]}, "an event of the user's calendar"),
