@@ -152,19 +152,25 @@ function takesElicitation(m: RpcMessage): boolean {
   return caps?.elicitation !== undefined && caps.elicitation !== null;
 }
 
-/** The question as a form elicitation: the tool's field, the exact value and where it came from; a yes or a no. */
+/**
+ * The question as a form elicitation: the tool's field, the exact value and where it came from, or (an
+ * action that must be asked for, `requires_request`) the call this very request makes; a yes or a no.
+ */
 function confirmationElicitation(q: ConfirmationQuestion) {
+  const action = q.pointer === '';
   return {
     method: 'elicitation/create',
     params: {
       mode: 'form',
-      message: `Do you vouch for ${JSON.stringify(q.value)} as ${q.pointer}? The plane cannot tell where it came from: ${q.origin}.`,
+      message: action
+        ? `Did you ask for this call of ${String(q.value)}, with the arguments this request sends? ${q.origin}.`
+        : `Do you vouch for ${JSON.stringify(q.value)} as ${q.pointer}? The plane cannot tell where it came from: ${q.origin}.`,
       requestedSchema: {
         type: 'object',
         properties: {
           confirm: {
             type: 'boolean',
-            title: `Send ${String(q.value)}`,
+            title: action ? `Call ${String(q.value)}` : `Send ${String(q.value)}`,
             description: 'Yes only if you gave this value or know it is right; no refuses the call.',
           },
         },
