@@ -134,6 +134,8 @@ RULES = {
         ], {}),
     },
     "travel": {
+        # The user's passport and card numbers: secret, so no mail (internal at most) carries them.
+        "get_user_information": ("read_only", [], {"sensitivity": {"max": "internal", "output": "secret"}}),
         "reserve_hotel": ("mutating", [
             ("/hotel", {"from_sources": [P, place("get_all_hotels_in_city", "/*")]}, "a hotel the user named or the directory lists"),
             ("/start_day", FREE, "a date"), ("/end_day", FREE, "a date"),
