@@ -124,9 +124,10 @@ RULES = {
         "create_file": ("mutating", [
             ("/filename", FREE, "a new file's name harms nothing"), ("/content", FREE, "free text"),
         ], {"principal_records": ["/id_"]}),
+        # Deleting is the user's call: any listed file is theirs, so the action itself must be asked for.
         "delete_file": ("mutating", [
             ("/file_id", {"from_sources": FILE_IDS}, "a file of the user's own drive"),
-        ], {}),
+        ], ASKED_FOR),
         "share_file": ("mutating", [
             ("/file_id", {"from_sources": FILE_IDS}, "a file of the user's own drive"),
             ("/email", {"from_sources": ADDRESS, **ASK}, "shared only with people the user named, knows or confirms"),

@@ -298,20 +298,21 @@ export function pathResult(bySuite: Record<string, Record<string, DojoTaskResult
   };
 }
 
-/** Results of runs over other suites folded into earlier ones (`--merge`): a suite run again replaces its old results. */
+/** Results of later runs folded into earlier ones (`--merge`): a task or pair run again replaces its old result. */
 export function mergeResults(earlier: DojoResults, later: DojoResults): DojoResults {
   const paths: Partial<Record<DojoPath, DojoPathResult>> = { ...earlier.paths };
   for (const [p, r] of Object.entries(later.paths) as [DojoPath, DojoPathResult][]) {
     const bySuite: Record<string, Record<string, DojoTaskResult>> = {};
     for (const [suite, sr] of Object.entries(earlier.paths[p]?.suites ?? {})) bySuite[suite] = sr.tasks;
-    for (const [suite, sr] of Object.entries(r.suites)) bySuite[suite] = sr.tasks;
+    for (const [suite, sr] of Object.entries(r.suites)) bySuite[suite] = { ...bySuite[suite], ...sr.tasks };
     paths[p] = pathResult(bySuite);
   }
   const refBySuite: Record<string, Record<string, DojoTaskResult>> = {};
   // a results file written before the reference existed has none
   for (const [suite, sr] of Object.entries((earlier as Partial<DojoResults>).undefended?.suites ?? {}))
     refBySuite[suite] = sr.tasks;
-  for (const [suite, sr] of Object.entries(later.undefended.suites)) refBySuite[suite] = sr.tasks;
+  for (const [suite, sr] of Object.entries(later.undefended.suites))
+    refBySuite[suite] = { ...refBySuite[suite], ...sr.tasks };
   return { ...later, seconds: earlier.seconds + later.seconds, paths, undefended: pathResult(refBySuite) };
 }
 

@@ -31,7 +31,7 @@ async function main(): Promise<void> {
     .option('--version <v>', 'the benchmark version', BENCHMARK_VERSION)
     .option(
       '--merge',
-      'fold these suites into the results already in --out (a suite run again replaces its old results)',
+      'fold these runs into the results already in --out (a task or pair run again replaces its old result)',
     )
     .option('--out <file>', 'where the results go', path.resolve(__dirname, '..', 'results', 'agentdojo.json'))
     .addOption(
