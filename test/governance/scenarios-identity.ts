@@ -137,15 +137,18 @@ export async function runAs(
   extra: Partial<AgentRunInput> = {},
 ): Promise<AgentRunResult> {
   const workflowId = `identity-${randomUUID()}`;
+  const asked = agentInput(manifest, script, { principal: as.claim ?? as.subject, ...extra });
+  // A run's token acts only for the input it was issued for.
   const credential =
     as.subject && as.key
-      ? await signCredential(as.key, { audience: AUDIENCE, subject: as.subject, workflowId })
+      ? await signCredential(as.key, {
+          audience: AUDIENCE,
+          subject: as.subject,
+          workflowId,
+          runInput: { workflowType: 'agentRun', input: asked },
+        })
       : undefined;
-  const input = agentInput(manifest, script, {
-    principal: as.claim ?? as.subject,
-    ...(credential ? { credential } : {}),
-    ...extra,
-  });
+  const input = credential ? { ...asked, credential } : asked;
   return h.client.workflow.execute('agentRun', { taskQueue: h.taskQueue, workflowId, args: [input] });
 }
 
@@ -173,13 +176,15 @@ async function decideQuestionedRefund(
 ): Promise<{ rejected?: string; result?: AgentRunResult }> {
   const { h, manifest } = rig.desk;
   const workflowId = `identity-desk-${randomUUID()}`;
+  const asked = agentInput(manifest, questionedRefund, { principal: run.subject });
   const credential = await signCredential(rig.issuer, {
     audience: AUDIENCE,
     subject: run.subject,
     groups: run.groups,
     workflowId,
+    runInput: { workflowType: 'agentRun', input: asked },
   });
-  const input = agentInput(manifest, questionedRefund, { principal: run.subject, credential });
+  const input = { ...asked, credential };
   const handle = await h.client.workflow.start('agentRun', { taskQueue: h.taskQueue, workflowId, args: [input] });
   const pending = await waitFor(
     'the refund to ask a person',
