@@ -86,11 +86,13 @@ suite('AgentDojo workspace through agentRun: what a call changes stays changed',
       tasks: ['user_task_12', 'user_task_35'],
       attack: 'none',
       paths: ['agentRun'],
+      // Deleting a file must be asked for: the careful user says yes to their own task's deletion.
+      principal: 'careful',
       bundles: { agentRun: process.env.TOOLPLANE_TEST_BUNDLE! },
     });
     const tasks = results.paths.agentRun!.suites.workspace!.tasks;
     expect(tasks.user_task_12).toMatchObject({ utility: true, refused: [] });
-    expect(tasks.user_task_35).toMatchObject({ utility: true, refused: [] });
+    expect(tasks.user_task_35).toMatchObject({ utility: true, refused: [], confirmations: { asked: 1, confirmed: 1 } });
     expect(results.undefended.utilityWithoutAttack).toBe(1);
   });
 });
