@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { ToolplaneError } from '../../catalog/errors';
-import type { IdentityConfig } from '../../identity/credentials';
+import type { IdentityConfig, IssuerConfig } from '../../identity/credentials';
 import { ErrorCode } from '../../catalog/error-codes';
 
 const IssuerShape = z.strictObject({
@@ -15,12 +15,25 @@ const IssuerShape = z.strictObject({
   jwksUrl: z.string().url().optional(),
   groupsClaim: z.string().min(1).optional(),
   requireWorkflowBinding: z.boolean().optional(),
+  requireInputBinding: z.boolean().optional(),
 });
 
 const IdentityShape = z.strictObject({
   issuers: z.array(IssuerShape).min(1),
   clockToleranceSeconds: z.number().nonnegative().optional(),
+  maxCredentialLifetimeSeconds: z.number().positive().optional(),
 });
+
+// Every option the configuration has, the file may set: a key added to IdentityConfig or IssuerConfig
+// and not here fails to compile, rather than a worker refusing a file that names it.
+type Missing<T, S> = Exclude<keyof T, keyof S>;
+const fileCoversConfig: [
+  Missing<IdentityConfig, z.infer<typeof IdentityShape>>,
+  Missing<IssuerConfig, z.infer<typeof IssuerShape>>,
+] extends [never, never]
+  ? true
+  : never = true;
+void fileCoversConfig;
 
 export function loadIdentityFile(file: string): IdentityConfig {
   let parsed: z.infer<typeof IdentityShape>;
