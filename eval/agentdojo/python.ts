@@ -1,11 +1,10 @@
 // The harness's Python side: a venv with agentdojo pinned, made on first use in toolplane's cache
 // (beside the Temporal CLI's), and the suite daemon (dojo_server.py daemon) that keeps the suites loaded.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import fs from 'node:fs';
+import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
 import path from 'node:path';
 import { ToolplaneError } from '../../catalog/errors';
-import { cacheRoot } from '../../scripts/temporal-cli';
+import { findPython3, pinnedPython, PythonVenvUnavailable } from '../../scripts/python-venv';
 
 /**
  * The PyPI release of AgentDojo; the benchmark versions it carries (`v1` … `v1.2.2`) are its suites'
@@ -29,53 +28,16 @@ export class DojoBadInput extends ToolplaneError<'DojoBadInput', Record<string, 
   }
 }
 
-/** A python3 of 3.10 or newer (agentdojo's floor) on PATH, or undefined. */
-export function findPython3(): string | undefined {
-  for (const p of [process.env.DOJO_PYTHON, 'python3', 'python'].filter((x): x is string => !!x)) {
-    const r = spawnSync(p, ['-c', 'import sys, venv; print(sys.version_info >= (3, 10))'], { encoding: 'utf8' });
-    if (r.status === 0 && r.stdout.trim() === 'True') return p;
-  }
-  return undefined;
-}
+export { findPython3 };
 
 /** The venv's python with `agentdojo==AGENTDOJO_PACKAGE`, installing it (pip, into a venv) on first use. */
 export function agentdojoPython(log: (line: string) => void = () => {}): string {
-  const dir = path.join(cacheRoot(), `agentdojo-${AGENTDOJO_PACKAGE}`);
-  const bin = path.join(dir, 'bin', 'python');
-  const ready = (py: string) =>
-    spawnSync(py, [
-      '-c',
-      `import agentdojo, importlib.metadata as m; assert m.version("agentdojo") == "${AGENTDOJO_PACKAGE}"`,
-    ]).status === 0;
-  if (fs.existsSync(bin) && ready(bin)) return bin;
-  const python = findPython3();
-  if (!python) throw new DojoUnavailable('python', 'no python3 (3.10 or newer, with venv) on PATH; set DOJO_PYTHON');
-  log(`installing agentdojo ${AGENTDOJO_PACKAGE} into ${dir} (once; later runs reuse it)`);
-  const partial = `${dir}.partial-${process.pid}`;
-  fs.rmSync(partial, { recursive: true, force: true });
-  const run = (cmd: string, args: string[]) => {
-    const r = spawnSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
-    if (r.status !== 0)
-      throw new DojoUnavailable(`${cmd} ${args.join(' ')}`, `exited ${r.status}: ${r.stderr.trim().slice(-2000)}`);
-  };
   try {
-    run(python, ['-m', 'venv', partial]);
-    run(path.join(partial, 'bin', 'python'), [
-      '-m',
-      'pip',
-      'install',
-      '--disable-pip-version-check',
-      '--quiet',
-      `agentdojo==${AGENTDOJO_PACKAGE}`,
-    ]);
+    return pinnedPython({ distribution: 'agentdojo', version: AGENTDOJO_PACKAGE, module: 'agentdojo' }, log);
   } catch (err) {
-    fs.rmSync(partial, { recursive: true, force: true });
+    if (err instanceof PythonVenvUnavailable) throw new DojoUnavailable(err.step, err.message);
     throw err;
   }
-  fs.rmSync(dir, { recursive: true, force: true });
-  fs.renameSync(partial, dir); // `bin/python -m …` runs from its own folder, so the rename keeps it working
-  if (!ready(bin)) throw new DojoUnavailable('venv', `${dir} does not import agentdojo ${AGENTDOJO_PACKAGE}`);
-  return bin;
 }
 
 /** The DOJO_* configuration of one run (dojo_server.py's docstring). */
