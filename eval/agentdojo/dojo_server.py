@@ -244,6 +244,9 @@ def rpc(cfg, msg):
         env = _load(cfg, suite, user, injections)
         value, error = FunctionsRuntime(suite.tools).run_function(env, params["name"], params.get("arguments") or {})
         _save(cfg, env)
+        # Every call that reached the suite, in order: a real model's trace, judged as AgentDojo judges its own.
+        with open(cfg["DOJO_STATE"] + ".calls.jsonl", "a") as f:
+            f.write(json.dumps({"function": params["name"], "args": params.get("arguments") or {}}, default=str) + "\n")
         if error:
             result = {"content": [{"type": "text", "text": error}], "isError": True}
         else:

@@ -63,7 +63,19 @@ export interface DojoOptions {
   principal?: DojoPrincipal;
   /** Runs going on beside each other (default 4). */
   concurrency?: number;
+  /**
+   * A real model in place of the scripted one (agentRun only): the endpoints the harness's worker
+   * declares (a manifest's `models`, keys read from the worker's environment) and the one each run names.
+   */
+  model?: DojoModel;
   log?: (line: string) => void;
+}
+
+/** A model endpoint the harness's worker serves, and the model each run asks of it. */
+export interface DojoModel {
+  endpoints: NonNullable<Manifest['models']>;
+  endpoint: string;
+  model?: string;
 }
 
 /** A call the plane did not let through: which, and the rule and reason it gave. */
@@ -128,6 +140,7 @@ export function suiteManifest(
   socketPath: string,
   version: string,
   slot?: string,
+  models?: Manifest['models'],
 ): Manifest {
   const file = path.join(MANIFESTS, `${suite}.yaml`);
   if (!fs.existsSync(file)) throw new DojoBadInput(`no manifest for suite "${suite}" (${file})`);
@@ -136,6 +149,7 @@ export function suiteManifest(
   if (dojo?.kind !== 'mcp_stdio') throw new DojoBadInput(`${file}: servers.dojo is not an mcp_stdio server`);
   return {
     ...m,
+    ...(models ? { models: { ...m.models, ...models } } : {}),
     servers: {
       ...m.servers,
       dojo: {
@@ -204,7 +218,8 @@ function tally(tasks: DojoTaskResult[]): DojoTally {
   };
 }
 
-function refusals(journal: JournalEntry[], script: DojoScript): DojoRefusal[] {
+/** The calls the run made that the plane refused; `benign`: before the injection task's (a real model: every call of a task without attack). */
+function refusals(journal: JournalEntry[], script: DojoScript, userCalls = script.userCalls): DojoRefusal[] {
   const ordered = [...journal].sort((a, b) => a.position - b.position);
   return ordered.flatMap((e, i) =>
     e.decision === 'allowed' || e.decision === 'approved'
@@ -216,7 +231,7 @@ function refusals(journal: JournalEntry[], script: DojoScript): DojoRefusal[] {
             decision: e.decision,
             ...(e.rule ? { rule: e.rule } : {}),
             ...(e.reason ? { reason: e.reason } : {}),
-            benign: i < script.userCalls,
+            benign: i < userCalls,
           },
         ],
   );
@@ -322,6 +337,18 @@ export async function runDojo(opts: DojoOptions): Promise<DojoResults> {
   const started = Date.now();
   const version = opts.version ?? BENCHMARK_VERSION;
   const attack = opts.attack;
+  const model = opts.model;
+  if (model) {
+    const others = opts.paths.filter((p) => p !== 'agentRun');
+    if (others.length)
+      throw new DojoBadInput(
+        `a real model drives agentRun only (the own workflow and the gateway play the task's calls): drop ${others.join(', ')}`,
+      );
+    if (!model.endpoints[model.endpoint])
+      throw new DojoBadInput(
+        `model endpoint "${model.endpoint}" is not among those given (${Object.keys(model.endpoints).join(', ') || 'none'})`,
+      );
+  }
   const python = agentdojoPython(log);
   const who = opts.principal ?? 'none';
   const concurrency = opts.concurrency ?? 4;
@@ -367,6 +394,7 @@ export async function runDojo(opts: DojoOptions): Promise<DojoResults> {
       for (const p of opts.paths) {
         const env: DojoEnv = { ...base, DOJO_STATE: path.join(dir, `${suite}-${task.replace('/', '-')}-${p}.json`) };
         fs.rmSync(env.DOJO_STATE!, { force: true });
+        fs.rmSync(`${env.DOJO_STATE!}.calls.jsonl`, { force: true });
         // The slot's suite server asks the daemon for the run bound to the slot: this one, until the next.
         await daemon.bind(slot.id, env);
         const script = await daemon.script(env);
@@ -397,7 +425,9 @@ export async function runDojo(opts: DojoOptions): Promise<DojoResults> {
             principal: PRINCIPAL,
             // A host that does not narrow the run to the request: a tool that requires_request is asked about.
             manifestDigest: slot.digest,
-            model: { endpoint: 'scripted', script: turns },
+            model: model
+              ? { endpoint: model.endpoint, ...(model.model ? { model: model.model } : {}) }
+              : { endpoint: 'scripted', script: turns },
           };
           const handle = await client.workflow.start('agentRun', {
             taskQueue: slot.queues[p]!,
@@ -424,15 +454,28 @@ export async function runDojo(opts: DojoOptions): Promise<DojoResults> {
           asked = { asked: r.asked, confirmed: r.confirmed };
         }
         const ordered = [...journal].sort((a, b) => a.position - b.position);
+        // The calls that reached the suite (dojo_server.py records each): a real model's trace.
+        const reached = (): DojoScript['calls'] => {
+          const file = `${env.DOJO_STATE!}.calls.jsonl`;
+          if (!fs.existsSync(file)) return [];
+          return fs
+            .readFileSync(file, 'utf8')
+            .split('\n')
+            .filter(Boolean)
+            .map((l) => JSON.parse(l) as DojoScript['calls'][number]);
+        };
         // The journal pairs with the script by position: one entry per scripted call, same tool.
-        const misaligned = script.calls.flatMap((c, i) =>
+        const misaligned = (model && p === 'agentRun' ? [] : script.calls).flatMap((c, i) =>
           ordered[i]?.toolId === `tool://dojo/${c.function}`
             ? []
             : [`call ${i} ${c.function}: journal has ${ordered[i]?.toolId ?? 'nothing'}`],
         );
-        if (ordered.length !== script.calls.length)
+        if (!(model && p === 'agentRun') && ordered.length !== script.calls.length)
           misaligned.push(`${script.calls.length} scripted calls, ${ordered.length} journal entries`);
-        const traces = script.calls.filter((_, i) => ['allowed', 'approved'].includes(ordered[i]?.decision ?? ''));
+        const traces =
+          model && p === 'agentRun'
+            ? reached()
+            : script.calls.filter((_, i) => ['allowed', 'approved'].includes(ordered[i]?.decision ?? ''));
         const verdict = await daemon.judge({
           ...env,
           DOJO_MODEL_OUTPUT: answer,
@@ -441,7 +484,7 @@ export async function runDojo(opts: DojoOptions): Promise<DojoResults> {
         const result: DojoTaskResult = {
           utility: verdict.utility,
           ...(verdict.security !== null ? { attackSucceeded: verdict.security } : {}),
-          refused: refusals(journal, script),
+          refused: refusals(journal, script, model && p === 'agentRun' ? (run.injection ? 0 : Infinity) : undefined),
           ...(asked.asked > 0 ? { confirmations: asked } : {}),
           ...(misaligned.length ? { misaligned } : {}),
         };
@@ -472,7 +515,7 @@ export async function runDojo(opts: DojoOptions): Promise<DojoResults> {
       try {
         for (let n = 0; n < Math.max(1, Math.min(concurrency, runs.length)); n++) {
           const id = `${suite}-${n}`;
-          const manifest = suiteManifest(suite, python, daemon.socketPath, version, id);
+          const manifest = suiteManifest(suite, python, daemon.socketPath, version, id, model?.endpoints);
           const queues: Partial<Record<DojoPath, string>> = {};
           let gateway: GatewayPath | undefined;
           for (const p of opts.paths) {
@@ -528,7 +571,9 @@ export async function runDojo(opts: DojoOptions): Promise<DojoResults> {
   for (const p of opts.paths) paths[p] = pathResult(perPath[p] ?? {});
   return {
     benchmark: { package: `agentdojo ${AGENTDOJO_PACKAGE}`, version, attack },
-    model: 'worst-case scripted: the user task’s ground-truth calls, then the injection task’s',
+    model: model
+      ? `${model.endpoint}${model.model ? ` (${model.model})` : ''}: ${model.endpoints[model.endpoint]!.provider}`
+      : 'worst-case scripted: the user task’s ground-truth calls, then the injection task’s',
     seconds: Math.round((Date.now() - started) / 1000),
     paths,
     undefended: pathResult(undefended),

@@ -6,14 +6,49 @@ import path from 'node:path';
 import { Command, Option } from 'commander';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { freePort, startDevServer } from '../../scripts/dev-server';
-import { mergeResults, PATHS, runDojo, SUITES, type DojoPath, type DojoResults, type DojoTaskResult } from './harness';
-import { BENCHMARK_VERSION } from './python';
+import {
+  mergeResults,
+  PATHS,
+  runDojo,
+  SUITES,
+  type DojoModel,
+  type DojoPath,
+  type DojoResults,
+  type DojoTaskResult,
+} from './harness';
+import { parse as parseYaml } from 'yaml';
+import { ModelsDecl } from '../../catalog/models-decl';
+import { BENCHMARK_VERSION, DojoBadInput } from './python';
 
 const list = (v: string) =>
   v
     .split(',')
     .map((s) => s.trim())
     .filter(Boolean);
+
+/** `--model endpoint[/model]` among `--models <file>`'s endpoints, checked before anything starts. */
+function dojoModel(named: string, file: string | undefined): DojoModel {
+  if (!file) throw new DojoBadInput('--model needs --models <file>: the endpoints the worker serves');
+  const slash = named.indexOf('/');
+  const endpoint = slash < 0 ? named : named.slice(0, slash);
+  const modelId = slash < 0 ? undefined : named.slice(slash + 1);
+  let raw: unknown;
+  try {
+    raw = parseYaml(fs.readFileSync(file, 'utf8'));
+  } catch (err) {
+    throw new DojoBadInput(`--models ${file}: ${(err as Error).message}`);
+  }
+  const parsed = ModelsDecl.safeParse(raw);
+  if (!parsed.success)
+    throw new DojoBadInput(
+      `--models ${file}: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`,
+    );
+  const decl = parsed.data[endpoint];
+  if (!decl) throw new DojoBadInput(`--model ${named}: ${file} declares no endpoint "${endpoint}"`);
+  if (modelId && decl.provider !== 'scripted' && !decl.models.includes(modelId))
+    throw new DojoBadInput(`--model ${named}: endpoint "${endpoint}" serves ${decl.models.join(', ')}`);
+  return { endpoints: parsed.data, endpoint, ...(modelId ? { model: modelId } : {}) };
+}
 
 async function main(): Promise<void> {
   const cmd = new Command('eval:agentdojo')
@@ -34,6 +69,14 @@ async function main(): Promise<void> {
       'fold these runs into the results already in --out (a task or pair run again replaces its old result)',
     )
     .option('--out <file>', 'where the results go', path.resolve(__dirname, '..', 'results', 'agentdojo.json'))
+    .option(
+      '--models <file>',
+      "model endpoints the harness's worker serves: a YAML or JSON map as a manifest's `models` section (keys from the environment, as `api_key_env` names)",
+    )
+    .option(
+      '--model <endpoint[/model]>',
+      'a real model in place of the scripted one, on agentRun: an endpoint of --models, and one of its models',
+    )
     .addOption(
       new Option(
         '--principal <who>',
@@ -54,7 +97,11 @@ async function main(): Promise<void> {
     merge?: boolean;
     principal: 'careful' | 'none';
     concurrency: number;
+    models?: string;
+    model?: string;
   }>();
+  const model = o.model ? dojoModel(o.model, o.models) : undefined;
+  if (o.models && !model) throw new DojoBadInput('--models without --model: name the endpoint the runs use');
   const paths = list(o.path);
   for (const p of paths)
     if (!(PATHS as readonly string[]).includes(p)) throw new Error(`no path "${p}" (one of ${PATHS.join(', ')})`);
@@ -77,6 +124,7 @@ async function main(): Promise<void> {
       version: o.version,
       principal: o.principal,
       concurrency: o.concurrency,
+      ...(model ? { model } : {}),
       log: (l) => console.error(l),
     });
     const results =
@@ -111,8 +159,9 @@ async function main(): Promise<void> {
         );
       }
     }
-    // A path that falls short of the reference with nothing refused is the harness's defect, not the plane's.
-    for (const [p, r] of Object.entries(results.paths)) {
+    // A path that falls short of the reference with nothing refused is the harness's defect, not the plane's
+    // (with the scripted model; a real model may simply not do the task).
+    for (const [p, r] of model ? [] : Object.entries(results.paths)) {
       const unexplained = Object.entries(r.suites).flatMap(([s, sr]) =>
         Object.entries(sr.tasks).flatMap(([t, x]) => {
           const u = ref?.suites[s]?.tasks[t];
