@@ -12,6 +12,7 @@ import { registerLedger } from './ledger';
 import { registerList } from './list';
 import { registerManifest } from './manifest';
 import { registerReplay } from './replay';
+import { registerReset } from './reset';
 import { registerRun } from './run';
 import { registerShow } from './show';
 import { registerWorker } from './worker';
@@ -54,6 +55,7 @@ export function buildProgram(
   registerEscalations(program, cli);
   registerDecide(program, cli);
   registerCancel(program, cli);
+  registerReset(program, cli);
   registerReplay(program, cli);
   registerManifest(program, cli);
   registerLedger(program, cli);

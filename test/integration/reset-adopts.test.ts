@@ -16,6 +16,9 @@ import { refundScript, supportDesk } from '../support/desk';
 import { exampleManifest, harness, testDir, type Harness } from '../support/env';
 import { historyOf, scheduledActivities, type HistoryEvent } from '../support/history';
 import { waitFor } from '../support/wait';
+import { buildProgram } from '../../cli';
+import { testAddress } from '../support/env';
+import type { ResetPlan } from '../../inspect/reset-plan';
 
 const REFUND = 'tool://payments/refund';
 
@@ -189,6 +192,58 @@ describe('an operator reset performs nothing twice', () => {
     } finally {
       await hk.close();
     }
+  });
+
+  /** `toolplane reset …` as an operator types it, its --json answer. */
+  async function toolplaneReset(...args: string[]): Promise<ResetPlan & { resetRunId?: string }> {
+    const lines: string[] = [];
+    await buildProgram((l) => lines.push(l)).parseAsync([
+      'node',
+      'toolplane',
+      'reset',
+      ...args,
+      '--address',
+      testAddress(),
+      '--json',
+    ]);
+    return JSON.parse(lines.join('\n')) as ResetPlan & { resetRunId?: string };
+  }
+
+  it('toolplane reset --to previews each effect, then resets: the refund is adopted, nothing is sent again', async () => {
+    const base = await finishedRun();
+    const before = refundsReceived();
+    const refundKey = refundOf(base.result.journal).effectKey!;
+    const refundAt = refundOf(base.result.journal).position;
+    // The preview resets nothing: the lookup stays in the copied history, the refund would be adopted.
+    const preview = await toolplaneReset(base.workflowId, '--to', String(refundAt));
+    expect(preview.resetRunId).toBeUndefined();
+    expect(preview.to).toEqual({ position: refundAt, effectKey: refundKey, toolId: REFUND });
+    expect(preview.effects.map((e) => [e.toolId, e.fate])).toEqual([
+      ['tool://crm/lookup_customer', 'kept'],
+      [REFUND, 'adopted'],
+    ]);
+    expect((await h.client.workflow.getHandle(base.workflowId).describe()).runId).toBe(base.runId);
+    // By effect key, with --yes: the reset run makes the refund again, and adopts the base's.
+    const done = await toolplaneReset(base.workflowId, '--to', refundKey, '--yes');
+    expect(done.workflowTaskFinishEventId).toBe(preview.workflowTaskFinishEventId);
+    const result: AgentRunResult = await h.client.workflow.getHandle(base.workflowId, done.resetRunId).result();
+    expect(refundOf(result.journal)).toMatchObject({
+      effectKey: refundKey,
+      outcome: 'ok',
+      adoptedFrom: { runId: base.runId },
+    });
+    expect(refundsReceived()).toBe(before);
+  });
+
+  it('toolplane reset refuses a call the run does not have, naming the ones it has', async () => {
+    const base = await finishedRun();
+    await expect(toolplaneReset(base.workflowId, '--to', '7')).rejects.toThrow(
+      /has no call at position 7; its sent calls are at positions 0, 1/,
+    );
+    await expect(toolplaneReset(base.workflowId, '--to', 'no-such-key', '--yes')).rejects.toThrow(
+      /no call with effect key no-such-key/,
+    );
+    expect((await h.client.workflow.getHandle(base.workflowId).describe()).runId).toBe(base.runId);
   });
 
   it("a call in flight at the reset: its outcome is unknown, and the keyless refund's recovery (fail) sends nothing", async () => {
