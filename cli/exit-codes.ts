@@ -29,7 +29,7 @@ A secured cluster (\`npm run cluster\`) wants TLS files and a token whose role a
       (or envconfig's TEMPORAL_TLS_SERVER_CA_CERT_PATH, TEMPORAL_TLS_CLIENT_CERT_PATH, TEMPORAL_TLS_CLIENT_KEY_PATH,
       TEMPORAL_TLS_SERVER_NAME)
   TEMPORAL_API_KEY   the token: a run starter's for run; an operator's for list, describe, show, approve, deny,
-      resolve, cancel; a worker's for worker`;
+      resolve, cancel, reset; a worker's for worker`;
 
 /** A command already said what happened (the run's outcome, as text or JSON); only the exit code is left. */
 export class CommandFailed extends ToolplaneError<typeof ErrorCode.CommandFailed, { exitCode: ExitCode }> {
