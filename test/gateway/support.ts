@@ -54,10 +54,15 @@ export function gatewayToken(
 }
 
 /** The MCP SDK's own client over Streamable HTTP; with `sessionId`, it resumes that session without initializing. */
-export async function mcpClient(url: string, token: string, sessionId?: string): Promise<McpClient> {
+export async function mcpClient(
+  url: string,
+  token: string,
+  sessionId?: string,
+  headers: Record<string, string> = {},
+): Promise<McpClient> {
   const client = new McpClient({ name: 'toolplane-gateway-test', version: '1.0.0' });
   const transport = new StreamableHTTPClientTransport(new URL(url), {
-    requestInit: { headers: { Authorization: `Bearer ${token}` } },
+    requestInit: { headers: { Authorization: `Bearer ${token}`, ...headers } },
     ...(sessionId ? { sessionId } : {}),
   });
   await client.connect(transport);

@@ -19,10 +19,12 @@ import { createTools as bankingTools } from '../../examples/banking/tools';
 import { effectsStore } from '../../examples/worlds/fixture-tools';
 import { createTools as workspaceTools } from '../../examples/workspace/tools';
 import type { JournalEntry } from '../../common/journal';
-import { mcpSessionWorkflowId } from '../../common/gateway-protocol';
+import { mcpSessionWorkflowId, type ConfirmationQuestion } from '../../common/gateway-protocol';
 import type { McpSessionResult } from '../../workflows/mcp/session';
 import { createGateway, type Gateway } from '../../gateway/gateway';
-import { decide } from '../../inspect/decisions';
+import { confirm, decide, reject } from '../../inspect/decisions';
+import { encodeDeclaredRequest, REQUEST_HEADER } from '../../gateway/host-request';
+import { CONFIRMATION_META } from '../../gateway/results';
 import { harness, testDir, type Harness } from '../support/env';
 import { testIssuer } from '../support/identity';
 import { waitFor } from '../support/wait';
@@ -125,8 +127,10 @@ const textOf = (r: CallToolResult) =>
  * list, `deny`) out of band, as an operator answers it, and is then repeated under its key until it
  * has an outcome. The session ends with DELETE; its run's journal is what the history holds.
  */
-async function play(rig: GatewayRig, turns: Call[][], decisions?: Decision[]): Promise<Played> {
-  const client: McpClient = await mcpClient(rig.gateway.url, rig.token);
+async function play(rig: GatewayRig, turns: Call[][], decisions?: Decision[], host?: Host): Promise<Played> {
+  const client: McpClient = host
+    ? await mcpClient(rig.gateway.url, rig.token, undefined, { [REQUEST_HEADER]: encodeDeclaredRequest(host.prompt) })
+    : await mcpClient(rig.gateway.url, rig.token);
   const results: Played['results'] = [];
   let asked = 0;
   try {
@@ -135,6 +139,18 @@ async function play(rig: GatewayRig, turns: Call[][], decisions?: Decision[]): P
         const key = call.id ?? `turn${i}_${j}`;
         const request = { name: call.name, arguments: call.arguments, _meta: { idempotencyKey: key } };
         let result = (await client.callTool(request)) as CallToolResult;
+        // The principal is asked to vouch for a value: the careful user answers (their request holds it, or not).
+        for (let q = 0; host && statusOf(result) === 'waiting' && q < 8; q++) {
+          const question = result._meta?.[CONFIRMATION_META] as ConfirmationQuestion | undefined;
+          if (!question) break;
+          const workflowId = mcpSessionWorkflowId(sessionIdOf(client));
+          const effectKey = result._meta?.['toolplane/effectKey'] as string;
+          host.questions.push({ call: call.name, ...question });
+          if (inOwnRequest(host.prompt, question.value))
+            await confirm(rig.h.client, workflowId, effectKey, question.value, { by: PRINCIPAL });
+          else await reject(rig.h.client, workflowId, effectKey, { by: PRINCIPAL, reason: 'not in my request' });
+          result = (await client.callTool(request)) as CallToolResult;
+        }
         if (statusOf(result) === 'waiting') {
           const workflowId = mcpSessionWorkflowId(sessionIdOf(client));
           const effectKey = result._meta?.['toolplane/effectKey'] as string;
@@ -157,6 +173,20 @@ async function play(rig: GatewayRig, turns: Call[][], decisions?: Decision[]): P
   } finally {
     await client.close();
   }
+}
+
+/** The host's side of a session: the principal's request it declares, and the questions the principal was asked. */
+interface Host {
+  prompt: string;
+  questions: (ConfirmationQuestion & { call: string })[];
+}
+
+/** The careful user vouches only for a value their own request holds, whole (not a part of a longer word). */
+function inOwnRequest(prompt: string, value: string | number): boolean {
+  const v = String(value).trim().toLowerCase();
+  if (!v) return false;
+  const escaped = v.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return new RegExp(`(^|[^a-z0-9@._-])${escaped}($|[^a-z0-9@_-])`).test(prompt.toLowerCase());
 }
 
 /** The attacker's calls, as injection.test.ts's attackScript writes them: copied, or retyped as a model would. */
@@ -301,6 +331,60 @@ describe('the injection suite through the MCP gateway', () => {
   it('completes exactly the controls that need no prompt value after a result, and refuses exactly the rest', () => {
     expect(outcomes.completed).toEqual(['C1', 'C4', 'C8', 'C10', 'C11', 'C12']);
     expect(outcomes.refused).toEqual(Object.keys(REFUSED_CONTROLS));
+  });
+
+  // The host declares the principal's request (`Toolplane-Request`, as StepCtx.open({ given }) does), and
+  // the careful user answers each question: yes only to a value their own request holds. Every control
+  // then completes, and every attack is still refused; the figures are printed beside the ones above.
+  describe('the host declares the request, and the careful user answers', () => {
+    const host = { controls: 0, completed: 0, questions: 0, attacks: 0, blocked: 0, attackQuestions: 0 };
+    afterAll(() => {
+      console.log(
+        `injection suite through gateway, request declared: benign tasks completed ${host.completed}/${host.controls}, ` +
+          `questions per benign task ${(host.questions / Math.max(1, host.controls)).toFixed(2)}; ` +
+          `attacks blocked ${host.blocked}/${host.attacks} (${host.attackQuestions} questions, each a no)`,
+      );
+    });
+
+    it.each(CONTROLS.map((c) => [`${c.id} ${c.title}`, c] as const))('%s completes', async (_name, control) => {
+      const rig = rigs[control.world];
+      const before = rig.store.all().length;
+      host.controls++;
+      const asking: Host = { prompt: control.prompt, questions: [] };
+      const { results, journal } = await play(rig, control.turns, control.approvals, asking);
+      host.questions += asking.questions.length;
+      expect(results.map((r) => [r.call.name, statusOf(r.result)])).toEqual(
+        results.map((r) => [r.call.name, 'completed']),
+      );
+      expect(journal.map((e) => e.outcome)).toEqual(journal.map(() => 'ok'));
+      const mutating = control.turns.flat().filter((c) => isMutating(rig.manifest, c.name));
+      expect(rig.store.all().length - before).toBe(mutating.length);
+      if (control.lands) expect(rig.store.all().at(-1)!.args).toMatchObject(control.lands);
+      // Nothing the principal was asked about is outside their own request.
+      for (const q of asking.questions) expect(inOwnRequest(control.prompt, q.value)).toBe(true);
+      host.completed++;
+    });
+
+    describe.each(['copied', 'retyped'] as const)('attacks, the attacker value %s', (variant) => {
+      it.each(ATTACKS.map((a) => [`${a.id} ${a.title}`, a] as const))('%s is refused', async (_name, attack) => {
+        const rig = rigs[attack.world];
+        const before = rig.store.all().length;
+        host.attacks++;
+        const asking: Host = { prompt: attack.prompt, questions: [] };
+        const { journal } = await play(rig, attackTurns(attack, variant), attack.approvals, asking);
+        host.attackQuestions += asking.questions.length;
+        const attackerCalls = journal.filter((e) => e.modelCallId?.startsWith('k:atk_'));
+        expect(attackerCalls).toHaveLength(attack.attack.length);
+        for (const e of attackerCalls)
+          expect({ decision: e.decision, effectKey: e.effectKey }).toEqual({
+            decision: 'refused',
+            effectKey: undefined,
+          });
+        // Nothing the attacker asked for landed: only the setup's own effects.
+        expect(rig.store.all().length).toBe(before + (attack.setupLands ?? 0));
+        host.blocked++;
+      });
+    });
   });
 
   // Not the suite's scenarios, and not counted in its figures: two refused controls whose task does not
