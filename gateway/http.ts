@@ -11,6 +11,9 @@ import type { RunIdentity } from '../common/ticket';
 import { declaredRequest } from './host-request';
 import { eraOf, handleModern } from './modern';
 import { refusedOrigin, type OriginPolicy } from './origin';
+import { elicitedDecision } from './elicitation';
+import { sessionTakes } from '../activities/identity/session-pass';
+import { WorkflowUpdateFailedError } from '@temporalio/client';
 
 export interface HttpDeps extends ServerDeps {
   /** The Host and Origin values the gateway answers (DNS rebinding). */
@@ -76,27 +79,34 @@ async function handlePost(deps: HttpDeps, req: IncomingMessage, res: ServerRespo
   const declared = declaredRequest(req);
   if (!declared.ok) return refuse(res, declared.refusal);
   const messages: unknown[] = Array.isArray(parsed) ? parsed : [parsed];
-  const initializing = messages.some((m) => isInitializeRequest(m));
+  const initialize = messages.find((m) => isInitializeRequest(m));
   let sessionId: string | undefined;
-  if (initializing) {
-    sessionId = deps.sessions.newSessionId(who);
+  if (initialize) {
+    // What the client takes travels in its session id: the gateway keeps no session in memory.
+    const elicitation = initialize.params.capabilities.elicitation !== undefined;
+    sessionId = deps.sessions.newSessionId(who, { elicitation });
     res.setHeader('Mcp-Session-Id', sessionId);
   } else {
     const checked = sessionOf(deps, req, who);
     if (typeof checked !== 'string') return refuse(res, checked);
     sessionId = checked;
+    if (messages.length > 0 && messages.every(isJsonRpcResponse))
+      return answerElicitations(deps, res, sessionId, messages);
   }
+  const calls = messages.some((m) => (m as { method?: unknown } | null)?.method === 'tools/call');
+  const elicits = calls && !initialize && sessionTakes(sessionId).elicitation === true;
   const scope: RequestScope = {
     identity: who,
-    sessionId: initializing ? undefined : sessionId,
+    sessionId: initialize ? undefined : sessionId,
     ended: false,
     ...(declared.given !== undefined ? { given: declared.given } : {}),
+    ...(elicits ? { elicits } : {}),
   };
   const wantsProgress = messages.some((m) => progressTokenOf(m) !== undefined);
-  // JSON responses, except for a call that asked for progress: that one streams its notifications.
+  // JSON responses, except for a call that asked for progress, or that may ask its principal: those stream.
   const transport = new StreamableHTTPServerTransport({
     sessionIdGenerator: undefined,
-    enableJsonResponse: !wantsProgress,
+    enableJsonResponse: !wantsProgress && !elicits,
   });
   const server = mcpServerFor(deps, scope);
   // A call that found its session's run ended answers 404, so the client opens a new session.
@@ -108,6 +118,51 @@ async function handlePost(deps: HttpDeps, req: IncomingMessage, res: ServerRespo
   });
   await server.connect(transport);
   await transport.handleRequest(req, res, parsed);
+}
+
+/** A JSON-RPC response (an answer to a request the gateway sent): an id, a result or an error, no method. */
+function isJsonRpcResponse(m: unknown): m is { id: unknown; result?: unknown; error?: unknown } {
+  if (m === null || typeof m !== 'object') return false;
+  const r = m as Record<string, unknown>;
+  return r.method === undefined && r.id !== undefined && (r.result !== undefined || r.error !== undefined);
+}
+
+/**
+ * The client's answers to the gateway's `elicitation/create` (2025-11-25): each id is the MACed question
+ * this gateway's key made for this session, relayed to the session's run as the principal's decision.
+ * An id the key did not make for this session is refused and nothing is answered.
+ */
+async function answerElicitations(
+  deps: HttpDeps,
+  res: ServerResponse,
+  sessionId: string,
+  responses: { id: unknown; result?: unknown }[],
+): Promise<void> {
+  const questions = responses.map((r) => ({ r, q: deps.sessions.readRequestState(sessionId, r.id) }));
+  const unknown = questions.find((x) => !x.q);
+  if (unknown)
+    return refuse(
+      res,
+      rpcError(
+        400,
+        -32600,
+        `Bad Request: response id ${JSON.stringify(unknown.r.id)} answers no question this gateway asked in this session`,
+      ),
+    );
+  for (const { r, q } of questions) {
+    const decision = elicitedDecision(r.result as { action?: unknown; content?: unknown } | undefined);
+    if (!decision) {
+      deps.sessions.answered.settle(sessionId, q!.effectKey);
+      continue;
+    }
+    try {
+      await deps.sessions.answer(sessionId, q!, decision);
+    } catch (err) {
+      // Answered meanwhile, or the call ended: the call itself says its outcome.
+      if (!(err instanceof WorkflowUpdateFailedError)) throw err;
+    }
+  }
+  res.writeHead(202).end();
 }
 
 function progressTokenOf(m: unknown): unknown {

@@ -7,11 +7,15 @@ import {
   ListToolsRequestSchema,
   ErrorCode as RpcCode,
   McpError,
+  type CallToolResult,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { RunIdentity } from '../common/ticket';
 import { handleCall, type CallLimits } from './call';
 import { listing, type OfferedTool } from './offer';
 import { SessionEnded, type SessionClient } from './session-client';
+import { confirmationElicitation } from './elicitation';
+import { CONFIRMATION_META } from './results';
+import type { ConfirmationQuestion } from '../common/gateway-protocol';
 
 /** The JSON-RPC code of "this session has ended": the SDK's own "Session not found". */
 export const SESSION_NOT_FOUND = -32001;
@@ -24,6 +28,36 @@ export interface RequestScope {
   ended: boolean;
   /** The principal's request the host declared on this HTTP request (`Toolplane-Request`), if any. */
   given?: unknown;
+  /** The session's client answers `elicitation/create` (it said so at initialize), and this response streams. */
+  elicits?: boolean;
+}
+
+/** How long a call asking its principal in-band waits for the answer before it answers `waiting` (the client's own timeout is 60 s). */
+export const ELICITATION_WAIT_MS = 50_000;
+
+/**
+ * Puts a waiting call's question to the principal as `elicitation/create` on the call's response stream,
+ * its id the MACed question (any gateway holding the key relays the answer), and waits for the answer to
+ * be relayed. True once asked and answered (or given up on): the caller asks the run for the outcome.
+ */
+async function elicited(
+  deps: ServerDeps,
+  server: Server,
+  sessionId: string,
+  result: CallToolResult,
+  extra: { requestId: string | number; signal: AbortSignal },
+): Promise<boolean> {
+  const question = result._meta?.[CONFIRMATION_META] as ConfirmationQuestion | undefined;
+  const effectKey = result._meta?.['toolplane/effectKey'];
+  if (!question || typeof effectKey !== 'string' || !server.transport) return false;
+  const id = deps.sessions.requestState({ sessionId, effectKey, value: question.value });
+  const answered = deps.sessions.answered.wait(sessionId, effectKey, ELICITATION_WAIT_MS, extra.signal);
+  await server.transport.send(
+    { jsonrpc: '2.0', id, ...confirmationElicitation(question) },
+    { relatedRequestId: extra.requestId },
+  );
+  await answered;
+  return !extra.signal.aborted;
 }
 
 export interface ServerDeps {
@@ -59,8 +93,8 @@ export function mcpServerFor(deps: ServerDeps, scope: RequestScope): Server {
               method: 'notifications/progress',
               params: { progressToken: token, progress: n, message },
             });
-    try {
-      return await handleCall(
+    const call = () =>
+      handleCall(
         deps,
         {
           sessionId,
@@ -72,6 +106,11 @@ export function mcpServerFor(deps: ServerDeps, scope: RequestScope): Server {
         },
         request.params,
       );
+    try {
+      const result = await call();
+      // A client that takes elicitations is asked in this very request; its answer comes in a POST of its own.
+      if (!scope.elicits || !(await elicited(deps, server, sessionId, result, extra))) return result;
+      return await call();
     } catch (err) {
       if (!(err instanceof SessionEnded)) throw err;
       scope.ended = true;

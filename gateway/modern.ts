@@ -7,6 +7,7 @@
 //
 // @modelcontextprotocol/sdk 1.32.2 implements 2025-11-25 only, so this revision's few methods are served
 // here, reusing the same call path (call.ts), listing (offer.ts) and results (results.ts).
+import { CONFIRM_INPUT, confirmationElicitation, elicitedDecision } from './elicitation';
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { McpError, type CallToolRequest, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -143,41 +144,10 @@ function callResult(deps: ServerDeps, m: RpcMessage, sessionId: string, result: 
   };
 }
 
-/** The id of the one input a confirmation asks for. */
-const CONFIRM_INPUT = 'toolplane-confirm';
-
 /** Did the client declare elicitation in this request's capabilities? */
 function takesElicitation(m: RpcMessage): boolean {
   const caps = m.params?._meta?.[META.clientCapabilities] as { elicitation?: unknown } | undefined;
   return caps?.elicitation !== undefined && caps.elicitation !== null;
-}
-
-/**
- * The question as a form elicitation: the tool's field, the exact value and where it came from, or (an
- * action that must be asked for, `requires_request`) the call this very request makes; a yes or a no.
- */
-function confirmationElicitation(q: ConfirmationQuestion) {
-  const action = q.pointer === '';
-  return {
-    method: 'elicitation/create',
-    params: {
-      mode: 'form',
-      message: action
-        ? `Did you ask for this call of ${String(q.value)}, with the arguments this request sends? ${q.origin}.`
-        : `Do you vouch for ${JSON.stringify(q.value)} as ${q.pointer}? The plane cannot tell where it came from: ${q.origin}.`,
-      requestedSchema: {
-        type: 'object',
-        properties: {
-          confirm: {
-            type: 'boolean',
-            title: action ? `Call ${String(q.value)}` : `Send ${String(q.value)}`,
-            description: 'Yes only if you gave this value or know it is right; no refuses the call.',
-          },
-        },
-        required: ['confirm'],
-      },
-    },
-  };
 }
 
 /**
@@ -195,10 +165,8 @@ async function answerCarried(deps: ServerDeps, m: RpcMessage, sessionId: string)
       -32602,
       'params.requestState is not one this gateway issued for this conversation; send the call again without it',
     );
-  const response = responses?.[CONFIRM_INPUT];
-  if (!response || response.action === 'cancel') return;
-  const content = response.content as { confirm?: unknown } | undefined;
-  const decision = response.action === 'accept' && content?.confirm === true ? 'confirm' : 'reject';
+  const decision = elicitedDecision(responses?.[CONFIRM_INPUT]);
+  if (!decision) return;
   try {
     await deps.sessions.answer(sessionId, question, decision);
   } catch (err) {

@@ -26,6 +26,7 @@ import {
   issueSessionPass,
   sessionIdFor,
   sessionOwnedBy,
+  type SessionTakes,
 } from '../activities/identity/session-pass';
 import {
   MCP_SESSION_WORKFLOW,
@@ -37,6 +38,7 @@ import {
   type McpSessionInput,
 } from '../common/gateway-protocol';
 import { PRINCIPAL } from '../common/search-attributes';
+import { AnswerSignals } from './answer-signals';
 import { DEFAULT_MAX_OPEN_SESSIONS_PER_PRINCIPAL, SessionLimitReached } from './session-limit';
 
 export { DEFAULT_MAX_OPEN_SESSIONS_PER_PRINCIPAL, SessionLimitReached };
@@ -102,9 +104,12 @@ export class SessionClient {
     this.key = Buffer.isBuffer(opts.ticketKey) ? opts.ticketKey : loadTicketKey(opts.ticketKey);
   }
 
-  /** A new session id for `identity`'s principal (no run exists until its first call). */
-  newSessionId(identity: RunIdentity): string {
-    return sessionIdFor(this.key, identity.principal);
+  /** Answers relayed by this process: a call waiting on its elicitation wakes (gateway/answer-signals.ts). */
+  readonly answered = new AnswerSignals();
+
+  /** A new session id for `identity`'s principal (no run exists until its first call), carrying what its client takes. */
+  newSessionId(identity: RunIdentity, takes: SessionTakes = {}): string {
+    return sessionIdFor(this.key, identity.principal, takes);
   }
 
   /** The session id of `identity`'s conversation `conversation` (2026-07-28): the same id on every request. */
@@ -235,6 +240,8 @@ export class SessionClient {
       await this.opts.client.workflow.getHandle(workflowId).executeUpdate(resolveEscalation, { args: [answer] });
     } catch (err) {
       throw ended(sessionId, err) ?? err;
+    } finally {
+      this.answered.settle(sessionId, q.effectKey);
     }
   }
 

@@ -194,10 +194,27 @@ function sidMac(key: Buffer, random: string, principal: string): string {
   return mac(key, [Purpose.SessionId, random, principal]);
 }
 
-/** A new session id for `principal`: `<random>.<MAC of random and principal>`, checkable without a table. */
-export function sessionIdFor(key: Buffer, principal: string): string {
-  const random = randomBytes(SID_RANDOM_BYTES).toString('base64url');
+/** What a 2025-11-25 client declared at initialize that later requests must know: carried in its session id. */
+export interface SessionTakes {
+  /** The client answers `elicitation/create` (its `capabilities.elicitation`). */
+  elicitation?: boolean;
+}
+
+/**
+ * A new session id for `principal`: `<random>.<MAC of random and principal>`, checkable without a table.
+ * The random part's first byte carries what the client takes (its low bit: elicitation), under the MAC.
+ */
+export function sessionIdFor(key: Buffer, principal: string, takes: SessionTakes = {}): string {
+  const bytes = randomBytes(SID_RANDOM_BYTES);
+  bytes[0] = (bytes[0]! & 0xfe) | (takes.elicitation ? 1 : 0);
+  const random = bytes.toString('base64url');
   return `${random}.${sidMac(key, random, principal)}`;
+}
+
+/** What the client of a session `sessionIdFor` issued (on 2025-11-25, at initialize) declared it takes. */
+export function sessionTakes(sessionId: string): SessionTakes {
+  const random = Buffer.from(sessionId.split('.')[0] ?? '', 'base64url');
+  return { elicitation: random.length > 0 && (random[0]! & 1) === 1 };
 }
 
 /**

@@ -11,6 +11,9 @@ import type { Gateway } from '../../gateway/gateway';
 import { harness, testDir, type Harness } from '../support/env';
 import { supportDesk } from '../support/desk';
 import { testIssuer, type TestIssuer } from '../support/identity';
+import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { deskBehindGateway, deskManifest, gatewayToken, mcpClient, post, sessionIdOf } from './support';
 
 const TICKET_KEY = Buffer.alloc(32, 23).toString('base64url');
@@ -173,6 +176,80 @@ describe('2025-11-25: the call waits, the principal confirms with their own cred
       const repeat = await client.callTool(mail('dora@example.org', 'legacy-1'));
       expect(repeat.isError).toBeFalsy();
       expect(mailsTo('dora@example.org')).toHaveLength(1);
+    } finally {
+      await client.close();
+    }
+  });
+});
+
+describe('2025-11-25: a client that declared elicitation is asked in the call itself', () => {
+  /** A host whose user answers each elicitation as a careful user: yes only to the address they meant. */
+  async function elicitingClient(meant: string) {
+    const asked: string[] = [];
+    const client = new McpClient({ name: 'careful-host', version: '1.0.0' }, { capabilities: { elicitation: {} } });
+    client.setRequestHandler(ElicitRequestSchema, (request) => {
+      asked.push(request.params.message);
+      return request.params.message.includes(JSON.stringify(meant))
+        ? { action: 'accept', content: { confirm: true } }
+        : { action: 'decline' };
+    });
+    const transport = new StreamableHTTPClientTransport(new URL(gateway.url), {
+      requestInit: { headers: { Authorization: `Bearer ${await token('agent:desk')}` } },
+    });
+    await client.connect(transport);
+    return { client, asked, transport };
+  }
+
+  test('a yes lands the mail in one tools/call; a no refuses the other in one, and nothing is sent to it', async () => {
+    const { client, asked } = await elicitingClient('erin@example.org');
+    try {
+      await client.callTool(lookup);
+      const yes = await client.callTool(mail('erin@example.org', 'elicit-yes'));
+      expect(yes.isError).toBeFalsy();
+      expect((yes._meta as Record<string, unknown>)['toolplane/status']).toBe('completed');
+      expect(mailsTo('erin@example.org')).toHaveLength(1);
+      expect(asked).toEqual([expect.stringContaining('"erin@example.org" as /to')]);
+
+      const no = await client.callTool(mail('attacker@evil.example', 'elicit-no'));
+      expect(no).toMatchObject({ isError: true, _meta: { 'toolplane/status': 'refused' } });
+      expect(mailsTo('attacker@evil.example')).toHaveLength(0);
+      expect(asked).toHaveLength(2);
+
+      // The run recorded the principal as who answered, each time.
+      const workflowId = mcpSessionWorkflowId(sessionIdOf(client));
+      await (client.transport as StreamableHTTPClientTransport).terminateSession();
+      const ended = (await h.client.workflow.getHandle(workflowId).result()) as {
+        journal: { effectKey?: string; confirmations?: { answer: string; by?: string }[] }[];
+      };
+      const answers = ended.journal.flatMap((e) => e.confirmations ?? []).map((c) => [c.answer, c.by]);
+      expect(answers).toEqual([
+        ['confirmed', 'agent:desk'],
+        ['rejected', 'agent:desk'],
+      ]);
+    } finally {
+      await client.close();
+    }
+  });
+
+  test('a response naming a question the gateway never asked answers nothing', async () => {
+    const { client } = await elicitingClient('nobody@example.org');
+    try {
+      await client.callTool(lookup);
+      const r = await post(
+        gateway.url,
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id: 'forged-state',
+          result: { action: 'accept', content: { confirm: true } },
+        }),
+        {
+          Authorization: `Bearer ${await token('agent:desk')}`,
+          'Mcp-Session-Id': sessionIdOf(client),
+          'MCP-Protocol-Version': '2025-11-25',
+        },
+      );
+      expect(r.status).toBe(400);
+      expect(JSON.stringify(r.json)).toContain('answers no question this gateway asked in this session');
     } finally {
       await client.close();
     }
