@@ -13,11 +13,10 @@ import type { JournalEntry } from '../../common/journal';
 import type { AgentRunResult } from '../../workflows/agent/run';
 import { agentInput, runAgent } from '../support/agent';
 import { refundScript, supportDesk } from '../support/desk';
-import { exampleManifest, harness, testDir, type Harness } from '../support/env';
+import { exampleManifest, harness, testAddress, testDir, type Harness } from '../support/env';
 import { historyOf, scheduledActivities, type HistoryEvent } from '../support/history';
 import { waitFor } from '../support/wait';
 import { buildProgram } from '../../cli';
-import { testAddress } from '../support/env';
 import type { ResetPlan } from '../../inspect/reset-plan';
 
 const REFUND = 'tool://payments/refund';
