@@ -19,6 +19,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import { ed25519Verify } from '../common/ed25519';
+import { recordUpdateTracingFlag } from './update-tracing-flag';
 import { RunTopic, type EffectEvent } from '../common/run-events';
 import { proofMessage } from '../common/session-proof';
 import {
@@ -113,6 +114,8 @@ export class RunStream {
     const legacyEnd = (prior as { base_offset?: unknown } | undefined)?.base_offset;
     this.base = isOffset(prior?.offset) ? prior.offset : isOffset(legacyEnd) ? legacyEnd : 0;
     this.publishers = isRecord(prior?.publishers) ? { ...prior.publishers } : {};
+    // Set in the run's first task: a validator's rejection never drops it (update-tracing-flag.ts).
+    recordUpdateTracingFlag();
     // Before history: a batch the worker did not sign for this run is refused, and nothing is kept.
     setHandler(appendUpdate, (input) => this.accept(input as StreamPublish), {
       validator: (input) => this.refuseUnproved(input),
