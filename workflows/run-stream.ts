@@ -18,10 +18,9 @@ import {
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
-import { ed25519Verify } from '../common/ed25519';
 import { recordUpdateTracingFlag } from './update-tracing-flag';
 import { RunTopic, type EffectEvent } from '../common/run-events';
-import { proofMessage } from '../common/session-proof';
+import { signedByWorker } from '../common/worker-signature';
 import {
   asTokensEvent,
   STREAM_APPEND_UPDATE,
@@ -190,19 +189,8 @@ export class RunStream {
         StreamRefusedReason.Malformed,
         "only the worker's model attempts write a run's tokens: a batch names its publisher and number and carries the worker's signature",
       );
-    let signed = false;
-    try {
-      const { workflowId, runId } = workflowInfo();
-      signed =
-        this.key !== undefined &&
-        ed25519Verify(
-          this.key,
-          proofMessage(streamBatchFields(workflowId, runId, { publisher, sequence, tokens })),
-          sig,
-        );
-    } catch {
-      signed = false;
-    }
+    const { workflowId, runId } = workflowInfo();
+    const signed = signedByWorker(this.key, streamBatchFields(workflowId, runId, { publisher, sequence, tokens }), sig);
     if (!signed)
       refuse(
         StreamRefusedReason.BadProof,

@@ -6,7 +6,8 @@
 import { createHmac, randomBytes, timingSafeEqual, verify } from 'node:crypto';
 import { canonicalJson } from '../../catalog/digest';
 import type { SessionPass } from '../../common/gateway-protocol';
-import { callProofFields, endProofFields, proofMessage, type CallProofSubject } from '../../common/session-proof';
+import { callProofFields, endProofFields, type CallProofSubject } from '../../common/session-proof';
+import { proofMessage } from '../../common/worker-signature';
 import type { RunIdentity } from '../../common/ticket';
 import { signFields, signingKey, workerVerifyKey } from './signing-key';
 

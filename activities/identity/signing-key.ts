@@ -4,7 +4,7 @@
 // the public half from a message only the worker writes (the session's pass, the run's opening); each
 // message's fields begin with their own purpose, so a signature for one kind is never another's.
 import { createHmac, createPrivateKey, createPublicKey, sign, type KeyObject } from 'node:crypto';
-import { proofMessage } from '../../common/session-proof';
+import { proofMessage } from '../../common/worker-signature';
 
 /** The derivation's label: the key first signed the gateway's calls, and keeps its name so sessions' keys stay. */
 const SEED_PURPOSE = 'toolplane-mcp-call-signing-key';
