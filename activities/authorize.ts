@@ -216,6 +216,7 @@ export function createAuthorizeActivities(deps: AuthorizeDeps): AuthorizeActivit
           ticket,
           // A worker with an identity takes no decision on this run's waiting calls on a name's word.
           ...(deps.credentials ? { verifiesDecisions: true as const } : {}),
+          streamKey: deps.tickets.verifyKey(),
           ...(caps ? { caps } : {}),
         };
       });

@@ -10,7 +10,7 @@
 //   signature with other arguments fails, and one older than `SESSION_PROOF_VALID_MS` is stale.
 // - An end is signed over the workflow id and when it was signed.
 import { canonicalJson, sha256Hex } from '../catalog/digest';
-import { ed25519Verify } from './ed25519';
+import { signedByWorker } from './worker-signature';
 
 /** The failure type of an update the session's validator refuses: it never entered history. */
 export const SESSION_MESSAGE_REFUSED = 'McpSessionMessageRefused';
@@ -67,11 +67,6 @@ export function endProofFields(workflowId: string, issuedAt: number): unknown[] 
   return ['toolplane-mcp-end', workflowId, issuedAt];
 }
 
-const encoder = new TextEncoder();
-
-/** The bytes a signature is made over. */
-export const proofMessage = (fields: unknown[]): Uint8Array => encoder.encode(canonicalJson(fields));
-
 /** A session message's proof, as the validator reads it: a time and a signature. */
 export interface SessionProof {
   issuedAt?: unknown;
@@ -96,7 +91,7 @@ export function proofRefusal(
       reason: SessionRefusedReason.Stale,
       message: `the message was not signed in the last ${SESSION_PROOF_VALID_MS / 60_000} minutes; a replayed message is not taken`,
     };
-  if (!ed25519Verify(callKey, proofMessage(fields(proof.issuedAt)), proof.sig))
+  if (!signedByWorker(callKey, fields(proof.issuedAt), proof.sig))
     return {
       reason: SessionRefusedReason.BadProof,
       message:

@@ -195,6 +195,12 @@ export interface AuthorizeResult extends Omit<RunAuthority, 'grants' | 'capabili
    */
   verifiesDecisions?: true;
   /**
+   * The public key of the worker's signatures (Ed25519, base64url): the run's stream takes a token
+   * batch only signed with it (common/stream-protocol.ts). Absent in answers recorded before signed
+   * tokens: such a run takes no tokens from a newer worker.
+   */
+  streamKey?: string;
+  /**
    * The worker's caps on this run (its manifest's `limits`, tightened for the principal); absent when
    * it caps nothing. The run's budget is the tighter of these and the run's own limits.
    */

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { Worker } from '@temporalio/worker';
 import { Patch } from '../common/names';
+import { STREAM_PUBLISH_SIGNAL } from '../common/stream-protocol';
 import type { AuthorizeResult } from '../common/wire';
 import { effectsFromHistory, journalFromCompletion } from '../inspect/journal';
 import type { AgentRunInput, AgentRunResult } from '../workflows/agent/run';
@@ -59,8 +60,12 @@ describe('replaying committed histories', () => {
         // An MCP session's keyless repeat of a refund: sent again before patch toolplane-keyless-repeat-answered, answered after.
         'mcp-keyless-repeat-before.json',
         'mcp-keyless-repeat.json',
+        // A model's answer streamed by the publish signal, which runs no longer take (issue 51: signed token batches by update).
+        'agent-streamed.json',
       ]),
     );
+    // It holds what it stands for: token batches that came by signal, before they were signed.
+    expect(JSON.stringify(load('agent-streamed.json'))).toContain(STREAM_PUBLISH_SIGNAL);
   });
 
   it.each(files)('%s replays without divergence and performs nothing', async (file) => {

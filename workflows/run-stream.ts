@@ -1,24 +1,37 @@
 // Workflow-safe: the run's stream, a view for clients (common/stream-protocol.ts). An append-only log
 // of items in one offset space: the workflow publishes its effects here as they happen, and the
-// model activity sends its tokens by signal. The signal writes only tokens, checked field by field,
-// so an effect event a client reads was written by the run. Nothing in the run reads the stream
-// back: it is never an input to a decision.
+// model activity sends its tokens by update, each batch signed by the worker. The update's validator
+// checks the signature with the worker's public key (the run's opening names it), so a batch nobody
+// with the ticket key signed for this run is refused before it enters history and is never shown.
+// It writes only tokens, checked field by field, so an effect event a client reads was written by the
+// run. Nothing in the run reads the stream back: it is never an input to a decision.
+//
+// Tokens once came by a signal (`STREAM_PUBLISH_SIGNAL`), which anyone who may signal a run could
+// send and no validator can refuse: the run has no handler for it any more. A history that holds such
+// signals replays unchanged (the stream issues no commands; test/replay.test.ts), its tokens unshown.
 import {
   allHandlersFinished,
+  ApplicationFailure,
   condition,
   defineQuery,
-  defineSignal,
   defineUpdate,
   setHandler,
+  workflowInfo,
 } from '@temporalio/workflow';
+import { recordUpdateTracingFlag } from './update-tracing-flag';
 import { RunTopic, type EffectEvent } from '../common/run-events';
+import { signedByWorker } from '../common/worker-signature';
 import {
   asTokensEvent,
+  STREAM_APPEND_UPDATE,
+  STREAM_MESSAGE_REFUSED,
   STREAM_POLL_UPDATE,
-  STREAM_PUBLISH_SIGNAL,
   STREAM_TAIL_QUERY,
+  streamBatchFields,
+  StreamRefusedReason,
   type StreamPoll,
   type StreamPollAnswer,
+  type StreamPublish,
   type StreamTail,
   type StreamTailItem,
 } from '../common/stream-protocol';
@@ -31,8 +44,8 @@ export interface RunStreamState {
   publishers: Record<string, { sequence: number; at: number }>;
 }
 
-// The signal's argument is whatever a sender sent: typed unknown, and checked before anything is kept.
-const publishSignal = defineSignal<[unknown]>(STREAM_PUBLISH_SIGNAL);
+// The update's argument is whatever a sender sent: typed unknown, and checked before anything is kept.
+const appendUpdate = defineUpdate<void, [unknown]>(STREAM_APPEND_UPDATE);
 const pollUpdate = defineUpdate<StreamPollAnswer, [StreamPoll]>(STREAM_POLL_UPDATE);
 const tailQuery = defineQuery<StreamTail, [number]>(STREAM_TAIL_QUERY);
 
@@ -72,6 +85,10 @@ function copyOf(event: EffectEvent): EffectEvent | undefined {
   }
 }
 
+function refuse(reason: StreamRefusedReason, message: string): never {
+  throw ApplicationFailure.nonRetryable(message, STREAM_MESSAGE_REFUSED, { reason });
+}
+
 const isOffset = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
 const isRecord = (v: unknown): v is RunStreamState['publishers'] => typeof v === 'object' && v !== null;
 
@@ -86,6 +103,8 @@ export class RunStream {
   private readonly publishers: RunStreamState['publishers'];
   private closing = false;
   private handedOver = false;
+  /** The worker's public key, from the run's opening: until it is known, no batch is taken. */
+  private key: string | undefined;
 
   /** Registers the stream's handlers; a run that continues a chain passes the state its predecessor handed over. */
   constructor(prior?: RunStreamState) {
@@ -94,13 +113,23 @@ export class RunStream {
     const legacyEnd = (prior as { base_offset?: unknown } | undefined)?.base_offset;
     this.base = isOffset(prior?.offset) ? prior.offset : isOffset(legacyEnd) ? legacyEnd : 0;
     this.publishers = isRecord(prior?.publishers) ? { ...prior.publishers } : {};
-    setHandler(publishSignal, (input) => this.accept(input));
+    // Set in the run's first task: a validator's rejection never drops it (update-tracing-flag.ts).
+    recordUpdateTracingFlag();
+    // Before history: a batch the worker did not sign for this run is refused, and nothing is kept.
+    setHandler(appendUpdate, (input) => this.accept(input as StreamPublish), {
+      validator: (input) => this.refuseUnproved(input),
+    });
     setHandler(pollUpdate, (poll) => this.answer(poll));
     // A client that polled a run until it closed reads what it missed here (a query answers a closed run).
     setHandler(tailQuery, (from) => ({
       items: this.collect(this.clamp(from), undefined, Infinity).items,
       end: this.end(),
     }));
+  }
+
+  /** Takes the worker's public key from the run's opening (undefined: an opening recorded before signed tokens). */
+  trust(key: string | undefined): void {
+    this.key = key;
   }
 
   /** Publishes one of the run's effects. */
@@ -140,14 +169,48 @@ export class RunStream {
     this.log.push({ topic, json, size: json.length + topic.length });
   }
 
-  /** A token batch by signal: applied once per publisher and sequence number, tokens only, nothing else kept. */
-  private accept(input: unknown): void {
-    if (this.handedOver || typeof input !== 'object' || input === null) return;
-    const { publisher, sequence, tokens } = input as Record<string, unknown>;
-    if (typeof publisher !== 'string' || publisher.length === 0 || !isOffset(sequence) || !Array.isArray(tokens))
-      return;
+  /**
+   * The validator: refuses a batch not shaped as the model activity sends it, not signed by the worker
+   * for this run, publisher, number and tokens, already applied, or sent while the run hands over.
+   */
+  private refuseUnproved(input: unknown): void {
+    const b = (typeof input === 'object' && input !== null ? input : {}) as Partial<
+      Record<keyof StreamPublish, unknown>
+    >;
+    const { publisher, sequence, tokens, sig } = b;
+    if (
+      typeof publisher !== 'string' ||
+      publisher.length === 0 ||
+      !isOffset(sequence) ||
+      !Array.isArray(tokens) ||
+      typeof sig !== 'string'
+    )
+      refuse(
+        StreamRefusedReason.Malformed,
+        "only the worker's model attempts write a run's tokens: a batch names its publisher and number and carries the worker's signature",
+      );
+    const { workflowId, runId } = workflowInfo();
+    const signed = signedByWorker(this.key, streamBatchFields(workflowId, runId, { publisher, sequence, tokens }), sig);
+    if (!signed)
+      refuse(
+        StreamRefusedReason.BadProof,
+        "the signature is not the worker's for this run and these tokens; nothing was recorded or shown",
+      );
     const seen = this.publishers[publisher];
-    if (seen && sequence <= seen.sequence) return;
+    if (seen && sequence <= seen.sequence)
+      refuse(StreamRefusedReason.AlreadyApplied, `batch ${sequence} of this publisher was applied already`);
+    if (this.closing || this.handedOver)
+      refuse(
+        StreamRefusedReason.Closing,
+        'the run is handing over to the run that continues it: it takes no more tokens',
+      );
+  }
+
+  /** A token batch the validator took: applied once per publisher and sequence number, tokens only, nothing else kept. */
+  private accept({ publisher, sequence, tokens }: StreamPublish): void {
+    // Asked again: two batches of one number may have been validated before either was applied.
+    const seen = this.publishers[publisher];
+    if (this.handedOver || (seen && sequence <= seen.sequence)) return;
     this.publishers[publisher] = { sequence, at: Date.now() };
     for (const t of tokens) {
       const event = asTokensEvent(t);

@@ -51,6 +51,8 @@ export interface RunScope {
   manifestDigest?: string;
   /** The worker verifies who decides this run's waiting calls (`authorizeDecision`); else `by` is taken as given. */
   verifiesDecisions?: boolean;
+  /** The worker's public key, which the run's stream checks token batches with; absent in a run opened before signed tokens. */
+  streamKey?: string;
   /**
    * The worker's caps on this run (turns, tool calls, tokens, cost, deadline, delegation depth), from
    * its manifest's `limits` and the principal's entry; absent when it caps nothing. A run's own limits
@@ -136,6 +138,7 @@ export class StepCtx {
     stream?: RunStream,
   ) {
     this.stream = stream ?? new RunStream();
+    this.stream.trust(scope.streamKey);
     this.status.credentialed = scope.verifiesDecisions === true;
     this.own = new OwnCalls(scope);
     setHandler(journalQuery, () => this.ordered());

@@ -1,22 +1,15 @@
 // The MCP gateway's MACs and signatures, made with the worker's ticket key (the gateway is part of the
 // worker's authority): the session pass a session's first run is authorized by, the signature each
-// message to a session carries (common/session-proof.ts; an Ed25519 key derived from the ticket key,
+// message to a session carries (common/session-proof.ts; the worker's Ed25519 key, signing-key.ts,
 // so the run's validators check it with the public half), and session ids bound to the principal they
 // were issued to. Every compare is timing-safe.
-import {
-  createHmac,
-  createPrivateKey,
-  createPublicKey,
-  randomBytes,
-  sign,
-  timingSafeEqual,
-  verify,
-  type KeyObject,
-} from 'node:crypto';
+import { createHmac, randomBytes, timingSafeEqual, verify } from 'node:crypto';
 import { canonicalJson } from '../../catalog/digest';
 import type { SessionPass } from '../../common/gateway-protocol';
-import { callProofFields, endProofFields, proofMessage, type CallProofSubject } from '../../common/session-proof';
+import { callProofFields, endProofFields, type CallProofSubject } from '../../common/session-proof';
+import { proofMessage } from '../../common/worker-signature';
 import type { RunIdentity } from '../../common/ticket';
+import { signFields, signingKey, workerVerifyKey } from './signing-key';
 
 /** The bytes a MAC keeps: 128 bits, 22 characters of base64url (as run tickets). */
 const MAC_CHARS = 22;
@@ -25,7 +18,6 @@ const SID_RANDOM_BYTES = 16;
 
 const Purpose = {
   Session: 'toolplane-mcp-session',
-  CallSigning: 'toolplane-mcp-call-signing-key',
   SessionId: 'toolplane-mcp-sid',
   Conversation: 'toolplane-mcp-conversation',
   Confirmation: 'toolplane-mcp-confirmation',
@@ -50,38 +42,9 @@ function passMac(key: Buffer, workflowId: string, identity: RunIdentity, expires
   return mac(key, callKey === undefined ? fields : [...fields, callKey]);
 }
 
-/** The Ed25519 key pair a ticket key derives for signing messages to sessions; made once per key. */
-interface SigningKey {
-  privateKey: KeyObject;
-  publicKey: KeyObject;
-  /** The raw public key, base64url (43 characters): what a session's pass names. */
-  raw: string;
-}
-const signingKeys = new Map<string, SigningKey>();
-/** PKCS #8 of an Ed25519 private key, up to its 32-byte seed. */
-const ED25519_PKCS8_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex');
-
-function signingKey(key: Buffer): SigningKey {
-  const id = createHmac('sha256', key).update('toolplane-signing-key-id').digest('base64url');
-  let k = signingKeys.get(id);
-  if (!k) {
-    const seed = createHmac('sha256', key).update(Purpose.CallSigning).digest();
-    const privateKey = createPrivateKey({
-      key: Buffer.concat([ED25519_PKCS8_PREFIX, seed]),
-      format: 'der',
-      type: 'pkcs8',
-    });
-    const publicKey = createPublicKey(privateKey);
-    k = { privateKey, publicKey, raw: publicKey.export({ format: 'jwk' }).x! };
-    if (signingKeys.size >= 64) signingKeys.clear();
-    signingKeys.set(id, k);
-  }
-  return k;
-}
-
 /** The public key a session's run checks the gateway's signatures with (base64url, raw 32 bytes). */
 export function sessionVerifyKey(key: Buffer): string {
-  return signingKey(key).raw;
+  return workerVerifyKey(key);
 }
 
 /** The pass that authorizes the first run of session `workflowId` for `identity`, valid `ttlMs` from now. */
@@ -112,7 +75,7 @@ export function verifySessionPass(
 
 /** The gateway's signature over call `c` of session `workflowId` (common/session-proof.ts `callProofFields`). */
 export function callSignature(key: Buffer, workflowId: string, c: CallProofSubject): string {
-  return sign(null, proofMessage(callProofFields(workflowId, c)), signingKey(key).privateKey).toString('base64url');
+  return signFields(key, callProofFields(workflowId, c));
 }
 
 /** Did the gateway (holding `key`) sign call `c` of session `workflowId` with `sig`? */
@@ -128,9 +91,7 @@ export function verifyCallSignature(key: Buffer, workflowId: string, c: CallProo
 
 /** The gateway's signature ending session `workflowId`, made at `issuedAt`. */
 export function endSignature(key: Buffer, workflowId: string, issuedAt: number): string {
-  return sign(null, proofMessage(endProofFields(workflowId, issuedAt)), signingKey(key).privateKey).toString(
-    'base64url',
-  );
+  return signFields(key, endProofFields(workflowId, issuedAt));
 }
 
 /**

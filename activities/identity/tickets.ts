@@ -10,6 +10,8 @@ import { ToolplaneError } from '../../catalog/errors';
 import type { RunIdentity, RunTicket, TicketCarry } from '../../common/ticket';
 import type { SessionPass } from '../../common/gateway-protocol';
 import { verifyCallSignature, verifyConfirmationMac, verifySessionPass } from './session-pass';
+import { signFields, workerVerifyKey } from './signing-key';
+import { streamBatchFields, type StreamPublish } from '../../common/stream-protocol';
 import type { McpCallProof } from '../../common/session-proof';
 import { reserveMacFields, sealOf, settleProofFields, type BudgetSeals } from '../../common/budget-proof';
 import type { ReserveUpdate } from '../../common/budget-protocol';
@@ -174,6 +176,16 @@ export class TicketIssuer {
     proof: unknown,
   ): boolean {
     return typeof proof === 'string' && same(proof, this.budgetSettleProof(budgetWorkflowId, reservation, outcome));
+  }
+
+  /** The public key of the worker's signatures: a run's opening names it, and its stream checks token batches with it. */
+  verifyKey(): string {
+    return workerVerifyKey(this.key);
+  }
+
+  /** The worker's signature over a token batch to run `run` (common/stream-protocol.ts `streamBatchFields`). */
+  signStreamBatch(run: RunIds, batch: Omit<StreamPublish, 'sig'>): string {
+    return signFields(this.key, streamBatchFields(run.workflowId, run.runId, batch));
   }
 
   /** Did this worker issue run `run` this carry? */

@@ -120,9 +120,12 @@ export function aiSdkModelGuard(deps: Pick<GovernedProviderDeps, 'models' | 'tic
  * The streamed call's text, also published into the run's stream as toolplane's `tokens` events (what
  * `streamRun` reads), keyed by the activity: a retried attempt publishes from index 0 again.
  */
-function tokensToRun(started: LanguageModelV4StreamResult): LanguageModelV4StreamResult {
+function tokensToRun(
+  started: LanguageModelV4StreamResult,
+  signer: Pick<TicketIssuer, 'signStreamBatch'>,
+): LanguageModelV4StreamResult {
   const info = Context.current().info;
-  const tokens = TokenPublisher.forTurn(`call-${info.workflowExecution?.runId ?? ''}/${info.activityId}`);
+  const tokens = TokenPublisher.forTurn(`call-${info.workflowExecution?.runId ?? ''}/${info.activityId}`, signer);
   const reader = started.stream.getReader();
   const stream = new ReadableStream<LanguageModelV4StreamPart>({
     async pull(controller) {
@@ -191,7 +194,7 @@ export function governedModelProvider(deps: GovernedProviderDeps): ProviderV4 {
     },
     async doStream(options) {
       const { inner, rest } = await admit(modelId, options);
-      return tokensToRun(await inner.doStream(rest));
+      return tokensToRun(await inner.doStream(rest), deps.tickets);
     },
   });
 

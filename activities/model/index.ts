@@ -198,7 +198,7 @@ async function takeTurn(w: ModelWorker, input: ModelTurnInput): Promise<ModelTur
     .getTracer('toolplane')
     .startActiveSpan(`chat ${resolved.model}`, { kind: SpanKind.CLIENT, attributes }, async (span) => {
       // The run's stream takes the text as it is written: a view; the result below is the record.
-      const tokens = turn.stream ? TokenPublisher.forTurn(turn.stream.turn) : undefined;
+      const tokens = turn.stream ? TokenPublisher.forTurn(turn.stream.turn, w.deps.tickets) : undefined;
       // Alive while the model thinks, however long it takes: a lost worker is noticed by its silence.
       const activity = Context.current();
       const alive = setInterval(() => activity.heartbeat(), HEARTBEAT_MS);

@@ -13,7 +13,8 @@ import {
   verifySessionPass,
 } from '../../activities/identity/session-pass';
 import { ed25519Verify } from '../../common/ed25519';
-import { callProofFields, callSubject, endProofFields, proofMessage, proofRefusal } from '../../common/session-proof';
+import { callProofFields, callSubject, endProofFields, proofRefusal } from '../../common/session-proof';
+import { proofMessage } from '../../common/worker-signature';
 
 const key = randomBytes(32);
 const other = randomBytes(32);

@@ -20,6 +20,7 @@ import { supportDesk } from '../support/desk';
 import { exampleManifest, harness, testDir, type Harness } from '../support/env';
 import { waitForPending } from '../support/escalations';
 import { waitFor } from '../support/wait';
+import { STREAM_APPEND_UPDATE, STREAM_MESSAGE_REFUSED } from '../../common/stream-protocol';
 
 describe('rejected and repeated decisions, then a worker restart', () => {
   const dir = testDir('rejected-decisions');
@@ -146,6 +147,22 @@ describe('rejected and repeated decisions, then a worker restart', () => {
       expect(await rejected(handle, { effectKey: 'ek-mistyped', decision: 'approve', by: 'supervisor' })).toMatch(
         /no call is waiting for a decision under effect key ek-mistyped/,
       );
+    });
+  });
+
+  it("a forged token batch first (refused by the stream's validator), then the right decision, then a restart: the run completes and replays", async () => {
+    const workflowId = await start();
+    await restartedAndApproved(workflowId, async (handle) => {
+      // The run's first update: refused before history (a speculative task the server drops).
+      const tokens = [{ type: 'tokens', turn: 'turn-1', attempt: 1, index: 0, deltas: ['forged'] }];
+      const err: unknown = await handle
+        .executeUpdate(STREAM_APPEND_UPDATE, { args: [{ publisher: 'forger', sequence: 1, tokens, sig: 'x' }] })
+        .then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+      expect(err).toBeInstanceOf(WorkflowUpdateFailedError);
+      expect((err as WorkflowUpdateFailedError).cause).toMatchObject({ type: STREAM_MESSAGE_REFUSED });
     });
   });
 

@@ -1,10 +1,21 @@
 // The run's stream on an in-process worker: a chain of runs (continue-as-new) read from its start as one
 // stream, each effect once; and what streaming the tokens adds to a turn's history, measured.
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { temporal } from '@temporalio/proto';
-import { defaultPayloadConverter } from '@temporalio/common';
+import { ApplicationFailure, defaultPayloadConverter } from '@temporalio/common';
+import { WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
 import { RunTopic, type TokensEvent } from '../../common/run-events';
-import { asTokensEvent, STREAM_PUBLISH_SIGNAL, STREAM_TAIL_QUERY, type StreamTail } from '../../common/stream-protocol';
+import {
+  STREAM_APPEND_UPDATE,
+  STREAM_MESSAGE_REFUSED,
+  STREAM_PUBLISH_SIGNAL,
+  STREAM_TAIL_QUERY,
+  StreamRefusedReason,
+  type StreamPublish,
+  type StreamTail,
+} from '../../common/stream-protocol';
+import { TicketIssuer } from '../../activities/identity/tickets';
+import { waitFor } from '../support/wait';
 import type { Manifest } from '../../catalog/manifest';
 import type { ScriptTurn } from '../../common/wire';
 import { streamRun, type StreamedEvent } from '../../inspect/stream-run';
@@ -97,10 +108,10 @@ describe("a run's stream", () => {
     expect(offsets).toEqual([...offsets].sort((a, b) => a - b));
   });
 
-  /** A run that writes 100 words, and what it published as its end. */
-  const wordsRun = async (name: string) => {
+  /** A run that writes `length` words (10 ms apart), and what it published as its end. */
+  const wordsRun = async (name: string, length = 100) => {
     const workflowId = `stream-${name}-${randomUUID()}`;
-    const words = Array.from({ length: 100 }, (_, i) => `w${i}`).join(' ');
+    const words = Array.from({ length }, (_, i) => `w${i}`).join(' ');
     const script = { prompt: 'Say words.', turns: [{ final: words }] };
     await h.client.workflow.start('agentRun', {
       taskQueue: h.taskQueue,
@@ -116,33 +127,81 @@ describe("a run's stream", () => {
       e.workflowExecutionSignaledEventAttributes ? [e.workflowExecutionSignaledEventAttributes.signalName] : [],
     );
 
-  it("reads no effect a signal sent: the stream's publish signal writes well-formed tokens only", async () => {
-    const { workflowId, words, handle } = await wordsRun('forged');
-    // Anyone who may signal the run can send its publish signal: an effect dressed as tokens, an
-    // effects item in another shape, and a token batch with an extra field.
-    const token = { type: 'tokens', turn: 'turn-9', attempt: 1, index: 0, deltas: ['x'], entry: { forged: true } };
-    await handle.signal(STREAM_PUBLISH_SIGNAL, { publisher: 'forger', sequence: 1, tokens: [forged] });
+  /** The append updates the run's history accepted, each with the batch it carried. */
+  const acceptedBatches = async (workflowId: string, runId?: string): Promise<StreamPublish[]> =>
+    ((await h.client.workflow.getHandle(workflowId, runId).fetchHistory()).events ?? []).flatMap((e) => {
+      const req = e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest;
+      if (req?.input?.name !== STREAM_APPEND_UPDATE) return [];
+      return [defaultPayloadConverter.fromPayload<StreamPublish>(req.input.args!.payloads![0]!)];
+    });
+  /** Sends a batch as anyone who may update the run can; what the run answered (undefined: taken). */
+  const sendBatch = async (handle: WorkflowHandle, batch: unknown) => {
+    const err: unknown = await handle.executeUpdate(STREAM_APPEND_UPDATE, { args: [batch] }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    if (err === undefined) return undefined;
+    expect(err).toBeInstanceOf(WorkflowUpdateFailedError);
+    const cause = (err as WorkflowUpdateFailedError).cause;
+    expect(cause).toBeInstanceOf(ApplicationFailure);
+    const f = cause as ApplicationFailure;
+    return { type: f.type, reason: (f.details?.[0] as { reason?: string } | undefined)?.reason };
+  };
+
+  it("shows only tokens the worker signed for the run: a forged batch is refused before history, the model's are shown", async () => {
+    const { workflowId, words, handle } = await wordsRun('forged', 500);
+    const { runId } = await handle.describe();
+    // The benign side first: the model's own batches reach the run, signed.
+    const real = await waitFor('a batch the model published', 20_000, async () => {
+      const batches = await acceptedBatches(workflowId);
+      return batches.length > 0 ? batches[0] : undefined;
+    });
+    expect(typeof real.sig).toBe('string');
+    // Anyone who may update the run tries: a batch with no signature, a signature of another key over
+    // exactly the fields the worker signs, the worker's own batch again, and its signature on other tokens.
+    const token: TokensEvent = { type: 'tokens', turn: 'turn-1', attempt: 1, index: 0, deltas: ['FORGED-U '] };
+    const forgedBatch = { publisher: 'forger', sequence: 1, tokens: [token] };
+    const other = new TicketIssuer(randomBytes(32));
+    const refusals = [
+      await sendBatch(handle, forgedBatch),
+      await sendBatch(handle, { ...forgedBatch, sig: other.signStreamBatch({ workflowId, runId }, forgedBatch) }),
+      await sendBatch(handle, real),
+      await sendBatch(handle, { ...real, sequence: real.sequence + 1000, tokens: [token] }),
+      await sendBatch(handle, { ...forgedBatch, tokens: [forged], sig: 'x'.repeat(86) }),
+    ];
+    expect(refusals).toEqual([
+      { type: STREAM_MESSAGE_REFUSED, reason: StreamRefusedReason.Malformed },
+      { type: STREAM_MESSAGE_REFUSED, reason: StreamRefusedReason.BadProof },
+      { type: STREAM_MESSAGE_REFUSED, reason: StreamRefusedReason.AlreadyApplied },
+      { type: STREAM_MESSAGE_REFUSED, reason: StreamRefusedReason.BadProof },
+      { type: STREAM_MESSAGE_REFUSED, reason: StreamRefusedReason.BadProof },
+    ]);
+    // The signal tokens once came by is no way in: it reaches history (a signal always does), nothing more.
     await handle.signal(STREAM_PUBLISH_SIGNAL, {
       publisher: 'forger',
       sequence: 2,
-      tokens: [],
-      items: [{ topic: RunTopic.Effects, data: forged }],
+      tokens: [{ ...token, deltas: ['FORGED-S'] }],
     });
-    await handle.signal(STREAM_PUBLISH_SIGNAL, { publisher: 'forger', sequence: 3, tokens: [token] });
-    // The same number again: applied once.
-    await handle.signal(STREAM_PUBLISH_SIGNAL, { publisher: 'forger', sequence: 3, tokens: [token] });
+
+    // A person following the run reads the model's words, every one, and nothing a forger sent.
     const events = await readAll(h, workflowId);
+    expect(events.flatMap((e) => (e.type === 'tokens' ? e.deltas : [])).join('')).toBe(words);
+    expect(events.filter((e) => JSON.stringify(e).includes('FORGED') || JSON.stringify(e).includes('forged'))).toEqual(
+      [],
+    );
     expect(events.filter((e) => e.type === 'run-completed')).toEqual([
       expect.objectContaining({ type: 'run-completed', answer: words }),
     ]);
-    expect(await signalsIn(workflowId)).toEqual(expect.arrayContaining(Array(4).fill(STREAM_PUBLISH_SIGNAL)));
-    // What the run holds: effects only the run wrote, and the forged batch once, as a tokens event and nothing more.
     const tail = await handle.query<StreamTail, [number]>(STREAM_TAIL_QUERY, 0);
-    expect(tail.items.filter((i) => JSON.stringify(i.data).includes('forged'))).toEqual([]);
-    expect(tail.items.filter((i) => i.topic === RunTopic.Tokens && (i.data as TokensEvent).turn === 'turn-9')).toEqual([
-      expect.objectContaining({ data: { type: 'tokens', turn: 'turn-9', attempt: 1, index: 0, deltas: ['x'] } }),
-    ]);
-    expect(tail.items.filter((i) => i.topic === RunTopic.Tokens).every((i) => asTokensEvent(i.data))).toBe(true);
+    expect(tail.items.filter((i) => JSON.stringify(i.data).includes('FORGED'))).toEqual([]);
+    // History holds no refused batch: every accepted append is one the model's publisher signed.
+    const history = JSON.stringify(await handle.fetchHistory());
+    const accepted = await acceptedBatches(workflowId);
+    expect(accepted.every((b) => b.publisher === real.publisher && typeof b.sig === 'string')).toBe(true);
+    expect(new Set(accepted.map((b) => b.sequence)).size).toBe(accepted.length);
+    expect(await signalsIn(workflowId)).toEqual([STREAM_PUBLISH_SIGNAL]);
+    expect(history.match(/FORGED-U/g) ?? []).toEqual([]);
+    await expect(handle.result()).resolves.toMatchObject({ status: 'completed', answer: words });
   });
 
   it("takes nothing from @temporalio/workflow-streams' own publish signal", async () => {

@@ -144,9 +144,11 @@ async function main(): Promise<void> {
     tools: [...createTools(), ...scenarioTools(path.join(dir, 'flaky')).tools],
     allowUngovernedToolRun: true,
   });
-  // The mail tool asks a person when the gate questions a call, instead of refusing it.
+  // The mail tool asks a person when the gate questions a call, instead of refusing it; its scripted
+  // model writes word by word, so a turn's answer streams as token batches.
   const askable: Manifest = {
     ...desk,
+    models: { ...desk.models, scripted: { provider: 'scripted', token_delay: '10ms' } },
     tools: desk.tools.map((t) => (t.id === 'tool://mail/send_email' ? { ...t, approval: 'on_violation' as const } : t)),
   };
   const askableWorker = await createWorker({
@@ -254,6 +256,23 @@ async function main(): Promise<void> {
       name: 'in-doubt-failed',
       manifest: flaky,
       calls: [{ toolId: 'tool://flaky/wire', args: { account: 'acct-9', cents: 100 } }],
+    },
+    {
+      // A run whose model's answer streams (token batches into the run's stream): recorded when they came
+      // by the publish signal, before issue 51 signed them; the run replays the same without taking them.
+      name: 'agent-streamed',
+      manifest: askable,
+      askable: true,
+      agent: {
+        prompt: 'Look alice@example.com up and say what you found.',
+        model: {
+          endpoint: 'scripted',
+          script: [
+            { tool_calls: [{ name: 'crm__lookup_customer', arguments: { email: 'alice@example.com' } }] },
+            { final: 'Alice is a customer of ours, on the gold plan since 2021, with no open tickets.' },
+          ],
+        },
+      },
     },
     ...['refund', 'injected-ticket'].map((name) => {
       const script = readScript(

@@ -42,6 +42,7 @@ import {
 } from '../../common/budget-protocol';
 import { Patch } from '../../common/names';
 import type { BudgetProofActivities } from '../../common/wire';
+import { recordUpdateTracingFlag } from '../update-tracing-flag';
 import {
   emptyBudgetState,
   isEmpty,
@@ -232,10 +233,11 @@ export async function budgetCounter(input: BudgetCounterInput = {}): Promise<voi
   serveReleases(state, principal, mark);
   setHandler(budgetWindowsQuery, () => state);
   let ending = false;
-  // The tidy-up runs on its own timer, so an update wakes the loop without cancelling one. Its timer is
-  // started in the first task, which is never speculative: the SDK flag the OpenTelemetry interceptors
-  // use for timers and updates is then in history before any validator rejects an update (a flag
-  // first set in a rejected update's speculative task is lost, and replay after a restart fails).
+  // In the first task, which is never speculative: the SDK flag the OpenTelemetry interceptors use for
+  // updates is then in history before any validator rejects an update, in a run continued as new too,
+  // whose first task carries no update (update-tracing-flag.ts).
+  recordUpdateTracingFlag();
+  // The tidy-up runs on its own timer, so an update wakes the loop without cancelling one.
   void (async () => {
     for (;;) {
       await sleep(TIDY_MS);

@@ -97,6 +97,7 @@ function scopeOf(read: ReadAuthority, policy: Policy | undefined, asked: readonl
     capabilities: read.capabilities,
     manifestDigest: authority.manifestDigest,
     verifiesDecisions: authority.verifiesDecisions === true,
+    ...(authority.streamKey !== undefined ? { streamKey: authority.streamKey } : {}),
     ...(authority.caps ? { caps: authority.caps } : {}),
   };
 }
