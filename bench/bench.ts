@@ -121,6 +121,7 @@ function printBreakdowns(f: {
     ))
       console.log(line);
   }
+  if (Object.keys(f.replay.steps).length === 0) return;
   console.log(
     `\nreplay CPU per call by step (${f.replay.calls}-call histories, sampled under the profiler: compare shares)`,
   );
@@ -132,6 +133,28 @@ function printBreakdowns(f: {
         `    ${step.padEnd(44)}${us.toFixed(0).padStart(7)} µs ${((100 * us) / total).toFixed(1).padStart(6)} %`,
       );
   }
+}
+
+/** `--bytes-only`: the history byte figures and their breakdowns, no timings. */
+function printBytes(plain: Derived, plane: Derived, agents: Record<string, Record<string, Tally>>): void {
+  const fix = (x: number, d = 1) => x.toFixed(d).padStart(10);
+  console.log(`plain vs callTool: bytes per call ${fix(plain.bytesPerCall)} ${fix(plane.bytesPerCall)}`);
+  console.log(
+    `  ratio ${fix(plane.bytesPerCall / plain.bytesPerCall, 3)}; opening ${fix(plane.openingBytesPerRun, 0)} B`,
+  );
+  const agentFigures: Record<string, { hand: Derived; agentRun: Derived }> = {};
+  for (const [n, a] of Object.entries(agents)) {
+    const hand = derive(a.hand!);
+    const ar = derive(a.agentRun!);
+    agentFigures[n] = { hand, agentRun: ar };
+    console.log(
+      `${n} calls: history bytes per run hand ${fix(hand.historyBytesPerRun, 0)} agentRun ${fix(ar.historyBytesPerRun, 0)} ratio ${fix(ar.historyBytesPerRun / hand.historyBytesPerRun, 3)}`,
+    );
+    console.log(
+      `  opening ${fix(ar.openingBytesPerRun, 0)} B; bytes per call ${fix(hand.bytesPerCall)} ${fix(ar.bytesPerCall)} ratio ${fix(ar.bytesPerCall / hand.bytesPerCall, 3)}; result journal ${fix(ar.resultJournalBytesPerRun, 0)} B`,
+    );
+  }
+  printBreakdowns({ plain, plane, agentFigures, replay: { calls: 0, steps: {} } });
 }
 
 /**
@@ -261,6 +284,10 @@ async function main(): Promise<void> {
     .option('--gateway-calls <n>', 'sequential calls per gateway side and round (latency)', '50')
     .option('--gateway-clients <n>', 'concurrent clients per gateway side and round (calls/s)', '4')
     .option('--gateway-per-client <n>', 'calls each concurrent gateway client makes', '25')
+    .option(
+      '--bytes-only',
+      'history bytes alone (deterministic, load-free): the sides run once each, breakdowns print, no results file',
+    )
     .option('--out <file>', 'results file', path.resolve(__dirname, 'results', 'latest.json'))
     .parse(process.argv)
     .opts<{
@@ -277,6 +304,7 @@ async function main(): Promise<void> {
       gatewayCalls: string;
       gatewayClients: string;
       gatewayPerClient: string;
+      bytesOnly?: boolean;
       out: string;
     }>();
   const rounds = Number(o.rounds);
@@ -386,6 +414,15 @@ async function main(): Promise<void> {
       }
     };
     await measure();
+    if (o.bytesOnly) {
+      worker.shutdown();
+      aiWorker.shutdown();
+      await Promise.allSettled(running);
+      await native.close();
+      await client.connection.close();
+      printBytes(derive(single.plain), derive(single.toolplane), agents);
+      return;
+    }
 
     // The MCP gateway's sides, on the same server with a worker of their own (issuers, ticket key).
     let gateway: GatewayFigures | undefined;
