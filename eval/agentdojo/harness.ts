@@ -398,6 +398,8 @@ export async function runDojo(opts: DojoOptions): Promise<DojoResults> {
             // A host that does not narrow the run to the request: a tool that requires_request is asked about.
             manifestDigest: slot.digest,
             model: { endpoint: 'scripted', script: turns },
+            // The judge pairs every scripted call with its entry: the result lists routine calls too.
+            fullJournal: true,
           };
           const handle = await client.workflow.start('agentRun', {
             taskQueue: slot.queues[p]!,
