@@ -26,6 +26,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { AiSdkPlugin } from '@temporalio/ai-sdk';
 import { Client, Connection } from '@temporalio/client';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { temporal } from '@temporalio/proto';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { Command } from 'commander';
@@ -135,6 +136,20 @@ function printBreakdowns(f: {
   }
 }
 
+/** Each side's tally under one name: `agentRun-10`, `hand-100`, ... */
+function agentsBySide(agents: Record<string, Record<string, Tally>>): Record<string, Tally> {
+  return Object.fromEntries(
+    Object.entries(agents).flatMap(([n, sides]) => Object.entries(sides).map(([side, t]) => [`${side}-${n}`, t])),
+  );
+}
+
+/** `--dump`: each side's last history as JSON, to read what its events hold. */
+function dumpHistories(dir: string, sides: Record<string, Tally>): void {
+  fs.mkdirSync(dir, { recursive: true });
+  for (const [side, t] of Object.entries(sides))
+    if (t.last) fs.writeFileSync(path.join(dir, `${side}.json`), historyToJSON({ events: t.last }));
+}
+
 /** `--bytes-only`: the history byte figures and their breakdowns, no timings. */
 function printBytes(plain: Derived, plane: Derived, agents: Record<string, Record<string, Tally>>): void {
   const fix = (x: number, d = 1) => x.toFixed(d).padStart(10);
@@ -231,6 +246,8 @@ interface Tally {
   callParts: Breakdown;
   /** What opening the runs added (`openingBytes`), by field. */
   openingParts: Breakdown;
+  /** The last run's history (for `--dump`). */
+  last?: Event[];
 }
 const tally = (): Tally => ({
   calls: 0,
@@ -288,6 +305,7 @@ async function main(): Promise<void> {
       '--bytes-only',
       'history bytes alone (deterministic, load-free): the sides run once each, breakdowns print, no results file',
     )
+    .option('--dump <dir>', 'with --bytes-only: write the last history of each side there, as JSON')
     .option('--out <file>', 'results file', path.resolve(__dirname, 'results', 'latest.json'))
     .parse(process.argv)
     .opts<{
@@ -305,6 +323,7 @@ async function main(): Promise<void> {
       gatewayClients: string;
       gatewayPerClient: string;
       bytesOnly?: boolean;
+      dump?: string;
       out: string;
     }>();
   const rounds = Number(o.rounds);
@@ -368,6 +387,7 @@ async function main(): Promise<void> {
         t.resultJournalBytes += resultJournalBytes(events);
         addBreakdown(t.callParts, historyBreakdown(perCall(events)));
         addBreakdown(t.openingParts, historyBreakdown(events.filter(isOpening)));
+        t.last = events;
       }
     };
     const exec =
@@ -421,6 +441,7 @@ async function main(): Promise<void> {
       await native.close();
       await client.connection.close();
       printBytes(derive(single.plain), derive(single.toolplane), agents);
+      if (o.dump) dumpHistories(o.dump, { ...single, ...agentsBySide(agents) });
       return;
     }
 
