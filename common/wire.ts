@@ -161,6 +161,7 @@ export interface AuthorizeRequest extends Omit<RunRequest, 'principal' | 'groups
   ungoverned?: boolean;
 }
 
+type Restored = 'principal' | 'manifestDigest' | 'grants' | 'capabilities' | 'withheld';
 /**
  * The run's authority, with the declarations of exactly the tools it holds: a run reaches only
  * what this worker declares, and its history does not grow with the size of the manifest. Recorded
@@ -168,7 +169,6 @@ export interface AuthorizeRequest extends Omit<RunRequest, 'principal' | 'groups
  * declaration's fields at their default, the granted tools' identities twice, empty lists. The run
  * reads it through `readAuthority`, which restores them; answers recorded whole read the same.
  */
-type Restored = 'principal' | 'manifestDigest' | 'grants' | 'capabilities' | 'withheld';
 export interface AuthorizeResult extends Omit<RunAuthority, Restored> {
   /** Absent: `identity.principal`. */
   principal?: string;
