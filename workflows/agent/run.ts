@@ -117,7 +117,7 @@ async function openRun(input: AgentRunInput): Promise<ChainState> {
       sensitivity: input.promptSensitivity ?? 'internal',
     });
   const conversation = new Conversation(
-    { principal: step.scope.principal, ticket: step.scope.ticket },
+    { principal: step.scope.principal, ticket: step.scope.ticket, inOpening: step.scope.firstOpening === true },
     input.model,
     step.catalog.offered(policy),
     carry?.transcript,
