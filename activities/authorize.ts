@@ -196,13 +196,18 @@ export function createAuthorizeActivities(deps: AuthorizeDeps): AuthorizeActivit
         const tools = deps.manifest.tools.filter((t) => authority.grants.includes(t.id));
         const issued = deps.tickets.issue(run, identity, permits, authority.grants, authority.capabilities);
         // The run's first call, sent to this worker as it usually is, finds the opening without reading history.
-        rememberOpening(run, issued, tools);
+        // The run's first local activity is its first opening: a call that names no principal acts under it.
+        rememberOpening(run, issued, tools, info.activityId === '1');
         const { identity: _inTicket, ...ticket } = issued;
         // Recorded once per run: only what the run cannot restore itself (`readAuthority`).
-        const { grants, capabilities, withheld, ...rest } = authority;
+        const { grants, capabilities, withheld, principal, manifestDigest, ...rest } = authority;
         const sameIds = grants.length === tools.length && tools.every((t, i) => t.id === grants[i]);
+        const { groups, ...named } = identity;
         return {
           ...rest,
+          // The identity's principal, the digest the run pinned, an empty list of groups: the run restores them.
+          ...(principal === identity.principal ? {} : { principal }),
+          ...(manifestDigest === req.manifestDigest ? {} : { manifestDigest }),
           ...(sameIds ? {} : { grants }),
           ...(capabilities.length ? { capabilities } : {}),
           ...(withheld.grants.length || withheld.capabilities.length ? { withheld } : {}),
@@ -212,7 +217,7 @@ export function createAuthorizeActivities(deps: AuthorizeDeps): AuthorizeActivit
             : {}),
           tools: tools.map(withoutDefaults),
           declared: deps.manifest.tools.map((t) => t.id).filter((id) => !authority.grants.includes(id)),
-          identity,
+          identity: groups.length ? identity : named,
           ticket,
           // A worker with an identity takes no decision on this run's waiting calls on a name's word.
           ...(deps.credentials ? { verifiesDecisions: true as const } : {}),

@@ -21,7 +21,7 @@ import type {
 import { toolPermit } from '../common/ticket';
 import { ctxFromActivity } from './ctx';
 import { checkTicket } from './identity/ticket-check';
-import { presented } from './identity/run-opening';
+import { presented, type Presented } from './identity/run-opening';
 import type { TicketIssuer } from './identity/tickets';
 import { withToolSpan, type GenAiToolType } from './telemetry';
 import type { Tool } from './tool';
@@ -164,7 +164,7 @@ async function callTool(
   w: ToolWorker,
   tool: Tool,
   ctx: ReturnType<typeof ctxFromActivity>,
-  req: PerformRequest,
+  req: Presented<PerformRequest>,
   effectKey: string,
 ): Promise<unknown> {
   try {

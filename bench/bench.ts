@@ -26,6 +26,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { AiSdkPlugin } from '@temporalio/ai-sdk';
 import { Client, Connection } from '@temporalio/client';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { temporal } from '@temporalio/proto';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { Command } from 'commander';
@@ -121,6 +122,7 @@ function printBreakdowns(f: {
     ))
       console.log(line);
   }
+  if (Object.keys(f.replay.steps).length === 0) return;
   console.log(
     `\nreplay CPU per call by step (${f.replay.calls}-call histories, sampled under the profiler: compare shares)`,
   );
@@ -132,6 +134,42 @@ function printBreakdowns(f: {
         `    ${step.padEnd(44)}${us.toFixed(0).padStart(7)} µs ${((100 * us) / total).toFixed(1).padStart(6)} %`,
       );
   }
+}
+
+/** Each side's tally under one name: `agentRun-10`, `hand-100`, ... */
+function agentsBySide(agents: Record<string, Record<string, Tally>>): Record<string, Tally> {
+  return Object.fromEntries(
+    Object.entries(agents).flatMap(([n, sides]) => Object.entries(sides).map(([side, t]) => [`${side}-${n}`, t])),
+  );
+}
+
+/** `--dump`: each side's last history as JSON, to read what its events hold. */
+function dumpHistories(dir: string, sides: Record<string, Tally>): void {
+  fs.mkdirSync(dir, { recursive: true });
+  for (const [side, t] of Object.entries(sides))
+    if (t.last) fs.writeFileSync(path.join(dir, `${side}.json`), historyToJSON({ events: t.last }));
+}
+
+/** `--bytes-only`: the history byte figures and their breakdowns, no timings. */
+function printBytes(plain: Derived, plane: Derived, agents: Record<string, Record<string, Tally>>): void {
+  const fix = (x: number, d = 1) => x.toFixed(d).padStart(10);
+  console.log(`plain vs callTool: bytes per call ${fix(plain.bytesPerCall)} ${fix(plane.bytesPerCall)}`);
+  console.log(
+    `  ratio ${fix(plane.bytesPerCall / plain.bytesPerCall, 3)}; opening ${fix(plane.openingBytesPerRun, 0)} B`,
+  );
+  const agentFigures: Record<string, { hand: Derived; agentRun: Derived }> = {};
+  for (const [n, a] of Object.entries(agents)) {
+    const hand = derive(a.hand!);
+    const ar = derive(a.agentRun!);
+    agentFigures[n] = { hand, agentRun: ar };
+    console.log(
+      `${n} calls: history bytes per run hand ${fix(hand.historyBytesPerRun, 0)} agentRun ${fix(ar.historyBytesPerRun, 0)} ratio ${fix(ar.historyBytesPerRun / hand.historyBytesPerRun, 3)}`,
+    );
+    console.log(
+      `  opening ${fix(ar.openingBytesPerRun, 0)} B; bytes per call ${fix(hand.bytesPerCall)} ${fix(ar.bytesPerCall)} ratio ${fix(ar.bytesPerCall / hand.bytesPerCall, 3)}; result journal ${fix(ar.resultJournalBytesPerRun, 0)} B`,
+    );
+  }
+  printBreakdowns({ plain, plane, agentFigures, replay: { calls: 0, steps: {} } });
 }
 
 /**
@@ -208,6 +246,8 @@ interface Tally {
   callParts: Breakdown;
   /** What opening the runs added (`openingBytes`), by field. */
   openingParts: Breakdown;
+  /** The last run's history (for `--dump`). */
+  last?: Event[];
 }
 const tally = (): Tally => ({
   calls: 0,
@@ -261,6 +301,11 @@ async function main(): Promise<void> {
     .option('--gateway-calls <n>', 'sequential calls per gateway side and round (latency)', '50')
     .option('--gateway-clients <n>', 'concurrent clients per gateway side and round (calls/s)', '4')
     .option('--gateway-per-client <n>', 'calls each concurrent gateway client makes', '25')
+    .option(
+      '--bytes-only',
+      'history bytes alone (deterministic, load-free): the sides run once each, breakdowns print, no results file',
+    )
+    .option('--dump <dir>', 'with --bytes-only: write the last history of each side there, as JSON')
     .option('--out <file>', 'results file', path.resolve(__dirname, 'results', 'latest.json'))
     .parse(process.argv)
     .opts<{
@@ -277,6 +322,8 @@ async function main(): Promise<void> {
       gatewayCalls: string;
       gatewayClients: string;
       gatewayPerClient: string;
+      bytesOnly?: boolean;
+      dump?: string;
       out: string;
     }>();
   const rounds = Number(o.rounds);
@@ -340,6 +387,7 @@ async function main(): Promise<void> {
         t.resultJournalBytes += resultJournalBytes(events);
         addBreakdown(t.callParts, historyBreakdown(perCall(events)));
         addBreakdown(t.openingParts, historyBreakdown(events.filter(isOpening)));
+        t.last = events;
       }
     };
     const exec =
@@ -386,6 +434,16 @@ async function main(): Promise<void> {
       }
     };
     await measure();
+    if (o.bytesOnly) {
+      worker.shutdown();
+      aiWorker.shutdown();
+      await Promise.allSettled(running);
+      await native.close();
+      await client.connection.close();
+      printBytes(derive(single.plain), derive(single.toolplane), agents);
+      if (o.dump) dumpHistories(o.dump, { ...single, ...agentsBySide(agents) });
+      return;
+    }
 
     // The MCP gateway's sides, on the same server with a worker of their own (issuers, ticket key).
     let gateway: GatewayFigures | undefined;

@@ -6,6 +6,7 @@ import type { Command } from 'commander';
 import { loadManifest } from '../runtime/manifest-file';
 import { DEFAULT_TASK_QUEUE } from '../common/names';
 import { followStream, withinMs } from '../inspect/follow';
+import { readJournal, type EffectView } from '../inspect/journal';
 import { startAgentRun } from '../inspect/start-run';
 import type { AgentRunResult } from '../workflows/agent/run';
 import { pendingEscalations, type PendingEscalation } from '../workflows/escalation';
@@ -79,14 +80,17 @@ function reportFailure(
 }
 
 /** How a run ended, as text or JSON; a run that did not complete fails the command. */
-function reportResult(
+async function reportResult(
+  c: Client,
   cli: Cli,
   opts: RunOptions,
   workflowId: string,
   result: AgentRunResult,
   url: string | undefined,
-): void {
-  if (opts.json) cli.out(JSON.stringify(resultJson(workflowId, result, url), null, 2));
+): Promise<void> {
+  // The result counts routine calls rather than listing them; the history lists every one.
+  const effects = opts.json && result.routineCalls ? (await readJournal(c, workflowId)).effects : undefined;
+  if (opts.json) cli.out(JSON.stringify(resultJson(workflowId, result, url, effects), null, 2));
   else {
     cli.out(`run ${workflowId} ${result.status}${result.rule ? ` (${result.rule}: ${result.reason})` : ''}`);
     if (result.answer) cli.out(`answer: ${result.answer}`);
@@ -125,7 +129,7 @@ export function registerRun(program: Command, cli: Cli): void {
         watching.stop();
         await watching.done;
       }
-      reportResult(cli, opts, handle.workflowId, result, url);
+      await reportResult(c, cli, opts, handle.workflowId, result, url);
     });
   });
 }
@@ -204,20 +208,22 @@ async function hasPoller(client: Client, taskQueue: string): Promise<boolean> {
   return (res.pollers?.length ?? 0) > 0;
 }
 
-export function resultJson(workflowId: string, result: AgentRunResult, webUi?: string) {
+/** The run's end as JSON: its effects are the result's journal, or every effect its history shows (`effects`, from `readJournal`). */
+export function resultJson(workflowId: string, result: AgentRunResult, webUi?: string, effects?: EffectView[]) {
+  const listed = effects ?? result.journal.map((e) => ({ ...e, outcome: e.outcome ?? null }));
   return {
     workflowId,
     status: result.status,
     answer: result.answer,
     ...(result.rule ? { rule: result.rule, reason: result.reason } : {}),
-    effects: result.journal.map((e) => ({
+    effects: listed.map((e) => ({
       position: e.position,
       tool: e.toolId,
       key: e.effectKey ?? null,
       decision: e.decision,
       rule: e.rule ?? null,
       reason: e.reason ?? null,
-      outcome: e.outcome ?? null,
+      outcome: e.outcome,
     })),
     usage: result.usage,
     webUi,

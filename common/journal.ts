@@ -84,3 +84,35 @@ export interface JournalEntry {
 }
 
 export type LeaseState = 'granted' | 'started' | 'committed' | 'released';
+
+/** What a routine call's entry holds: nothing the history does not say too. */
+const ROUTINE_FIELDS: ReadonlySet<string> = new Set([
+  'position',
+  'toolId',
+  'effectKey',
+  'decision',
+  'attempts',
+  'recovery',
+  'outcome',
+  'modelCallId',
+]);
+
+/**
+ * A routine call: allowed, sent once under its effect key, completed, with nothing else to say (no
+ * rule, person, confirmation, substitution, waiver, citation, lease, failure or adoption). An agent
+ * run's result counts these (`routineCalls`) rather than listing them: the run's history holds each
+ * one's send and outcome, and `readJournal` shows them. Any field beyond these makes a call notable.
+ */
+export function isRoutine(e: JournalEntry): boolean {
+  if (e.decision !== 'allowed' || e.attempts !== 1 || e.recovery !== 'none' || e.outcome !== 'ok') return false;
+  if (e.effectKey === undefined) return false;
+  for (const [k, v] of Object.entries(e)) if (v !== undefined && !ROUTINE_FIELDS.has(k)) return false;
+  return true;
+}
+
+/** The entries a result lists: every one with `full`, else the calls that are not routine, and how many were left out. */
+export function listed(entries: readonly JournalEntry[], full: boolean): { journal: JournalEntry[]; routine: number } {
+  if (full) return { journal: [...entries], routine: 0 };
+  const journal = entries.filter((e) => !isRoutine(e));
+  return { journal, routine: entries.length - journal.length };
+}

@@ -32,7 +32,10 @@ export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter' |
  */
 export interface ModelTurnInput {
   model: ModelRequest;
-  /** Who the run acts for and the MAC of its ticket for the endpoint (absent only in histories before tickets). */
+  /**
+   * Who the run acts for and the MAC of its ticket for the endpoint. Both absent: the run's first opening's,
+   * which the worker reads from its history (issue 45's revision; histories before tickets lack them too).
+   */
   principal?: string;
   ticket?: string;
   /** What the model has not read yet, whole (absent: `results` alone). */

@@ -113,6 +113,12 @@ function agentShape() {
        * turn's tokens cost a few signals in the run's history; the run's effects stream either way.
        */
       streamTokens: z.boolean().optional(),
+      /**
+       * List every call in the run's result (`AgentRunResult.journal`), routine ones too. By default the
+       * result lists the calls that are not routine and counts the others (`routineCalls`); `readJournal`
+       * and `toolplane show` list every call either way.
+       */
+      fullJournal: z.boolean().optional(),
       /** Set by the run itself when it continues as new; a run a client starts with it is refused. */
       carry: z.unknown().optional(),
     })

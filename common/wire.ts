@@ -33,7 +33,8 @@ export {
 export interface PerformRequest {
   toolId: string;
   args: Record<string, unknown>;
-  principal: string;
+  /** Absent: the principal of the run's first opening, whose ticket must hold the tool's permit (run-opening.ts). */
+  principal?: string;
   /** The MAC of the run's ticket for this tool (older requests): the worker checks it against the scheduling run's ids. */
   ticket?: string;
   requiresLedger?: boolean;
@@ -86,7 +87,7 @@ export interface CitedOrigin {
 
 export interface ReconcileRequest {
   toolId: string;
-  principal: string;
+  principal?: string;
   ticket?: string;
   lease?: string;
 }
@@ -160,6 +161,7 @@ export interface AuthorizeRequest extends Omit<RunRequest, 'principal' | 'groups
   ungoverned?: boolean;
 }
 
+type Restored = 'principal' | 'manifestDigest' | 'grants' | 'capabilities' | 'withheld';
 /**
  * The run's authority, with the declarations of exactly the tools it holds: a run reaches only
  * what this worker declares, and its history does not grow with the size of the manifest. Recorded
@@ -167,7 +169,11 @@ export interface AuthorizeRequest extends Omit<RunRequest, 'principal' | 'groups
  * declaration's fields at their default, the granted tools' identities twice, empty lists. The run
  * reads it through `readAuthority`, which restores them; answers recorded whole read the same.
  */
-export interface AuthorizeResult extends Omit<RunAuthority, 'grants' | 'capabilities' | 'withheld'> {
+export interface AuthorizeResult extends Omit<RunAuthority, Restored> {
+  /** Absent: `identity.principal`. */
+  principal?: string;
+  /** Absent: the digest the run's request pinned (`AuthorizeRequest.manifestDigest`). */
+  manifestDigest?: string;
   /** Absent: exactly the identities of `tools`. */
   grants?: string[];
   /** Absent: none. */
@@ -184,8 +190,8 @@ export interface AuthorizeResult extends Omit<RunAuthority, 'grants' | 'capabili
   declared: string[];
   /** The endpoint the run's model turns go to, as the worker declares it (a key variable's name, never its value). */
   model?: ResolvedModel;
-  /** Who the run acts for, as the worker established it. */
-  identity: RunIdentity;
+  /** Who the run acts for, as the worker established it; `groups` absent when there are none. */
+  identity: Omit<RunIdentity, 'groups'> & { groups?: string[] };
   /** The worker's ticket: each call presents its permit's MAC. Its `identity` is absent: it is `identity`. */
   ticket: Omit<RunTicket, 'identity'> & { identity?: RunIdentity };
   /**

@@ -66,6 +66,7 @@ export async function follow<R>(handle: WorkflowHandle, print: (line: string) =>
   };
   let done = false;
   let inFlight: Promise<unknown> = Promise.resolve();
+  let seen: JournalEntry[] = [];
   const result = handle.result().finally(() => (done = true)) as Promise<R>;
   while (!done) {
     await Promise.race([result.catch(() => undefined), new Promise((r) => setTimeout(r, intervalMs))]);
@@ -73,21 +74,45 @@ export async function follow<R>(handle: WorkflowHandle, print: (line: string) =>
     // A query waits for a worker; without one it must not hold the loop past the run's end.
     const journal = withinMs(handle, QUERY_TIMEOUT_MS, () => handle.query(journalQuery)).catch(() => []);
     inFlight = journal;
-    flush(
-      await Promise.race([
-        journal,
-        result.then(
-          () => [] as JournalEntry[],
-          () => [] as JournalEntry[],
-        ),
-      ]),
-    );
+    const polled = await Promise.race([
+      journal,
+      result.then(
+        () => [] as JournalEntry[],
+        () => [] as JournalEntry[],
+      ),
+    ]);
+    if (polled.length > 0) seen = polled;
+    flush(polled);
   }
   // The caller closes the connection next: no query may still be running (or retrying) on it.
   await inFlight;
   const value = await result;
-  flush((value as { journal?: JournalEntry[] }).journal ?? [], true);
+  let last = finalJournal(value, seen);
+  if (last.missing > 0) {
+    // The result counted routine calls no poll saw: the run's journal answers them (a worker replays it).
+    const asked = await withinMs(handle, QUERY_TIMEOUT_MS, () => handle.query(journalQuery)).catch(() => []);
+    last = finalJournal(value, asked);
+  }
+  flush(last.journal, true);
   return value;
+}
+
+/**
+ * The journal to print last: the result's entries over those seen while the run went (an agent run's
+ * result lists its calls that are not routine, and counts the others), and how many of the calls the
+ * result counted are in neither.
+ */
+export function finalJournal(
+  value: unknown,
+  seen: Iterable<JournalEntry>,
+): { journal: JournalEntry[]; missing: number } {
+  const r = (value ?? {}) as { journal?: JournalEntry[]; routineCalls?: number };
+  const byPosition = new Map<number, JournalEntry>();
+  for (const e of seen) byPosition.set(e.position, e);
+  const listedHere = r.journal ?? [];
+  for (const e of listedHere) byPosition.set(e.position, e);
+  const journal = [...byPosition.values()];
+  return { journal, missing: Math.max(0, listedHere.length + (r.routineCalls ?? 0) - journal.length) };
 }
 
 /** Where a stream follower prints: whole lines, and (on a terminal) text as it is written. */
@@ -153,6 +178,6 @@ export async function followStream<R>(
     await reading;
   });
   endText();
-  flush((value as { journal?: JournalEntry[] }).journal ?? [...entries.values()], true);
+  flush(finalJournal(value, entries.values()).journal, true);
   return value;
 }

@@ -8,6 +8,7 @@ import { defaultPayloadConverter } from '@temporalio/common';
 import type { temporal } from '@temporalio/proto';
 import type { PerformRequest, Reconciliation } from '../common/wire';
 import { effectKeyOfActivityId } from '../common/effect-key';
+import { firstPosition, placeUnlisted, routineCallsOf } from './journal-positions';
 import { pendingEscalations, type PendingEscalation } from '../workflows/escalation';
 import type { JournalEntry } from '../common/journal';
 import { journalQuery } from '../workflows/journal-query';
@@ -69,6 +70,8 @@ class HistoryViews {
   /** People's decisions by effect key, in history order: an approval comes before its call's first activity. */
   readonly decided = new Map<string, string[]>();
   readonly ordered: EffectView[] = [];
+  /** What each effect's first send named, by effect key: its tool and arguments, from which its key was made. */
+  readonly sent = new Map<string, { toolId: string; args: unknown }>();
   private readonly byScheduledId = new Map<
     string,
     { view: EffectView; kind: 'perform' | 'reconcile'; index: number }
@@ -103,15 +106,16 @@ class HistoryViews {
   private scheduled(id: string, scheduled: temporal.api.history.v1.IActivityTaskScheduledEventAttributes): void {
     const type = scheduled.activityType?.name;
     if (type !== 'performTool' && type !== 'reconcileTool') return;
-    const input = decode<Pick<PerformRequest, 'toolId'>>(scheduled.input?.payloads?.[0]);
+    const input = decode<Pick<PerformRequest, 'toolId' | 'args'>>(scheduled.input?.payloads?.[0]);
     if (!input || !scheduled.activityId) return;
     const effectKey = effectKeyOfActivityId(scheduled.activityId);
     let view = this.byKey.get(effectKey);
     if (!view) {
-      // Without the run's journal, the order of first scheduling stands in for the position.
+      // Until the journal or the key places it, the order of first scheduling stands in for the position.
       view = { ...freshView(this.ordered.length, input.toolId), effectKey };
       this.byKey.set(effectKey, view);
       this.ordered.push(view);
+      if (type === 'performTool') this.sent.set(effectKey, { toolId: input.toolId, args: input.args });
     }
     if (type === 'performTool') view.attempts++;
     else view.reconciles.push({});
@@ -227,6 +231,7 @@ export function effectsFromHistory(
   const h = new HistoryViews();
   for (const e of events) h.read(e);
   addJournal(h, journal);
+  if (routineCallsOf(events) > 0) placeUnlisted(h.ordered, h.sent, journal, firstPosition(events));
   addPeople(h, journal);
   addWaiting(h.ordered, pending);
   return h.ordered.sort((a, b) => a.position - b.position);

@@ -21,7 +21,7 @@ export async function reconcileSend(input: ReconcileInput, round: number): Promi
   const { decl, request } = input;
   const req: ReconcileRequest = {
     toolId: request.toolId,
-    principal: request.principal,
+    ...(request.principal !== undefined ? { principal: request.principal } : {}),
     ...(request.ticket !== undefined ? { ticket: request.ticket } : {}),
     ...(request.lease ? { lease: request.lease } : {}),
   };

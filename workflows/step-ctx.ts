@@ -60,6 +60,8 @@ export interface RunScope {
    * that counts its own work reads them here.
    */
   caps?: RunCaps;
+  /** This is the run's first opening: its calls leave their principal out, and the worker reads it from the opening. */
+  firstOpening?: boolean;
 }
 
 /** A lease and its lifecycle so far. */
@@ -273,6 +275,7 @@ export class StepCtx {
     return {
       catalog: this.scope.catalog,
       principal: this.scope.principal,
+      ...(this.scope.firstOpening ? { principalInOpening: true } : {}),
       ticket: this.scope.ticket,
       policy: this.scope.policy,
       capabilities: this.scope.capabilities,

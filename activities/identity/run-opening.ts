@@ -31,10 +31,14 @@ export interface OpenedPermit {
   mac: string;
   /** The run's declaration of the tool, as a short digest (absent when the opening names none). */
   digest?: string;
+  /** Whom the opening's ticket acts for. */
+  principal: string;
 }
 
 interface Openings {
   tickets: Opening[];
+  /** The run's first opening, once known: read from the start of its history, or issued as its first local activity. */
+  first?: Opening;
   /** Where the next read continues: the page token after the events read so far. */
   nextPageToken?: Uint8Array;
   /** Every event was read: a later opening needs a new read from `nextPageToken`. */
@@ -110,18 +114,45 @@ async function readOn(run: RunIds, from: Openings, enough: (o: Opening) => boole
   }
 }
 
+const hasPermit = ({ ticket: t }: Opening, permit: string) => Object.prototype.hasOwnProperty.call(t.permits, permit);
+
+/** What an opening holds for `permit`, or undefined. */
+function permitOf(found: Opening | undefined, permit: string, toolId?: string): OpenedPermit | undefined {
+  if (!found || !hasPermit(found, permit)) return undefined;
+  const digest = toolId === undefined ? undefined : found.declared.get(toolId);
+  return {
+    mac: found.ticket.permits[permit]!,
+    principal: found.ticket.identity.principal,
+    ...(digest ? { digest } : {}),
+  };
+}
+
+/** The run's first opening (the one a request without a principal acts under), read from its history once per process. */
+async function firstOpening(run: RunIds): Promise<Opening | undefined> {
+  const key = keyOf(run);
+  const known = await remembered.get(key)?.catch(() => undefined);
+  if (known?.first) return known.first;
+  // From the start of the history, until an opening shows: the first one there is the run's first.
+  const read = readOn(run, { tickets: [], complete: false }, () => true).then((o) => ({ ...o, first: o.tickets[0] }));
+  remember(key, read);
+  read.catch(() => remembered.get(key) === read && remembered.delete(key));
+  return (await read).first;
+}
+
 /**
  * The MAC the run's opening holds for `permit`, acting for `principal`; undefined when no opening
- * of the run holds one. Read from the run's history on a run's first call in this process.
+ * of the run holds one. Read from the run's history on a run's first call in this process. Without
+ * a principal (format v1's leaner request, issue 45), the run's first opening: its principal, if its
+ * ticket holds the permit (a later opening's ticket, for another principal, never stands in for it).
  */
 export async function permitFromOpening(
   run: RunIds,
-  principal: string,
+  principal: string | undefined,
   permit: string,
   toolId?: string,
 ): Promise<OpenedPermit | undefined> {
-  const holds = ({ ticket: t }: Opening) =>
-    t.identity.principal === principal && Object.prototype.hasOwnProperty.call(t.permits, permit);
+  if (principal === undefined) return permitOf(await firstOpening(run), permit, toolId);
+  const holds = (o: Opening) => o.ticket.identity.principal === principal && hasPermit(o, permit);
   const key = keyOf(run);
   let read = remembered.get(key);
   let openings = read ? await read.catch(() => undefined) : undefined;
@@ -134,18 +165,20 @@ export async function permitFromOpening(
     read.catch(() => remembered.get(key) === read && remembered.delete(key));
     openings = await read;
   }
-  const found = openings.tickets.find(holds);
-  if (!found) return undefined;
-  const digest = toolId === undefined ? undefined : found.declared.get(toolId);
-  return { mac: found.ticket.permits[permit]!, ...(digest ? { digest } : {}) };
+  return permitOf(openings.tickets.find(holds), permit, toolId);
 }
+
+/** A request as the worker acts on it: with its principal (a request that leaves it out acts for its run's first opening's). */
+export type Presented<R extends PerformRequest | ReconcileRequest> = R & { principal: string };
 
 /**
  * A request without a MAC (format v1's lean request) presents the one its run's opening holds, with
  * the run's declaration of the tool: read from the run's history once per run and process.
  */
-export async function presented<R extends PerformRequest | ReconcileRequest>(req: R): Promise<R> {
-  if (req.ticket !== undefined) return req;
+export async function presented<R extends PerformRequest | ReconcileRequest>(req: R): Promise<Presented<R>> {
+  // A request with its ticket carries its principal (a ledger reference is verified against it alone);
+  // one that names none is refused for want of a ticket (`checkTicket`), as is one whose run has no opening.
+  if (req.ticket !== undefined) return { ...req, principal: req.principal ?? '' };
   const run = Context.current().info.workflowExecution ?? { workflowId: '', runId: '' };
   let opened;
   try {
@@ -157,15 +190,22 @@ export async function presented<R extends PerformRequest | ReconcileRequest>(req
       FailureType.Rejected,
     );
   }
-  return opened ? { ...req, ticket: opened.mac, ...(opened.digest ? { digest: opened.digest } : {}) } : req;
+  if (!opened) return { ...req, principal: req.principal ?? '' };
+  return {
+    ...req,
+    principal: opened.principal,
+    ticket: opened.mac,
+    ...(opened.digest ? { digest: opened.digest } : {}),
+  } as Presented<R>;
 }
 
 /**
  * Remembers the opening this worker just issued to `run` (authorizeRun, a local activity, runs on the
  * worker that takes the run's workflow task, which usually takes its first tool call too).
  */
-export function rememberOpening(run: RunIds, ticket: RunTicket, tools: ToolDecl[]): void {
+export function rememberOpening(run: RunIds, ticket: RunTicket, tools: ToolDecl[], first: boolean): void {
   const key = keyOf(run);
   if (remembered.has(key)) return;
-  remember(key, Promise.resolve({ tickets: [openingOf(ticket, tools)], complete: false }));
+  const opening = openingOf(ticket, tools);
+  remember(key, Promise.resolve({ tickets: [opening], complete: false, ...(first ? { first: opening } : {}) }));
 }

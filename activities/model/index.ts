@@ -26,6 +26,7 @@ import {
 import type { ModelTurnRequest } from './types';
 import { modelPermit } from '../../common/ticket';
 import { checkTicket } from '../identity/ticket-check';
+import { permitFromOpening } from '../identity/run-opening';
 import type { TicketIssuer } from '../identity/tickets';
 import type { ChatMessage, ModelActivities, ModelTurnAnswer, ModelTurnInput, ModelTurnResult } from '../../common/wire';
 import { ModelFailureType, RunFailureType } from '../../catalog/failure-types';
@@ -178,8 +179,27 @@ async function modelTurn(w: ModelWorker, turn: ModelTurnInput): Promise<ModelTur
   }
 }
 
+/** A turn that names neither principal nor ticket acts under the run's first opening: both are read from there. */
+async function presentedTurn(input: ModelTurnInput): Promise<{ principal?: string; ticket?: string }> {
+  if (input.principal !== undefined || input.ticket !== undefined) return input;
+  const run = Context.current().info.workflowExecution ?? { workflowId: '', runId: '' };
+  const opened = await permitFromOpening(run, undefined, modelPermit(input.model.endpoint)).catch((err: unknown) => {
+    // Nothing was asked of the model: a retry may find the history readable.
+    throw ApplicationFailure.retryable(
+      `the run's opening could not be read from its history (${(err as Error).message}); the model was not asked`,
+      RunFailureType.ModelRefused,
+    );
+  });
+  return opened ? { principal: opened.principal, ticket: opened.mac } : {};
+}
+
 async function takeTurn(w: ModelWorker, input: ModelTurnInput): Promise<ModelTurnResult> {
-  await checkTicket(w.deps.tickets, input, modelPermit(input.model.endpoint), RunFailureType.ModelRefused);
+  await checkTicket(
+    w.deps.tickets,
+    await presentedTurn(input),
+    modelPermit(input.model.endpoint),
+    RunFailureType.ModelRefused,
+  );
   const resolved = asFinalRefusal(() => resolveModel(w.deps.models, input.model));
   const scope = Context.current().info.workflowExecution?.workflowId ?? '';
   const turn = await written(w, input, scope);

@@ -428,6 +428,8 @@ export async function runDojo(opts: DojoOptions): Promise<DojoResults> {
             model: model
               ? { endpoint: model.endpoint, ...(model.model ? { model: model.model } : {}) }
               : { endpoint: 'scripted', script: turns },
+            // The judge pairs every scripted call with its entry: the result lists routine calls too.
+            fullJournal: true,
           };
           const handle = await client.workflow.start('agentRun', {
             taskQueue: slot.queues[p]!,

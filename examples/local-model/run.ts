@@ -31,12 +31,13 @@ const MAX_TURNS = 6;
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)}s`;
 
 function tally(result: AgentRunResult): string {
-  const count = (d: string) => result.journal.filter((e) => e.decision === d).length;
-  const decided = ['allowed', 'approved', 'refused', 'denied']
-    .map((d) => [d, count(d)] as const)
+  // The result's journal lists only the calls that are not routine; its summary counts every call.
+  const s = result.summary;
+  const decided = (['allowed', 'approved', 'refused', 'denied'] as const)
+    .map((d) => [d, s?.[d] ?? 0] as const)
     .filter(([, n]) => n > 0)
     .map(([d, n]) => `${n} ${d}`);
-  return `${result.usage.turns} model turns, ${result.journal.length} tool calls${decided.length ? ` (${decided.join(', ')})` : ''}`;
+  return `${result.usage.turns} model turns, ${s?.calls ?? result.journal.length} tool calls${decided.length ? ` (${decided.join(', ')})` : ''}`;
 }
 
 /**

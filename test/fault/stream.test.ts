@@ -64,6 +64,7 @@ describe('streaming a run across a worker killed mid-answer', () => {
       grants: ['tool://crm/lookup_customer'],
       manifestDigest: manifestDigest(manifest),
       model: { endpoint: 'scripted', script },
+      fullJournal: true,
     };
     const handle = await h.client.workflow.start('agentRun', { taskQueue, workflowId, args: [input] });
 

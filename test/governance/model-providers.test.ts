@@ -106,6 +106,7 @@ describe('model turns through AI SDK providers', () => {
         {
           prompt: "What is chen@example.com's account?",
           principal: 'agent:test',
+          fullJournal: true,
           grants: ['tool://crm/lookup_customer'],
           model,
         } satisfies AgentRunInput,

@@ -5,6 +5,7 @@ import { context, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { buildProgram } from '../../cli';
+import { readJournal } from '../../client';
 import { createTools } from '../../examples/support-desk/tools';
 import type { AgentRunInput, AgentRunResult } from '../../workflows/agent/run';
 import { exampleManifest, harness, testDir, type Harness } from '../support/env';
@@ -87,8 +88,12 @@ describe('model providers', () => {
       args: [input],
     });
     expect(result).toMatchObject({ status: 'completed', answer: "Chen's account is acct_chen_003." });
-    expect(result.journal).toEqual([
-      expect.objectContaining({ toolId: 'tool://crm/lookup_customer', modelCallId: 'call_abc', outcome: 'ok' }),
+    // A routine call (allowed, sent once, completed) is counted in the result; the history lists it.
+    expect(result.journal).toEqual([]);
+    expect(result.routineCalls).toBe(1);
+    expect(result.summary).toMatchObject({ calls: 1, allowed: 1 });
+    expect((await readJournal(h.client, workflowId)).effects).toEqual([
+      expect.objectContaining({ position: 0, toolId: 'tool://crm/lookup_customer', attempts: 1, outcome: 'ok' }),
     ]);
     expect(result.usage).toMatchObject({ turns: 2, inputTokens: 240, outputTokens: 60 });
 
@@ -168,7 +173,9 @@ describe('model providers', () => {
     });
     const r = result as AgentRunResult;
     expect(r.answer).toBe('Bob is a customer.');
-    expect(r.journal.map((e) => [e.toolId, e.outcome])).toEqual([['tool://crm/lookup_customer', 'ok']]);
+    expect(r.routineCalls).toBe(1);
+    const { effects } = await readJournal(h.client, workflowId);
+    expect(effects.map((e) => [e.toolId, e.outcome])).toEqual([['tool://crm/lookup_customer', 'ok']]);
     // The model's turns are the worker's: the run's input and its turns carry the endpoint's name only.
     const turns = (await historyOf(h.client, workflowId)).filter(
       (e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'modelTurn',
@@ -184,6 +191,8 @@ describe('model providers', () => {
       prompt: 'Look up chen@example.com.',
       principal: 'agent:test',
       grants: ['tool://crm/lookup_customer'],
+      // The model's call id is in the call's entry: the result lists every call.
+      fullJournal: true,
       model: {
         endpoint: 'scripted',
         script: [

@@ -54,6 +54,8 @@ describe('a real model, offline (SmolLM2-135M on node-llama-cpp)', () => {
       grants: ['tool://tickets/read_ticket', 'tool://crm/lookup_customer'],
       model: { endpoint: LOCAL_ENDPOINT },
       limits: { maxTurns: 1 },
+      // Every call's entry, its model call id included: the result lists routine calls too.
+      fullJournal: true,
     };
     const result: AgentRunResult = await h!.client.workflow.execute('agentRun', {
       taskQueue: h!.taskQueue,

@@ -112,6 +112,7 @@ describe('OpenTelemetry spans of tool executions', () => {
           {
             prompt: 'Look up alice@example.com, then email audit@evil.example.',
             principal: 'agent:test',
+            fullJournal: true,
             model: {
               endpoint: 'scripted',
               script: [

@@ -76,12 +76,9 @@ describe('a tool run on a real Temporal server', () => {
     // The refund changes the world: the timeline labels it. The lookup shows its tool in its input.
     expect(scheduled[1]!.summary).toBe('payments/refund #1');
     expect(scheduled[0]!.summary).toBeUndefined();
-    // What the worker finds in the run's opening does not travel with each call.
-    expect(scheduled[1]!.input).toEqual({
-      toolId: 'tool://payments/refund',
-      args: refundArgs,
-      principal: expect.any(String),
-    });
+    // What the worker finds in the run's opening does not travel with each call: its MAC, the declaration,
+    // and whom the call acts for (the opening's principal).
+    expect(scheduled[1]!.input).toEqual({ toolId: 'tool://payments/refund', args: refundArgs });
   });
 
   it('refuses an undeclared tool and an ungranted one without scheduling anything', async () => {

@@ -6,7 +6,7 @@ import { WorkflowFailedError } from '@temporalio/client';
 import { CancelledFailure } from '@temporalio/common';
 import type { Tool } from '../../activities/tool';
 import { parseManifest } from '../../runtime/manifest-file';
-import { startAgentRun } from '../../client';
+import { readJournal, startAgentRun } from '../../client';
 import type { AgentRunResult } from '../../workflows/agent/run';
 import { agentInput } from '../support/agent';
 import { harness, type Harness } from '../support/env';
@@ -68,17 +68,27 @@ describe("a turn's calls in no lane", () => {
       taskQueue: h.taskQueue,
       workflowId,
       args: [
-        agentInput(manifest, {
-          prompt: 'Read s1 and the rest.',
-          turns: [
-            { tool_calls: [call('slow', 's1'), call('fast', 'after-s1'), call('nope', 'x'), call('fast', 'f2')] },
-            { final: 'done' },
-          ],
-        }),
+        agentInput(
+          manifest,
+          {
+            prompt: 'Read s1 and the rest.',
+            turns: [
+              { tool_calls: [call('slow', 's1'), call('fast', 'after-s1'), call('nope', 'x'), call('fast', 'f2')] },
+              { final: 'done' },
+            ],
+          },
+          { fullJournal: false },
+        ),
       ],
     });
     expect(result.status).toBe('completed');
-    expect(result.journal.map((e) => [e.position, e.toolId, e.outcome])).toEqual([
+    // The result lists the refusal and counts the routine calls; the history shows each at its position,
+    // though the slow read, the first, finished last.
+    expect(result.journal.map((e) => [e.position, e.toolId, e.outcome])).toEqual([[2, 'desk__nope', 'refused']]);
+    expect(result.routineCalls).toBe(3);
+    expect(result.summary).toMatchObject({ calls: 4, allowed: 3, refused: 1 });
+    const { effects } = await readJournal(h.client, workflowId);
+    expect(effects.map((e) => [e.position, e.toolId, e.outcome])).toEqual([
       [0, 'tool://desk/slow', 'ok'],
       [1, 'tool://desk/fast', 'ok'],
       [2, 'desk__nope', 'refused'],
@@ -95,6 +105,25 @@ describe("a turn's calls in no lane", () => {
     expect(values[1]).toEqual({ read: 'after-s1' });
     expect(values[2]).toMatchObject({ error: 'Unreachable' });
     expect(values[3]).toEqual({ read: 'f2' });
+  });
+
+  it('list every call in the result when the input asks (fullJournal)', async () => {
+    const result: AgentRunResult = await h.client.workflow.execute('agentRun', {
+      taskQueue: h.taskQueue,
+      workflowId: `turn-calls-full-${randomUUID()}`,
+      args: [
+        agentInput(manifest, {
+          prompt: 'Read f4 and f5.',
+          turns: [{ tool_calls: [call('fast', 'f4'), call('nope', 'y'), call('fast', 'f5')] }, { final: 'done' }],
+        }),
+      ],
+    });
+    expect(result.journal.map((e) => [e.position, e.decision, e.outcome])).toEqual([
+      [0, 'allowed', 'ok'],
+      [1, 'refused', 'refused'],
+      [2, 'allowed', 'ok'],
+    ]);
+    expect(result.routineCalls).toBe(0);
   });
 
   it('a run cancelled while one is in flight ends cancelled', async () => {

@@ -63,7 +63,7 @@ describe('large outputs', () => {
   ): Promise<{ result: AgentRunResult; workflowId: string; toolMessage: string }> => {
     const before = chat.requests.length;
     const workflowId = `large-${randomUUID()}`;
-    const input: AgentRunInput = { prompt, principal: 'agent:test', model: { endpoint: 'fake' } };
+    const input: AgentRunInput = { prompt, principal: 'agent:test', model: { endpoint: 'fake' }, fullJournal: true };
     const result: AgentRunResult = await h.client.workflow.execute('agentRun', {
       taskQueue,
       workflowId,

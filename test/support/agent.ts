@@ -16,7 +16,12 @@ export function loadScript(file: string): Script {
   return JSON.parse(fs.readFileSync(file, 'utf8'));
 }
 
-/** The input a scripted test run sends: it asks for every declared tool and pins the manifest's digest. */
+/**
+ * The input a scripted test run sends: it asks for every declared tool and pins the manifest's digest.
+ * The tests read each call's entry in the result, so it asks for every call there (`fullJournal`); a
+ * test of the result's default, which counts routine calls, passes `fullJournal: false`
+ * (test/integration/turn-calls.test.ts).
+ */
 export function agentInput(manifest: Manifest, script: Script, extra: Partial<AgentRunInput> = {}): AgentRunInput {
   return {
     prompt: script.prompt,
@@ -24,6 +29,7 @@ export function agentInput(manifest: Manifest, script: Script, extra: Partial<Ag
     grants: manifest.tools.map((t) => t.id),
     manifestDigest: manifestDigest(manifest),
     model: { endpoint: 'scripted', script: script.turns },
+    fullJournal: true,
     ...extra,
   };
 }

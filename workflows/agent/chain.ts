@@ -4,7 +4,7 @@
 import { ApplicationFailure, continueAsNew, workflowInfo } from '@temporalio/workflow';
 import type { TicketCarry } from '../../common/ticket';
 import type { ChatMessage } from '../../common/wire';
-import type { JournalEntry } from '../../common/journal';
+import { listed, type JournalEntry } from '../../common/journal';
 import { summarize, type JournalSummary } from '../journal-summary';
 import type { Budget, Usage } from '../gate/limits';
 import type { Provenance, ProvenanceState } from '../gate/provenance';
@@ -28,8 +28,14 @@ export interface AgentRunCarry {
   transcript: string;
   messages: ChatMessage[];
   summary: JournalSummary;
-  /** The journal of the run that continued: kept in its history, where `toolplane show` reads it. */
+  /**
+   * The journal of the run that continued, kept in its history, where `toolplane show` reads it: its
+   * calls that are not routine (every call with the input's `fullJournal`; in carries recorded before
+   * `routineCalls`, every call). The history's activities show the routine ones.
+   */
   journal: JournalEntry[];
+  /** The continued run's routine calls, left out of `journal`; absent in older carries. */
+  routineCalls?: number;
   /** The run's stream: where its offsets go on (its log stays in the run that continued). */
   stream?: RunStreamState;
 }
@@ -60,6 +66,8 @@ export interface ChainState {
   startedAt: number;
   /** The summary the chain carried into this run. */
   carried?: JournalSummary;
+  /** The input asked for every call in the journal the run hands on and returns (`fullJournal`). */
+  fullJournal: boolean;
 }
 
 /** Hands everything the run's decisions depend on to a fresh run of the same workflow id. */
@@ -67,7 +75,8 @@ export async function continueChain<I extends { carry?: AgentRunCarry; model: ob
   input: I,
   s: ChainState,
 ): Promise<never> {
-  const journal = s.step.ordered();
+  const entries = s.step.ordered();
+  const { journal, routine } = listed(entries, s.fullJournal);
   const { step } = s;
   const stream = await step.stream.handOver();
   return continueAsNew<(input: I) => Promise<unknown>>({
@@ -83,8 +92,9 @@ export async function continueChain<I extends { carry?: AgentRunCarry; model: ob
       provenance: s.provenance.state(),
       transcript: s.conversation.transcript!,
       messages: s.conversation.unread,
-      summary: summarize(journal, s.carried),
+      summary: summarize(entries, s.carried),
       journal,
+      routineCalls: routine,
       stream,
     },
   });

@@ -4,7 +4,7 @@ import { isStoredHandle, storedOf } from '../../common/stored-output';
 import type { ModelToolCall } from '../../common/wire';
 import type { AgentRunInputShape } from '../../common/run-input';
 import { refuseMalformedInput } from '../input-check';
-import type { JournalEntry } from '../../common/journal';
+import { listed, type JournalEntry } from '../../common/journal';
 import { summarize, type JournalSummary } from '../journal-summary';
 import { laneOf, runInLanes, type LaneItem } from '../lanes';
 import { Budget, type Usage } from '../gate/limits';
@@ -33,8 +33,18 @@ export interface AgentRunResult {
   /** The limit that ended the run: `limit:<name>` the run's own, `worker_limit:<name>` the worker's cap. */
   rule?: string;
   reason?: string;
-  /** This run's entries; a chain's earlier runs hold theirs in their histories. */
+  /**
+   * This run's calls that are not routine: every call refused, asked about, approved or denied,
+   * reconciled, escalated, sent again, failed or otherwise notable (`isRoutine` says which are routine).
+   * With the input's `fullJournal`, every call of this run. A chain's earlier runs hold theirs in their
+   * histories. `readJournal` and `toolplane show` list every call, routine ones included, from history.
+   */
   journal: JournalEntry[];
+  /**
+   * This run's routine calls, counted and left out of `journal`: allowed, sent once, completed, with
+   * nothing else to say. 0 with `fullJournal`. Absent in results of runs recorded before it (they list every call).
+   */
+  routineCalls?: number;
   /** The whole chain's journal in numbers. */
   summary?: JournalSummary;
   usage: Usage;
@@ -107,14 +117,22 @@ async function openRun(input: AgentRunInput): Promise<ChainState> {
       sensitivity: input.promptSensitivity ?? 'internal',
     });
   const conversation = new Conversation(
-    { principal: step.scope.principal, ticket: step.scope.ticket },
+    { principal: step.scope.principal, ticket: step.scope.ticket, inOpening: step.scope.firstOpening === true },
     input.model,
     step.catalog.offered(policy),
     carry?.transcript,
     carry ? carry.messages : Conversation.opening(input.prompt, input.systemPrompt),
     input.streamTokens !== false,
   );
-  return { step, budget, provenance, conversation, startedAt, carried: carry?.summary };
+  return {
+    step,
+    budget,
+    provenance,
+    conversation,
+    startedAt,
+    carried: carry?.summary,
+    fullJournal: input.fullJournal === true,
+  };
 }
 
 /**
@@ -154,6 +172,13 @@ function toolReply(toolCallId: string, r: AgentCallResult): ToolReply {
 function finish(run: ChainState, r: Omit<AgentRunResult, 'journal' | 'usage'>): AgentRunResult {
   run.step.releaseLeases();
   run.step.stream.publish({ type: 'run-completed', ...r });
-  const journal = run.step.ordered();
-  return { ...r, journal, summary: summarize(journal, run.carried), usage: run.budget.usage };
+  const entries = run.step.ordered();
+  const { journal, routine } = listed(entries, run.fullJournal);
+  return {
+    ...r,
+    journal,
+    routineCalls: routine,
+    summary: summarize(entries, run.carried),
+    usage: run.budget.usage,
+  };
 }

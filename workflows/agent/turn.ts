@@ -44,8 +44,11 @@ export class Conversation {
   readonly modelByRef: ModelRequest;
 
   constructor(
-    /** Who the run acts for and its ticket: each turn presents the MAC for the endpoint. */
-    private readonly access: { principal: string; ticket: RunTicket },
+    /**
+     * Who the run acts for and its ticket: each turn presents the MAC for the endpoint, unless the ticket
+     * is the run's first opening's (`inOpening`), where the worker reads both.
+     */
+    private readonly access: { principal: string; ticket: RunTicket; inOpening?: boolean },
     private readonly model: ModelRequest,
     /** The tools the run's model is offered. */
     readonly offered: OfferedTool[],
@@ -85,8 +88,12 @@ export class Conversation {
     const result = await modelTurn.executeWithOptions({ summary: `model turn ${number}` }, [
       {
         model: first ? this.model : this.modelByRef,
-        principal: this.access.principal,
-        ticket: permitMac(this.access.ticket, modelPermit(this.model.endpoint)) ?? '',
+        ...(this.access.inOpening
+          ? {}
+          : {
+              principal: this.access.principal,
+              ticket: permitMac(this.access.ticket, modelPermit(this.model.endpoint)) ?? '',
+            }),
         transcript: this.transcript,
         ...this.sending(),
         ...(this.streamTokens ? { stream: { turn: turnKey(number) } } : {}),

@@ -50,6 +50,8 @@ export interface CallOptions {
 export interface CallHost {
   catalog: ToolCatalog;
   principal: string;
+  /** The principal is the run's first opening's: a request leaves it out, and the worker reads it there. */
+  principalInOpening?: boolean;
   ticket: RunTicket;
   policy: Policy;
   capabilities?: readonly string[];

@@ -17,6 +17,8 @@ export interface PerformContext {
   ledger: { decision: LedgerDecision; trustedArgs: boolean };
   budget?: RemainingBudget;
   principal: string;
+  /** The principal is the run's first opening's: the request leaves it out unless it carries its ticket. */
+  principalInOpening?: boolean;
   /** The run's ticket: the request presents its MAC for the tool. */
   ticket: RunTicket;
   policy: Policy;
@@ -40,7 +42,8 @@ function requestOf(call: ToolCall, args: Record<string, unknown>, c: PerformCont
   return {
     toolId: call.toolId,
     args,
-    principal: c.principal,
+    // A ledger reference is verified against the history entry alone: it keeps its principal with its ticket.
+    ...(c.principalInOpening && !call.decl.requires_ledger ? {} : { principal: c.principal }),
     ...(call.decl.requires_ledger
       ? {
           // What a ledger reference is verified against, from the history entry alone.

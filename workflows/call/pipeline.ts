@@ -50,6 +50,7 @@ function performContext(
       countSends(entry, sofar);
     },
     principal: host.principal,
+    ...(host.principalInOpening ? { principalInOpening: true } : {}),
     ticket: host.ticket,
     policy: host.policy,
     escalator: host.escalator,

@@ -22,6 +22,13 @@ import type { RunScope } from '../step-ctx';
 /** The failure type of a run whose credential (or carried ticket) the worker refused. */
 export const IDENTITY_REFUSED = RunFailureType.IdentityRefused;
 
+/**
+ * The openings this run has had. Module state is the run's own (the SDK isolates a workflow's modules),
+ * and it grows the same way on replay. The first opening's calls leave their principal out: the worker
+ * takes it from that opening, in the run's history.
+ */
+let openings = 0;
+
 /** The worker answers on the worker running the workflow task: no round trip before the first call. */
 const { authorizeRun } = proxyLocalActivities<AuthorizeActivities>({
   startToCloseTimeout: '30s',
@@ -89,13 +96,13 @@ function scopeOf(read: ReadAuthority, policy: Policy | undefined, asked: readonl
   return {
     ...(requested?.length ? { requested } : {}),
     catalog: ToolCatalog.fromGranted(read.tools, authority.declared),
-    principal: authority.principal,
-    identity: authority.identity,
+    principal: read.principal,
+    identity: read.identity,
     ticket: read.ticket,
     grants: read.grants,
     policy: policy ?? ALLOW_ALL,
     capabilities: read.capabilities,
-    manifestDigest: authority.manifestDigest,
+    manifestDigest: read.manifestDigest,
     verifiesDecisions: authority.verifiesDecisions === true,
     ...(authority.streamKey !== undefined ? { streamKey: authority.streamKey } : {}),
     ...(authority.caps ? { caps: authority.caps } : {}),
@@ -121,10 +128,11 @@ export async function authorize(
   } catch (err) {
     refused(err, asking);
   }
-  labelRun(authority.principal, authority.manifestDigest);
-  const read = readAuthority(authority);
+  const read = readAuthority(authority, ask.manifestDigest);
+  const first = openings++ === 0;
+  labelRun(read.principal, read.manifestDigest);
   if (read.withheld.grants.length || read.withheld.capabilities.length)
     upsertMemo({ toolplaneWithheld: read.withheld });
   const decider: Decider = asked.ungoverned ? 'none' : carried?.from === 'parent' ? 'parent' : 'manifest';
-  return { scope: scopeOf(read, policy, asked.grants), decider };
+  return { scope: { ...scopeOf(read, policy, asked.grants), ...(first ? { firstOpening: true } : {}) }, decider };
 }
