@@ -40,7 +40,7 @@ export type {
   WindowState,
 } from './common/budget-protocol';
 export type { BudgetSeals } from './common/budget-proof';
-export type { BudgetAnswer } from './common/wire';
+export type { BudgetAnswer } from './common/budget-wire';
 export { delegatedCall, type DelegatedCallInput, type DelegatedCallResult } from './workflows/delegated-call';
 export { StepCtx, type CallOptions, type OpenRequest, type StepState } from './workflows/step-ctx';
 export { StepError, StepErrorCode } from './workflows/step-error';

@@ -18,7 +18,7 @@ import type {
   BudgetProofActivities,
   BudgetReserveRequest,
   BudgetSettleRequest,
-} from '../common/wire';
+} from '../common/budget-wire';
 import {
   reserveBudgetUpdate,
   settleBudgetUpdate,

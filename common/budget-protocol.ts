@@ -6,7 +6,7 @@
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
 import type { BudgetClaim } from '../catalog/budget';
 import type { BudgetSeals } from './budget-proof';
-import type { BudgetAnswer } from './wire';
+import type { BudgetAnswer } from './budget-wire';
 
 /**
  * Minor units or bytes, as decimal strings.

@@ -41,7 +41,7 @@ import {
   type ReleaseUpdate,
 } from '../../common/budget-protocol';
 import { Patch } from '../../common/names';
-import type { BudgetProofActivities } from '../../common/wire';
+import type { BudgetProofActivities } from '../../common/budget-wire';
 import { recordUpdateTracingFlag } from '../update-tracing-flag';
 import {
   emptyBudgetState,

@@ -11,7 +11,7 @@ import type {
   SettleUpdate,
   WindowState,
 } from '../../common/budget-protocol';
-import type { BudgetAnswer } from '../../common/wire';
+import type { BudgetAnswer } from '../../common/budget-wire';
 import {
   BudgetRefusedReason,
   RESERVE_SKEW_MS,

@@ -8,7 +8,7 @@ import { budgetClaims, hasBudgets } from '../../catalog/budget';
 import { paymentOf, type Payment } from '../../catalog/spend';
 import type { ToolCall } from '../../catalog/tool-call';
 import { idempotencyKey } from '../../common/effect-key';
-import type { BudgetActivities, BudgetReserveRequest } from '../../common/wire';
+import type { BudgetActivities, BudgetReserveRequest } from '../../common/budget-wire';
 import { outboundBytes, outboundOf, type Outbound } from '../gate/outbound';
 import { StepError, StepErrorCode } from '../step-error';
 import type { GateVerdict } from './gate';
