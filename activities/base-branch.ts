@@ -8,9 +8,9 @@ import { temporal } from '@temporalio/proto';
 import { decodeOptionalSinglePayload } from '@temporalio/common/lib/internal-non-workflow';
 import { canonicalJson, sha256Hex } from '../catalog/digest';
 import { FailureType, RunFailureType } from '../catalog/failure-types';
-import type { BaseBranch, BaseBranchActivities, BaseEffect } from '../common/base-branch';
+import type { BaseBranch, BaseBranchActivities, BaseDecision, BaseEffect } from '../common/base-branch';
 import { effectKeyOfActivityId } from '../common/effect-key';
-import { ActivityName } from '../common/names';
+import { ActivityName, UpdateName } from '../common/names';
 import type { PerformRequest, PerformResult, Reconciliation } from '../common/wire';
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
@@ -33,7 +33,17 @@ const NOTHING_SENT: ReadonlySet<string> = new Set([
 interface Found {
   completed: BaseBranch['completed'];
   unknown: BaseBranch['unknown'];
+  decisions: NonNullable<BaseBranch['decisions']>;
   outputChars: number;
+}
+
+/** The decision fields a reset run may take over: never the credential or the gateway's relay, spent in the base. */
+interface SentDecision {
+  effectKey?: unknown;
+  decision?: unknown;
+  value?: unknown;
+  output?: unknown;
+  reason?: unknown;
 }
 
 async function historyOf(workflowId: string, runId: string): Promise<HistoryEvent[]> {
@@ -51,12 +61,36 @@ export function resetBasesIn(events: HistoryEvent[]): string[] {
   return bases;
 }
 
+function decoder() {
+  const converter = Context.current().client.options.loadedDataConverter;
+  return <T>(p: temporal.api.common.v1.IPayload | null | undefined) =>
+    p ? decodeOptionalSinglePayload<T>(converter, p) : Promise.resolve(undefined);
+}
+
+/** Reads the decisions people gave in one run into `found`: each accepted `resolveEscalation` the run answered. */
+async function decisionsOf(runId: string, events: HistoryEvent[], found: Found): Promise<void> {
+  const decode = decoder();
+  const asked = new Map<string, SentDecision>();
+  for (const e of events) {
+    const accepted = e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest;
+    if (accepted?.input?.name === UpdateName.ResolveEscalation && accepted.meta?.updateId) {
+      const sent = await decode<SentDecision>(accepted.input.args?.payloads?.[0]);
+      if (sent) asked.set(accepted.meta.updateId, sent);
+      continue;
+    }
+    const decided = e.workflowExecutionUpdateCompletedEventAttributes;
+    const sent = decided && asked.get(decided.meta?.updateId ?? '');
+    // A rejected decision (its failure in history) decided nothing.
+    if (!sent || !decided.outcome?.success) continue;
+    const answer = await decode<{ by?: unknown }>(decided.outcome.success.payloads?.[0]);
+    took(found, sent, answer?.by, runId, Number(e.eventId));
+  }
+}
+
 /** Reads one run's effects into `found`: a completed send (or a reconcile that found it landed) wins over any other. */
 async function effectsOf(runId: string, events: HistoryEvent[], found: Found): Promise<void> {
-  const converter = Context.current().client.options.loadedDataConverter;
   const scheduled = new Map<string, { key: string; type: string; args: string }>();
-  const decode = <T>(p: temporal.api.common.v1.IPayload | null | undefined) =>
-    p ? decodeOptionalSinglePayload<T>(converter, p) : Promise.resolve(undefined);
+  const decode = decoder();
   const complete = (key: string, effect: BaseEffect, result: PerformResult) => {
     const chars = JSON.stringify(result).length;
     if (found.outputChars + chars > MAX_OUTPUT_CHARS) {
@@ -105,6 +139,17 @@ async function effectsOf(runId: string, events: HistoryEvent[], found: Found): P
   }
 }
 
+/** Records one decision the base took, under its effect key, as the run's answer named who decided. */
+function took(found: Found, sent: SentDecision, by: unknown, runId: string, eventId: number): void {
+  if (typeof sent.effectKey !== 'string' || typeof sent.decision !== 'string') return;
+  const d: BaseDecision = { decision: sent.decision, runId, eventId };
+  if (typeof by === 'string') d.by = by;
+  if (typeof sent.value === 'string' || typeof sent.value === 'number') d.value = sent.value;
+  if (sent.output !== undefined) d.output = sent.output;
+  if (typeof sent.reason === 'string') d.reason = sent.reason;
+  (found.decisions[sent.effectKey] ??= []).push(d);
+}
+
 /** Reads the asking run's base branch, and the branches that one was reset from, newest first. */
 async function readBaseBranch(): Promise<BaseBranch> {
   const run = Context.current().info.workflowExecution;
@@ -117,7 +162,7 @@ async function readBaseBranch(): Promise<BaseBranch> {
     answer.unreadable = `run ${run.runId} names no run it was reset from`;
     return answer;
   }
-  const found: Found = { completed: {}, unknown: {}, outputChars: 0 };
+  const found: Found = { completed: {}, unknown: {}, decisions: {}, outputChars: 0 };
   const queue = [bases[0]];
   const seen = new Set<string>([run.runId]);
   try {
@@ -127,6 +172,7 @@ async function readBaseBranch(): Promise<BaseBranch> {
       seen.add(runId);
       const events = await historyOf(run.workflowId, runId);
       await effectsOf(runId, events, found);
+      await decisionsOf(runId, events, found);
       queue.push(...resetBasesIn(events));
     }
   } catch (err) {
@@ -136,6 +182,7 @@ async function readBaseBranch(): Promise<BaseBranch> {
   }
   answer.completed = found.completed;
   answer.unknown = found.unknown;
+  if (Object.keys(found.decisions).length > 0) answer.decisions = found.decisions;
   return answer;
 }
 

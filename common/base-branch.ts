@@ -11,6 +11,25 @@ export interface BaseEffect {
   args: string;
 }
 
+/**
+ * A person's decision the base branch took on one of its waiting calls: the accepted
+ * `resolveEscalation` update, and who the run recorded as deciding (its answer: the verified subject
+ * where the worker verifies). A reset run takes it for the very same call only (the effect key names
+ * the tool, the arguments and the position).
+ */
+export interface BaseDecision {
+  decision: string;
+  by?: string;
+  /** A confirmation's value. */
+  value?: string | number;
+  /** An in-doubt call's output, as the person said it landed. */
+  output?: unknown;
+  reason?: string;
+  runId: string;
+  /** The update's completed event in the base run. */
+  eventId: number;
+}
+
 export interface BaseBranch {
   /** The reset run that asked: a run reset again asks anew. Empty when the question itself failed. */
   forRun: string;
@@ -20,6 +39,8 @@ export interface BaseBranch {
   completed: Record<string, BaseEffect & { result: PerformResult }>;
   /** Effect keys the base branch sent without a recorded outcome: the tool may or may not have done them. */
   unknown: Record<string, BaseEffect>;
+  /** People's decisions the base branch took, by effect key, oldest first; absent when none (an older worker's answer never has it). */
+  decisions?: Record<string, BaseDecision[]>;
   /** Why the base branch could not be read: every effect past the reset point is then of unknown outcome. */
   unreadable?: string;
 }

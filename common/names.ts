@@ -33,6 +33,12 @@ export const WorkflowName = {
   BudgetCounter: 'budgetCounter',
 } as const;
 
+/** Messages whose names the worker reads back from a run's history (a reset run's base branch). */
+export const UpdateName = {
+  /** A person's decision on a waiting call (workflows/escalation.ts). */
+  ResolveEscalation: 'resolveEscalation',
+} as const;
+
 /**
  * Patch ids guarding changes in the commands a run issues (docs/versioning.md). History format v1
  * started with none: every path before it was removed before the first release.

@@ -35,8 +35,11 @@ export interface ResetPlanEffect {
   effectKey?: string;
   fate: ResetFate;
   recovery: string;
-  /** People's decisions on it: kept before the point; after it, asked again when the call is made again. */
-  decisions: { decision: string; carried: boolean }[];
+  /**
+   * People's decisions on it: kept before the point; after it, carried to the very same call (same
+   * effect key) when the reset run makes it, except an in-doubt `retry`, which is asked again.
+   */
+  decisions: { decision: string; fate: 'kept' | 'carried' | 'asked again' }[];
 }
 
 export interface ResetPlan {
@@ -169,7 +172,15 @@ export async function planReset(client: Client, workflowId: string, to: string):
         ...(v.effectKey ? { effectKey: v.effectKey } : {}),
         fate,
         recovery: v.recovery,
-        decisions: v.personDecisions.map((decision) => ({ decision, carried: fate === 'kept' })),
+        decisions: v.personDecisions.map((decision) => ({
+          decision,
+          fate:
+            fate === 'kept'
+              ? ('kept' as const)
+              : decision.startsWith('retry')
+                ? ('asked again' as const)
+                : ('carried' as const),
+        })),
       };
     }),
   };
@@ -183,7 +194,7 @@ export function formatResetPlan(plan: ResetPlan): string[] {
   ];
   for (const e of plan.effects) {
     const decided = e.decisions.length
-      ? `; decisions ${e.decisions.map((d) => `${d.decision} (${d.carried ? 'kept' : 'asked again'})`).join(', ')}`
+      ? `; decisions ${e.decisions.map((d) => `${d.decision} (${d.fate === 'carried' ? 'carried to the same call' : d.fate})`).join(', ')}`
       : '';
     const how = e.fate === 'recovery decides' ? `recovery decides (${e.recovery})` : e.fate;
     lines.push(`  ${e.position}  ${e.toolId}  ${how}${decided}`);

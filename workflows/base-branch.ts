@@ -13,7 +13,8 @@
 // is not there).
 import { patched, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import { canonicalJson, sha256Hex } from '../catalog/digest';
-import type { BaseBranch, BaseBranchActivities, BaseEffect } from '../common/base-branch';
+import type { BaseBranch, BaseBranchActivities, BaseDecision, BaseEffect } from '../common/base-branch';
+import { DECISIONS, type EscalationDecision, type PendingEscalation } from './escalation';
 import type { PerformResult } from '../common/wire';
 import { Patch } from '../common/names';
 
@@ -84,6 +85,36 @@ export function priorOf(base: BaseBranch, key: string, args: Record<string, unkn
   }
   if (base.unreadable) return { unknown: `this run was reset, and ${base.unreadable}` };
   return undefined;
+}
+
+/**
+ * The decision the base branch took on the very same waiting call (same effect key: same tool, arguments
+ * and position), of the kind asked now and, for a confirmation, about the same value; undefined: asked
+ * again. An in-doubt `retry` is never carried: it answered the base's own send, and the reset run's
+ * unknown outcome may be of that resend, so a person decides again.
+ */
+export function carriedDecisionOf(base: BaseBranch, asked: PendingEscalation): EscalationDecision | undefined {
+  const taken = base.decisions?.[asked.effectKey] ?? [];
+  let last: BaseDecision | undefined;
+  for (const d of taken) if ((DECISIONS[asked.kind] as readonly string[]).includes(d.decision)) last = d;
+  if (!last || last.decision === 'retry') return undefined;
+  const note = `given in run ${last.runId} (event ${last.eventId}) before the reset${last.reason ? `: ${last.reason}` : ''}`;
+  const by = last.by !== undefined ? { by: last.by } : {};
+  const key = asked.effectKey;
+  switch (last.decision) {
+    case 'approve':
+    case 'deny':
+    case 'abort':
+    case 'reject':
+      return { effectKey: key, decision: last.decision, ...by, reason: note };
+    case 'landed':
+      return { effectKey: key, decision: 'landed', output: last.output, ...by };
+    case 'confirm':
+      if (last.value === undefined || String(last.value) !== String(asked.field?.value)) return undefined;
+      return { effectKey: key, decision: 'confirm', value: last.value, ...by };
+    default:
+      return undefined;
+  }
 }
 
 export const isBranchPromise = (b: BaseBranch | Promise<BaseBranch>): b is Promise<BaseBranch> =>

@@ -2,6 +2,7 @@
 // call the gate questioned may go ahead.
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
 import { RunFailureType } from '../catalog/failure-types';
+import { UpdateName } from '../common/names';
 
 /**
  * What a person answers. `credential` is the approver's own token (a JWT): a worker with an identity
@@ -99,5 +100,5 @@ export interface DecisionAccepted {
   by?: string;
 }
 
-export const resolveEscalation = defineUpdate<DecisionAccepted, [EscalationDecision]>('resolveEscalation');
+export const resolveEscalation = defineUpdate<DecisionAccepted, [EscalationDecision]>(UpdateName.ResolveEscalation);
 export const pendingEscalations = defineQuery<PendingEscalation[]>('pendingEscalations');

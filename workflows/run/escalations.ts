@@ -20,6 +20,7 @@ import {
   type EscalationDecision,
   type PendingEscalation,
 } from '../escalation';
+import { baseBranch, carriedDecisionOf, isBranchPromise } from '../base-branch';
 import type { Escalator } from '../recovery';
 import { failureMessage, readableTime, type RunStatusBoard } from '../run-status';
 import type { RunStream } from '../run-stream';
@@ -182,6 +183,21 @@ export class Escalations {
   /** Waits for a person's decision on a call until its deadline; the stream tells of in-doubt calls. */
   readonly escalator: Escalator = {
     await: async (info) => {
+      // A reset run takes the decision its base branch took on this very call, and asks nobody again.
+      const base = baseBranch();
+      const carried = base && carriedDecisionOf(isBranchPromise(base) ? await base : base, info);
+      if (carried) {
+        if (info.kind === 'in_doubt' && (carried.decision === 'landed' || carried.decision === 'abort'))
+          this.host.stream.publish({
+            type: 'escalation-decided',
+            position: info.position,
+            toolId: info.toolId,
+            effectKey: info.effectKey,
+            decision: carried.decision,
+            ...(carried.by !== undefined ? { by: carried.by } : {}),
+          });
+        return carried;
+      }
       const slot: Waiting = { info };
       this.pending.set(info.effectKey, slot);
       this.host.changed();
