@@ -4,7 +4,13 @@
 // the session lives in its run, so any gateway process holding the key answers any of its requests).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import {
+  isInitializeRequest,
+  isJSONRPCErrorResponse,
+  isJSONRPCResultResponse,
+  type JSONRPCErrorResponse,
+  type JSONRPCResultResponse,
+} from '@modelcontextprotocol/sdk/types.js';
 import { PRM_PATH, type BearerVerifier, type HttpRefusal, type ProtectedResourceMetadata } from './bearer';
 import { mcpServerFor, SESSION_NOT_FOUND, type RequestScope, type ServerDeps } from './mcp-server';
 import type { RunIdentity } from '../common/ticket';
@@ -121,11 +127,8 @@ async function handlePost(deps: HttpDeps, req: IncomingMessage, res: ServerRespo
 }
 
 /** A JSON-RPC response (an answer to a request the gateway sent): an id, a result or an error, no method. */
-function isJsonRpcResponse(m: unknown): m is { id: unknown; result?: unknown; error?: unknown } {
-  if (m === null || typeof m !== 'object') return false;
-  const r = m as Record<string, unknown>;
-  return r.method === undefined && r.id !== undefined && (r.result !== undefined || r.error !== undefined);
-}
+const isJsonRpcResponse = (m: unknown): m is JSONRPCResultResponse | JSONRPCErrorResponse =>
+  isJSONRPCResultResponse(m) || isJSONRPCErrorResponse(m);
 
 /**
  * The client's answers to the gateway's `elicitation/create` (2025-11-25): each id is the MACed question
@@ -136,7 +139,7 @@ async function answerElicitations(
   deps: HttpDeps,
   res: ServerResponse,
   sessionId: string,
-  responses: { id: unknown; result?: unknown }[],
+  responses: (JSONRPCResultResponse | JSONRPCErrorResponse)[],
 ): Promise<void> {
   const questions = responses.map((r) => ({ r, q: deps.sessions.readRequestState(sessionId, r.id) }));
   const unknown = questions.find((x) => !x.q);
@@ -150,7 +153,9 @@ async function answerElicitations(
       ),
     );
   for (const { r, q } of questions) {
-    const decision = elicitedDecision(r.result as { action?: unknown; content?: unknown } | undefined);
+    const decision = elicitedDecision(
+      ('result' in r ? r.result : undefined) as { action?: unknown; content?: unknown } | undefined,
+    );
     if (!decision) {
       deps.sessions.answered.settle(sessionId, q!.effectKey);
       continue;
