@@ -55,29 +55,27 @@ export interface ResetPlan {
   warnings: string[];
 }
 
-/** Where each sent effect first entered history: its scheduled event and the workflow task that scheduled it. */
-function firstSends(events: Event[]): Map<string, { scheduled: number; task: number }> {
-  const first = new Map<string, { scheduled: number; task: number }>();
+interface Sends {
+  /** Where each sent effect first entered history: its scheduled event and the workflow task that scheduled it. */
+  first: Map<string, { scheduled: number; task: number }>;
+  /** The last event of an effect's sends (scheduled or closed): after the point, the base's outcome is not in the reset run. */
+  last: Map<string, number>;
+}
+
+/** Each sent effect's first schedule and last event, in one pass over the history. */
+function sendsIn(events: Event[]): Sends {
+  const byScheduled = new Map<string, string>();
+  const first: Sends['first'] = new Map();
+  const last: Sends['last'] = new Map();
   for (const e of events) {
     const s = e.activityTaskScheduledEventAttributes;
     const type = s?.activityType?.name;
-    if (!s || (type !== ActivityName.Perform && type !== ActivityName.Reconcile)) continue;
-    const key = effectKeyOfActivityId(s.activityId ?? '');
-    if (!first.has(key)) first.set(key, { scheduled: Number(e.eventId), task: Number(s.workflowTaskCompletedEventId) });
-  }
-  return first;
-}
-
-/** The last event of an effect's sends (scheduled or closed): after the point, the base's outcome is not in the reset run. */
-function lastSendEvents(events: Event[]): Map<string, number> {
-  const byScheduled = new Map<string, string>();
-  const last = new Map<string, number>();
-  for (const e of events) {
-    const s = e.activityTaskScheduledEventAttributes;
-    if (s && (s.activityType?.name === ActivityName.Perform || s.activityType?.name === ActivityName.Reconcile)) {
+    if (s && (type === ActivityName.Perform || type === ActivityName.Reconcile)) {
       const key = effectKeyOfActivityId(s.activityId ?? '');
+      const eventId = Number(e.eventId);
       byScheduled.set(String(e.eventId), key);
-      last.set(key, Number(e.eventId));
+      if (!first.has(key)) first.set(key, { scheduled: eventId, task: Number(s.workflowTaskCompletedEventId) });
+      last.set(key, eventId);
       continue;
     }
     const closed =
@@ -88,7 +86,7 @@ function lastSendEvents(events: Event[]): Map<string, number> {
     const key = closed ? byScheduled.get(String(closed.scheduledEventId)) : undefined;
     if (key) last.set(key, Number(e.eventId));
   }
-  return last;
+  return { first, last };
 }
 
 function fateOf(
@@ -99,9 +97,9 @@ function fateOf(
 ): ResetFate {
   if (sent ? sent.scheduled < point : view.position < toPosition) return 'kept';
   if (view.outcome === 'ok') return 'adopted';
-  if (sent && (view.outcome === 'pending' || view.outcome === 'in_doubt' || view.outcome === 'timed_out'))
-    return 'recovery decides';
-  if (sent && view.outcome.startsWith('failed')) return 'recovery decides';
+  // Sent without an outcome, or failed after a send: the tool may have done it, so recovery decides.
+  const unknown = ['pending', 'in_doubt', 'timed_out'].includes(view.outcome) || view.outcome.startsWith('failed');
+  if (sent && unknown) return 'recovery decides';
   return 'judged again';
 }
 
@@ -139,9 +137,9 @@ export async function planReset(client: Client, workflowId: string, to: string):
   if (!journal && description.status.name === 'RUNNING')
     journal = await withinMs(handle, QUERY_TIMEOUT_MS, () => handle.query(journalQuery)).catch(() => undefined);
   const effects = effectsFromHistory(events, journal ?? []);
-  const first = firstSends(events);
+  const { first, last } = sendsIn(events);
   const { target, point } = resetPoint(effects, first, to, `run ${workflowId} (${description.runId})`);
-  const last = lastSendEvents(events); // A call sent before the point whose outcome came after it would be in flight in the reset run.
+  // A call sent before the point whose outcome came after it would be in flight in the reset run.
   const inFlight = effects.filter((v) => {
     const s = v.effectKey ? first.get(v.effectKey) : undefined;
     return s && v.effectKey && s.scheduled < point && (last.get(v.effectKey) ?? 0) > point;
