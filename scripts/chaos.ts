@@ -8,7 +8,7 @@
  * matching and frontend services and PostgreSQL are SIGKILLed and restarted at random while lanes of
  * runs (each recovery in turn) SIGKILL their own workers; see scripts/cluster/campaign.ts.
  *
- *   npm run chaos -- --cluster [--server-faults 50] [--worker-kills 200] [--lanes 3] [--seed 7]
+ *   npm run chaos -- --cluster [--server-faults 50] [--worker-kills 200] [--lanes 3] [--resets 20] [--seed 7]
  */
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
@@ -231,11 +231,14 @@ async function clusterMain(o: ChaosOptions, dir: string): Promise<void> {
       lanes: Number(o.lanes),
       callsPerRun: Number(o.calls),
       seed: Number(o.seed),
+      resets: Number(o.resets),
       log: console.log,
     });
     console.log(formatClusterCampaign(r));
     const a = r.rows.all;
-    process.exitCode = a.duplicated === 0 && a.lost === 0 && a.dropped === 0 && r.unfinished === 0 ? 0 : 1;
+    const resetsHeld = r.resets.finished === r.resets.made && r.resets.sentAgain === 0 && r.resets.lost === 0;
+    process.exitCode =
+      a.duplicated === 0 && a.lost === 0 && a.dropped === 0 && r.unfinished === 0 && resetsHeld ? 0 : 1;
   } finally {
     await cluster.stop();
   }
@@ -248,6 +251,7 @@ interface ChaosOptions {
   cluster?: boolean;
   serverFaults: string;
   workerKills: string;
+  resets: string;
   lanes: string;
   recovery?: 'reconcile' | 'retry';
   killsPerRun: string;
@@ -263,6 +267,7 @@ async function main(): Promise<void> {
     .option('--server-faults <n>', 'with --cluster: SIGKILLs of history, matching, frontend and PostgreSQL', '50')
     .option('--worker-kills <n>', 'with --cluster: worker SIGKILLs (at least)', '200')
     .option('--lanes <n>', 'with --cluster: runs in flight at once', '3')
+    .option('--resets <n>', 'with --cluster: finished runs an operator resets to a random workflow task', '0')
     .option('--recovery <recovery>', "without --cluster: the refund's declared recovery, reconcile or retry")
     .option('--kills-per-run <n>', 'without --cluster: each run kills between 1 and this many workers', '3')
     .option('--maximum-attempts <n>', "without --cluster: the refund's declared retry.maximum_attempts")

@@ -24,6 +24,7 @@ import { pendingEscalations, resolveEscalation } from '../../workflows/escalatio
 import type { ToolRunResult } from '../../workflows/tool-run';
 import { spawnWorker, writeManifest, type WorkerProcess } from '../worker-process';
 import type { Cluster } from './index';
+import { resetFinishedRun } from './operator-reset';
 import { rng } from '../seeded-rng';
 
 export const SERVER_FAULTS = ['history', 'matching', 'frontend', 'postgres'] as const;
@@ -62,6 +63,8 @@ export interface ClusterCampaignResult {
   unfinished: number;
   resentUnderSameKey: number;
   escalationsResolved: number;
+  /** Operator resets of finished runs: made, whose reset run ended, refunds sent again, lost, calls adopted. */
+  resets: { made: number; finished: number; sentAgain: number; lost: number; adopted: number };
   durationMs: number;
 }
 
@@ -131,6 +134,8 @@ export interface ClusterCampaignOptions {
   /** How long a killed service stays down, ms. */
   downMs?: [number, number];
   runDeadlineMs?: number;
+  /** Finished runs an operator resets to a random completed workflow task, each served to its end. */
+  resets?: number;
   log?: (line: string) => void;
 }
 
@@ -161,6 +166,7 @@ export async function runClusterCampaign(opts: ClusterCampaignOptions): Promise<
   const inFlight = new Set<RunRecord>();
   const records: RunRecord[] = [];
   let escalationsResolved = 0;
+  const resets = { made: 0, finished: 0, sentAgain: 0, lost: 0, adopted: 0 };
   /** Worker kills at a named point inside a tool call (the rest are at random moments). */
   let killsInCall = 0;
   let randomKillsMidCall = 0;
@@ -356,6 +362,32 @@ export async function runClusterCampaign(opts: ClusterCampaignOptions): Promise<
         if (!done && (last.child.exitCode !== null || last.child.signalCode !== null)) last = spawn();
       }
       await last.stop();
+      if (done && rec.result && resets.made < (opts.resets ?? 0)) {
+        resets.made++;
+        const r = await resetFinishedRun({
+          client,
+          namespace: opts.cluster.namespace,
+          handle: h,
+          dir,
+          memos: rec.memos,
+          random,
+          spawn: () => spawn(),
+          answer: (reset) => operator(reset, rec),
+          deadlineMs: opts.runDeadlineMs ?? 300_000,
+        }).catch((err: unknown) => {
+          log(`lane ${laneNo}: reset failed: ${(err as Error).message.split('\n')[0]}`);
+          return undefined;
+        });
+        if (r) {
+          if (r.finished) resets.finished++;
+          resets.sentAgain += r.sentAgain;
+          resets.lost += r.lost;
+          resets.adopted += r.adopted;
+        }
+        log(
+          `lane ${laneNo}: operator reset ${resets.made}: ${r ? `${r.finished ? 'ended' : 'NOT FINISHED'}, ${r.adopted} adopted, ${r.sentAgain} sent again, ${r.lost} lost` : 'not made'}`,
+        );
+      }
       rec.finished = done;
       inFlight.delete(rec);
       const r = rec.result;
@@ -420,6 +452,7 @@ export async function runClusterCampaign(opts: ClusterCampaignOptions): Promise<
     unfinished,
     resentUnderSameKey,
     escalationsResolved,
+    resets,
     durationMs: Date.now() - started,
   };
 }
@@ -452,6 +485,11 @@ export function formatClusterCampaign(r: ClusterCampaignResult): string {
     fmt(widths.map((w) => '-'.repeat(w))),
     ...lines.map(fmt),
     `by recovery: ${rec}`,
+    ...(r.resets.made > 0
+      ? [
+          `operator resets ${r.resets.made}: reset runs ended ${r.resets.finished}, calls adopted ${r.resets.adopted}, refunds sent again ${r.resets.sentAgain}, lost ${r.resets.lost}`,
+        ]
+      : []),
     `worker kills mid-call ${r.rows.worker.killedMidCall} of ${r.rows.worker.injected} (at a named point ${r.killsInCall}, at a random moment ${r.randomKillsMidCall}); unfinished runs ${r.unfinished}; resent under the same key ${r.resentUnderSameKey}; escalations resolved ${r.escalationsResolved}; ${(r.durationMs / 1000).toFixed(0)}s`,
   ].join('\n');
 }
