@@ -1,6 +1,5 @@
-// A manifest built in code digests as the same manifest written in a file: a field set to `undefined`
-// (`{ ...tool, retry: undefined }`) is a field left out, and a field left out is its default, as the
-// run restores it from the worker's answer (issue 50: such a run, reset, refused its refund).
+// A declaration built in code digests as the same declaration written out: a field set to `undefined`
+// (`{ ...tool, retry: undefined }`) is a field left out (issue 50).
 import { digestOf, toolDigest } from '../../catalog/digest';
 import type { ToolDecl } from '../../catalog/manifest';
 import { exampleManifest } from '../support/env';
