@@ -44,6 +44,7 @@ interface SentDecision {
   value?: unknown;
   output?: unknown;
   reason?: unknown;
+  updateId?: string;
 }
 
 async function historyOf(workflowId: string, runId: string): Promise<HistoryEvent[]> {
@@ -83,7 +84,7 @@ async function decisionsOf(runId: string, events: HistoryEvent[], found: Found):
     // A rejected decision (its failure in history) decided nothing.
     if (!sent || !decided.outcome?.success) continue;
     const answer = await decode<{ by?: unknown }>(decided.outcome.success.payloads?.[0]);
-    took(found, sent, answer?.by, runId, Number(e.eventId));
+    took(found, { ...sent, updateId: decided.meta?.updateId ?? undefined }, answer?.by, runId, Number(e.eventId));
   }
 }
 
@@ -147,6 +148,7 @@ function took(found: Found, sent: SentDecision, by: unknown, runId: string, even
   if (typeof sent.value === 'string' || typeof sent.value === 'number') d.value = sent.value;
   if (sent.output !== undefined) d.output = sent.output;
   if (typeof sent.reason === 'string') d.reason = sent.reason;
+  if (sent.updateId) d.updateId = sent.updateId;
   (found.decisions[sent.effectKey] ??= []).push(d);
 }
 

@@ -25,6 +25,8 @@ export interface BaseDecision {
   /** An in-doubt call's output, as the person said it landed. */
   output?: unknown;
   reason?: string;
+  /** The update's id: Temporal reapplies a base's updates after the reset point, under the same id. */
+  updateId?: string;
   runId: string;
   /** The update's completed event in the base run. */
   eventId: number;

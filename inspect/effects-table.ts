@@ -9,6 +9,13 @@ function sendsSaid(v: EffectView): string {
   return said.join(', ');
 }
 
+/** A call a reset run sent after its reset point, as the operator reads it. */
+function afterReset(r: NonNullable<EffectView['afterReset']>): string {
+  return r.base === 'not made'
+    ? `a new effect: run ${r.baseRunId}, reset from, never made this call (other arguments, or not reached)`
+    : `sent after the reset: run ${r.baseRunId}, reset from, recorded no outcome for it`;
+}
+
 export function formatEffects(effects: EffectView[]): string[] {
   const rows = effects.map((v) => [
     `#${v.position}`,
@@ -20,7 +27,8 @@ export function formatEffects(effects: EffectView[]): string[] {
       (v.toolFailures || v.lostSends ? ` [${sendsSaid(v)}]` : '') +
       (v.reconciles.length ? ` [reconcile: ${v.reconciles.map((r) => r.answer ?? '?').join(', ')}]` : '') +
       (v.personDecisions.length ? ` [person: ${v.personDecisions.join(', ')}]` : '') +
-      (v.adoptedFrom ? ` [adopted from run ${v.adoptedFrom.runId} event ${v.adoptedFrom.eventId}]` : ''),
+      (v.adoptedFrom ? ` [adopted from run ${v.adoptedFrom.runId} event ${v.adoptedFrom.eventId}]` : '') +
+      (v.afterReset ? ` [${afterReset(v.afterReset)}]` : ''),
     v.outcome,
     [v.decision, v.rule, v.reason].filter(Boolean).join(' · '),
   ]);

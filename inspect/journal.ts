@@ -13,6 +13,7 @@ import { pendingEscalations, type PendingEscalation } from '../workflows/escalat
 import type { JournalEntry } from '../common/journal';
 import { journalQuery } from '../workflows/journal-query';
 import { QUERY_TIMEOUT_MS, withinMs } from './follow';
+import { markSentAfterReset } from './reset-views';
 
 export { formatEffects } from './effects-table';
 
@@ -41,6 +42,8 @@ export interface EffectView {
   outcome: string;
   /** A reset run's call that the run it was reset from had completed: adopted, not sent. */
   adoptedFrom?: { runId: string; eventId: number };
+  /** A reset run's call sent after its reset point: the base never made it under this key (`not made`), or recorded no outcome. */
+  afterReset?: { baseRunId: string; base: 'not made' | 'outcome unknown' };
   /** For a running run: the call waits for a person (its approval, or a decision on its unknown outcome) until `deadline`. */
   waiting?: { kind: PendingEscalation['kind']; deadline: string };
 }
@@ -176,8 +179,8 @@ function addJournal(h: HistoryViews, journal: JournalEntry[]): void {
     } else {
       // No activity of this run sent it (refused before any existed, or delegated to a child run).
       const { position, toolId, effectKey, decision, rule, reason, attempts, recovery } = j;
-      const known = { effectKey, decision, rule, reason, attempts, recovery, adoptedFrom: j.adoptedFrom };
-      if (!known.adoptedFrom) delete known.adoptedFrom;
+      const adopted = j.adoptedFrom ? { adoptedFrom: j.adoptedFrom } : {};
+      const known = { effectKey, decision, rule, reason, attempts, recovery, ...adopted };
       // Every refusal records its outcome; an entry without one is a call still under way.
       h.ordered.push({ ...freshView(position, toolId), ...known, outcome: j.outcome ?? 'pending' });
     }
@@ -205,10 +208,7 @@ function addPeople(h: HistoryViews, journal: JournalEntry[]): void {
 function addWaiting(ordered: EffectView[], pending: PendingEscalation[]): void {
   for (const p of pending) {
     let view = ordered.find((v) => v.position === p.position);
-    if (!view) {
-      view = freshView(p.position, p.toolId);
-      ordered.push(view);
-    }
+    if (!view) ordered.push((view = freshView(p.position, p.toolId)));
     view.effectKey = p.effectKey;
     view.outcome = 'waiting';
     view.waiting = { kind: p.kind, deadline: new Date(p.deadline).toISOString() };
@@ -283,7 +283,7 @@ export async function loadEffects(
         withinMs(handle, QUERY_TIMEOUT_MS, () => handle.query(pendingEscalations)).catch(() => []),
       ]);
     }
-    effects.push(...effectsFromHistory(events, journal ?? [], pending));
+    effects.push(...markSentAfterReset(events, effectsFromHistory(events, journal ?? [], pending)));
   }
   effects.sort((a, b) => a.position - b.position);
   return { effects, status: description.status.name, events: chain.flat() };

@@ -117,5 +117,24 @@ export function carriedDecisionOf(base: BaseBranch, asked: PendingEscalation): E
   }
 }
 
+/**
+ * A decision Temporal reapplied from the base branch after the reset point (same update id), as this
+ * run takes it: an in-doubt `retry` answered the base's own send, so it is never a resend here. Where
+ * the base's resend completed, the call took that outcome (`landed`, the base's output, nothing sent);
+ * else `refused`, and a person decides again. Undefined: not such a retry; it decides as any decision.
+ */
+export function reappliedRetry(
+  base: BaseBranch,
+  updateId: string,
+): { landed: { output: unknown } } | { refused: BaseDecision } | undefined {
+  for (const [effectKey, taken] of Object.entries(base.decisions ?? {}))
+    for (const d of taken) {
+      if (d.updateId !== updateId || d.decision !== 'retry') continue;
+      const done = base.completed[effectKey];
+      return done ? { landed: { output: done.result.output } } : { refused: d };
+    }
+  return undefined;
+}
+
 export const isBranchPromise = (b: BaseBranch | Promise<BaseBranch>): b is Promise<BaseBranch> =>
   typeof (b as { then?: unknown }).then === 'function';

@@ -363,7 +363,7 @@ export async function runClusterCampaign(opts: ClusterCampaignOptions): Promise<
       }
       await last.stop();
       if (done && rec.result && resets.made < (opts.resets ?? 0)) {
-        resets.made++;
+        const resetNo = ++resets.made;
         const r = await resetFinishedRun({
           client,
           namespace: opts.cluster.namespace,
@@ -385,7 +385,7 @@ export async function runClusterCampaign(opts: ClusterCampaignOptions): Promise<
           resets.adopted += r.adopted;
         }
         log(
-          `lane ${laneNo}: operator reset ${resets.made}: ${r ? `${r.finished ? 'ended' : 'NOT FINISHED'}, ${r.adopted} adopted, ${r.sentAgain} sent again, ${r.lost} lost` : 'not made'}`,
+          `lane ${laneNo}: operator reset ${resetNo}: ${r ? `${r.finished ? 'ended' : 'NOT FINISHED'}, ${r.adopted} adopted, ${r.sentAgain} sent again, ${r.lost} lost` : 'not made'}`,
         );
       }
       rec.finished = done;

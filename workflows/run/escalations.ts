@@ -5,6 +5,7 @@ import {
   ActivityFailure,
   ApplicationFailure,
   condition,
+  currentUpdateInfo,
   isCancellation,
   proxyLocalActivities,
   setHandler,
@@ -20,7 +21,7 @@ import {
   type EscalationDecision,
   type PendingEscalation,
 } from '../escalation';
-import { baseBranch, carriedDecisionOf, isBranchPromise } from '../base-branch';
+import { baseBranch, carriedDecisionOf, isBranchPromise, isResetRun, reappliedRetry } from '../base-branch';
 import type { Escalator } from '../recovery';
 import { failureMessage, readableTime, type RunStatusBoard } from '../run-status';
 import type { RunStream } from '../run-stream';
@@ -98,6 +99,7 @@ export class Escalations {
   }
 
   private async resolve(decision: EscalationDecision): Promise<DecisionAccepted> {
+    if (isResetRun()) decision = await this.asReapplied(decision);
     const p = this.waitingFor(decision);
     if (!this.host.verifiesDecisions) {
       p.decision = decision;
@@ -113,6 +115,24 @@ export class Escalations {
     this.spentCredentials.add(proof);
     p.decision = taken;
     return { accepted: true as const, by: taken.by };
+  }
+
+  /**
+   * In a reset run, the base's in-doubt `retry` Temporal reapplies never resends: it takes the outcome
+   * the base's resend completed with, or is refused (it answered the base's send, not this run's).
+   */
+  private async asReapplied(decision: EscalationDecision): Promise<EscalationDecision> {
+    const id = currentUpdateInfo()?.id;
+    const base = id !== undefined && decision.decision === 'retry' ? baseBranch() : undefined;
+    const reapplied = base && reappliedRetry(isBranchPromise(base) ? await base : base, id!);
+    if (!reapplied) return decision;
+    // The person's own retry, whose resend the base completed: its outcome, under the person's name and proof.
+    if ('landed' in reapplied) return { ...decision, decision: 'landed', output: reapplied.landed.output };
+    const { runId, eventId } = reapplied.refused;
+    return rejectDecision(
+      DecisionRejectedReason.Replayed,
+      `this retry was given in run ${runId} (event ${eventId}), which this run was reset from, for that run's send; a person decides again here`,
+    );
   }
 
   private unspent(credential: string): void {
