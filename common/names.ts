@@ -101,4 +101,11 @@ export const Patch = {
    * records no marker. Reset runs that went past their reset point earlier replay sending again.
    */
   ResetAdopts: 'toolplane-reset-adopts',
+  /**
+   * After 0.1.0 (issue 50): a reset run that began a call in the part Temporal copied (its first send
+   * before the reset point) asks its base branch again before each further send, and adopts the
+   * outcome the base completed under the key instead of sending. Reset runs that resent such a call
+   * earlier replay as they ran; a run never reset records no marker.
+   */
+  ResetResends: 'toolplane-reset-resends',
 } as const;

@@ -13,10 +13,10 @@ import { Patch } from '../common/names';
 import type { EscalationDecision, PendingEscalation } from './escalation';
 import { StepErrorCode } from './step-error';
 import type { BaseBranch } from '../common/base-branch';
-import { baseBranch, isBranchPromise, priorOf } from './base-branch';
+import { baseBranch, isBranchPromise, isResetRun, priorOf } from './base-branch';
 import { reconcileSend } from './reconcile-send';
+import { sendOptionsOf } from './send-options';
 import {
-  activityRetry,
   afterRejection,
   afterRetryFailure,
   classify,
@@ -59,22 +59,6 @@ export interface RecoveryInput {
 
 function requestFor(input: RecoveryInput, n: Progress): PerformRequest {
   return n.sends === 0 ? input.request : { ...input.request, recoveryPath: n.recovery };
-}
-
-/**
- * What every send of a tool schedules alike, read from its declaration once per run: its timeouts and
- * retry policy in milliseconds (the values Temporal would parse from the manifest's duration strings).
- */
-type SendOptions = Pick<ActivityOptions, 'startToCloseTimeout' | 'heartbeatTimeout' | 'retry'>;
-const sendOptions = new WeakMap<ToolDecl, SendOptions>();
-
-function sendOptionsOf(decl: ToolDecl): SendOptions {
-  let o = sendOptions.get(decl);
-  if (o) return o;
-  o = { startToCloseTimeout: durationMs(decl.timeouts.start_to_close), retry: activityRetry(decl) };
-  if (decl.timeouts.heartbeat !== undefined) o.heartbeatTimeout = durationMs(decl.timeouts.heartbeat);
-  sendOptions.set(decl, o);
-  return o;
 }
 
 function performOptions(input: RecoveryInput, sendIndex: number): ActivityOptions {
@@ -200,7 +184,17 @@ function counted(r: Recovered, n: Progress): Recovered {
 /** Sends again; what fails before the send is scheduled is the caller's to handle, as on the first send. */
 function resend<T>(input: RecoveryInput, n: Progress, after: AfterSend<T>): T | PromiseLike<T> {
   try {
-    return sendThen(input, n, after);
+    // A reset run may have begun this call before its reset point: the base may have completed a later send.
+    const base = isResetRun() && patched(Patch.ResetResends) ? baseBranch() : undefined;
+    if (base === undefined) return sendThen(input, n, after);
+    const adoptOrSend = (b: BaseBranch) => {
+      const prior = priorOf(b, input.effectKey, input.request.args);
+      if (!prior || !('adopted' in prior) || prior.adopted.result === undefined) return sendThen(input, n, after);
+      const r = returned(n, prior.adopted.result);
+      if (r.outcome === 'ok') r.adoptedFrom = { runId: prior.adopted.runId, eventId: prior.adopted.eventId };
+      return after.ended(counted(r, n));
+    };
+    return isBranchPromise(base) ? base.then(adoptOrSend, (e: unknown) => after.threw(e)) : adoptOrSend(base);
   } catch (err) {
     return after.threw(err);
   }

@@ -73,4 +73,41 @@ describe("a base's decision that Temporal reapplies to the reset run", () => {
     const resetEvents = (await reset.fetchHistory()).events ?? [];
     expect(resetEvents.some((e) => e.workflowExecutionUpdateAdmittedEventAttributes)).toBe(true);
   });
+
+  it("a retry tool's resend past the reset point adopts the send the base completed", async () => {
+    // The read is busy on its first send, then answers: the run waits a backoff and sends again.
+    const before = s.reads.length;
+    const workflowId = `reset-resend-${randomUUID()}`;
+    const handle = await h.client.workflow.start('toolRun', {
+      taskQueue: h.taskQueue,
+      workflowId,
+      args: [
+        {
+          manifest,
+          grants: manifest.tools.map((t) => t.id),
+          principal: 'agent:test',
+          calls: [{ toolId: 'tool://flaky/read', args: { q: 'balance' } }],
+        },
+      ],
+    });
+    const base: ToolRunResult = await handle.result();
+    expect(base.journal[0]).toMatchObject({ attempts: 2, outcome: 'ok' });
+    expect(s.reads.length - before).toBe(2);
+    // Reset to the workflow task that began the backoff: the first send is in the copied part, the resend is not.
+    const events = await historyOf(h.client, workflowId);
+    const failed = events.findIndex((e) => e.activityTaskFailedEventAttributes);
+    const backoff = events.slice(failed).find((e) => e.workflowTaskCompletedEventAttributes)!;
+    const { runId } = await h.client.workflowService.resetWorkflowExecution({
+      namespace: 'default',
+      workflowExecution: { workflowId, runId: handle.firstExecutionRunId },
+      reason: 'operator reset in a test',
+      workflowTaskFinishEventId: backoff.eventId!,
+      requestId: randomUUID(),
+    });
+    const result: ToolRunResult = await h.client.workflow.getHandle(workflowId, runId ?? undefined).result();
+    expect(result.outputs[0]).toEqual(base.outputs[0]);
+    expect(result.journal[0]).toMatchObject({ outcome: 'ok', adoptedFrom: { runId: handle.firstExecutionRunId } });
+    // The provider was asked twice, by the base alone.
+    expect(s.reads.length - before).toBe(2);
+  });
 });
