@@ -117,23 +117,32 @@ export function carriedDecisionOf(base: BaseBranch, asked: PendingEscalation): E
   }
 }
 
+/** A decision as a reset run takes it, or the base's retry it refuses (it answered the base's own send). */
+export type Reapplied = EscalationDecision | { refused: BaseDecision };
+
 /**
- * A decision Temporal reapplied from the base branch after the reset point (same update id), as this
- * run takes it: an in-doubt `retry` answered the base's own send, so it is never a resend here. Where
- * the base's resend completed, the call took that outcome (`landed`, the base's output, nothing sent);
- * else `refused`, and a person decides again. Undefined: not such a retry; it decides as any decision.
+ * A reset run's decision, beside the base's: Temporal reapplies a base's updates after the reset point
+ * (same update id). A reapplied in-doubt `retry` is never a resend here: where the base's resend
+ * completed, it is that outcome (`landed`, the base's output, under the person's name and proof), else
+ * refused, and a person decides again. Any other decision is taken as it is, with nothing awaited
+ * (unless the base must be asked), so a decision replayed from history takes effect where it did.
  */
-export function reappliedRetry(
-  base: BaseBranch,
-  updateId: string,
-): { landed: { output: unknown } } | { refused: BaseDecision } | undefined {
-  for (const [effectKey, taken] of Object.entries(base.decisions ?? {}))
-    for (const d of taken) {
-      if (d.updateId !== updateId || d.decision !== 'retry') continue;
-      const done = base.completed[effectKey];
-      return done ? { landed: { output: done.result.output } } : { refused: d };
-    }
-  return undefined;
+export function asReapplied(
+  decision: EscalationDecision,
+  updateId: string | undefined,
+): Reapplied | Promise<Reapplied> {
+  const base = updateId !== undefined && decision.decision === 'retry' ? baseBranch() : undefined;
+  if (base === undefined) return decision;
+  const take = (b: BaseBranch): Reapplied => {
+    for (const [effectKey, taken] of Object.entries(b.decisions ?? {}))
+      for (const d of taken) {
+        if (d.updateId !== updateId || d.decision !== 'retry') continue;
+        const done = b.completed[effectKey];
+        return done ? { ...decision, decision: 'landed', output: done.result.output } : { refused: d };
+      }
+    return decision;
+  };
+  return isBranchPromise(base) ? base.then(take) : take(base);
 }
 
 export const isBranchPromise = (b: BaseBranch | Promise<BaseBranch>): b is Promise<BaseBranch> =>

@@ -21,7 +21,14 @@ import {
   type EscalationDecision,
   type PendingEscalation,
 } from '../escalation';
-import { baseBranch, carriedDecisionOf, isBranchPromise, isResetRun, reappliedRetry } from '../base-branch';
+import {
+  asReapplied,
+  baseBranch,
+  carriedDecisionOf,
+  isBranchPromise,
+  isResetRun,
+  type Reapplied,
+} from '../base-branch';
 import type { Escalator } from '../recovery';
 import { failureMessage, readableTime, type RunStatusBoard } from '../run-status';
 import type { RunStream } from '../run-stream';
@@ -98,8 +105,22 @@ export class Escalations {
     this.pending.clear();
   }
 
-  private async resolve(decision: EscalationDecision): Promise<DecisionAccepted> {
-    if (isResetRun()) decision = await this.asReapplied(decision);
+  /**
+   * Nothing is awaited before the decision is taken unless a reset run must ask its base: a decision
+   * replayed from history takes effect at the point it took effect when recorded (same commands, same order).
+   */
+  private resolve(decision: EscalationDecision): Promise<DecisionAccepted> {
+    const taken = isResetRun() ? asReapplied(decision, currentUpdateInfo()?.id) : decision;
+    return 'then' in taken ? taken.then((d) => this.take(d)) : this.take(taken);
+  }
+
+  private async take(reapplied: Reapplied): Promise<DecisionAccepted> {
+    if ('refused' in reapplied)
+      rejectDecision(
+        DecisionRejectedReason.Replayed,
+        `this retry was given in run ${reapplied.refused.runId} (event ${reapplied.refused.eventId}), which this run was reset from, for that run's send; a person decides again here`,
+      );
+    const decision = reapplied;
     const p = this.waitingFor(decision);
     if (!this.host.verifiesDecisions) {
       p.decision = decision;
@@ -115,24 +136,6 @@ export class Escalations {
     this.spentCredentials.add(proof);
     p.decision = taken;
     return { accepted: true as const, by: taken.by };
-  }
-
-  /**
-   * In a reset run, the base's in-doubt `retry` Temporal reapplies never resends: it takes the outcome
-   * the base's resend completed with, or is refused (it answered the base's send, not this run's).
-   */
-  private async asReapplied(decision: EscalationDecision): Promise<EscalationDecision> {
-    const id = currentUpdateInfo()?.id;
-    const base = id !== undefined && decision.decision === 'retry' ? baseBranch() : undefined;
-    const reapplied = base && reappliedRetry(isBranchPromise(base) ? await base : base, id!);
-    if (!reapplied) return decision;
-    // The person's own retry, whose resend the base completed: its outcome, under the person's name and proof.
-    if ('landed' in reapplied) return { ...decision, decision: 'landed', output: reapplied.landed.output };
-    const { runId, eventId } = reapplied.refused;
-    return rejectDecision(
-      DecisionRejectedReason.Replayed,
-      `this retry was given in run ${runId} (event ${eventId}), which this run was reset from, for that run's send; a person decides again here`,
-    );
   }
 
   private unspent(credential: string): void {
