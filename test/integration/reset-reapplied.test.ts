@@ -3,6 +3,7 @@
 // send, reaches the reset run again. It must not resend: the base's resend completed, so the reset run
 // takes that outcome and the relay receives nothing more.
 import { randomUUID } from 'node:crypto';
+import type Long from 'long';
 import { loadManifest } from '../../runtime/manifest-file';
 import { resolveEscalation } from '../../workflows/escalation';
 import type { ToolRunResult } from '../../workflows/tool-run';
@@ -26,23 +27,32 @@ describe("a base's decision that Temporal reapplies to the reset run", () => {
     await h.close();
   });
 
+  /** A tool run of one call, under its own workflow id. */
+  const startCall = (workflowId: string, call: { toolId: string; args: Record<string, unknown> }) =>
+    h.client.workflow.start('toolRun', {
+      taskQueue: h.taskQueue,
+      workflowId,
+      args: [{ manifest, grants: manifest.tools.map((t) => t.id), principal: 'agent:test', calls: [call] }],
+    });
+
+  /** Resets a finished run to the end of one of its workflow tasks, as an operator does; the reset run's handle. */
+  async function resetTo(workflowId: string, runId: string, workflowTaskFinishEventId: Long) {
+    const reset = await h.client.workflowService.resetWorkflowExecution({
+      namespace: 'default',
+      workflowExecution: { workflowId, runId },
+      reason: 'operator reset in a test',
+      workflowTaskFinishEventId,
+      requestId: randomUUID(),
+    });
+    return h.client.workflow.getHandle(workflowId, reset.runId ?? undefined);
+  }
+
   it('a retry the base took for its lost send resends nothing in the reset run', async () => {
     // The relay times out on the first send (in doubt; it did deliver), then delivers: escalate asks a person.
     const args = { to: `ops-${randomUUID()}@example.com`, text: 'hello' };
     const delivered = () => s.store.all().filter((r) => JSON.stringify(r.args) === JSON.stringify(args)).length;
     const workflowId = `reset-reapplied-${randomUUID()}`;
-    const handle = await h.client.workflow.start('toolRun', {
-      taskQueue: h.taskQueue,
-      workflowId,
-      args: [
-        {
-          manifest,
-          grants: manifest.tools.map((t) => t.id),
-          principal: 'agent:test',
-          calls: [{ toolId: 'tool://flaky/notify', args }],
-        },
-      ],
-    });
+    const handle = await startCall(workflowId, { toolId: 'tool://flaky/notify', args });
     const pending = await waitForPending(handle);
     await handle.executeUpdate(resolveEscalation, {
       args: [{ effectKey: pending.effectKey, decision: 'retry', by: 'oncall@example.com' }],
@@ -55,14 +65,7 @@ describe("a base's decision that Temporal reapplies to the reset run", () => {
     const events = await historyOf(h.client, workflowId);
     const lost = events.findIndex((e) => e.activityTaskFailedEventAttributes ?? e.activityTaskTimedOutEventAttributes);
     const waiting = events.slice(lost).find((e) => e.workflowTaskCompletedEventAttributes)!;
-    const { runId } = await h.client.workflowService.resetWorkflowExecution({
-      namespace: 'default',
-      workflowExecution: { workflowId, runId: handle.firstExecutionRunId },
-      reason: 'operator reset in a test',
-      workflowTaskFinishEventId: waiting.eventId!,
-      requestId: randomUUID(),
-    });
-    const reset = h.client.workflow.getHandle(workflowId, runId ?? undefined);
+    const reset = await resetTo(workflowId, handle.firstExecutionRunId, waiting.eventId!);
     const result: ToolRunResult = await reset.result();
     // The reapplied retry took the outcome the base's resend completed with; the relay got nothing more.
     expect(result.status).toBe('completed');
@@ -78,18 +81,7 @@ describe("a base's decision that Temporal reapplies to the reset run", () => {
     // The read is busy on its first send, then answers: the run waits a backoff and sends again.
     const before = s.reads.length;
     const workflowId = `reset-resend-${randomUUID()}`;
-    const handle = await h.client.workflow.start('toolRun', {
-      taskQueue: h.taskQueue,
-      workflowId,
-      args: [
-        {
-          manifest,
-          grants: manifest.tools.map((t) => t.id),
-          principal: 'agent:test',
-          calls: [{ toolId: 'tool://flaky/read', args: { q: 'balance' } }],
-        },
-      ],
-    });
+    const handle = await startCall(workflowId, { toolId: 'tool://flaky/read', args: { q: 'balance' } });
     const base: ToolRunResult = await handle.result();
     expect(base.journal[0]).toMatchObject({ attempts: 2, outcome: 'ok' });
     expect(s.reads.length - before).toBe(2);
@@ -97,14 +89,8 @@ describe("a base's decision that Temporal reapplies to the reset run", () => {
     const events = await historyOf(h.client, workflowId);
     const failed = events.findIndex((e) => e.activityTaskFailedEventAttributes);
     const backoff = events.slice(failed).find((e) => e.workflowTaskCompletedEventAttributes)!;
-    const { runId } = await h.client.workflowService.resetWorkflowExecution({
-      namespace: 'default',
-      workflowExecution: { workflowId, runId: handle.firstExecutionRunId },
-      reason: 'operator reset in a test',
-      workflowTaskFinishEventId: backoff.eventId!,
-      requestId: randomUUID(),
-    });
-    const result: ToolRunResult = await h.client.workflow.getHandle(workflowId, runId ?? undefined).result();
+    const reset = await resetTo(workflowId, handle.firstExecutionRunId, backoff.eventId!);
+    const result: ToolRunResult = await reset.result();
     expect(result.outputs[0]).toEqual(base.outputs[0]);
     expect(result.journal[0]).toMatchObject({ outcome: 'ok', adoptedFrom: { runId: handle.firstExecutionRunId } });
     // The provider was asked twice, by the base alone.
