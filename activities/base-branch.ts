@@ -152,12 +152,36 @@ function took(found: Found, sent: SentDecision, by: unknown, runId: string, even
   (found.decisions[sent.effectKey] ??= []).push(d);
 }
 
-/** Reads the asking run's base branch, and the branches that one was reset from, newest first. */
+/** The run this one continued as new from, and the one it continued to: links of a chain. */
+const continuedFrom = (events: HistoryEvent[]) =>
+  events[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId || undefined;
+const continuedTo = (events: HistoryEvent[]) =>
+  events.at(-1)?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId || undefined;
+
+/**
+ * The asking run's chain back to its reset run (a run continuing a reset chain names no base itself),
+ * and that run's bases: the asking chain's runs are not read again as a base.
+ */
+async function askingChain(workflowId: string, runId: string): Promise<{ chain: string[]; bases: string[] }> {
+  const chain = [runId];
+  let events = await historyOf(workflowId, runId);
+  for (;;) {
+    const bases = resetBasesIn(events);
+    const previous = continuedFrom(events);
+    if (bases.length > 0 || !previous || chain.length > MAX_RUNS) return { chain, bases };
+    chain.push(previous);
+    events = await historyOf(workflowId, previous);
+  }
+}
+
+/**
+ * Reads the asking run's base branch: the run its reset copied, the runs that one continued as new to
+ * (a reset chain's later runs make the base chain's later calls), and the branches it was reset from.
+ */
 async function readBaseBranch(): Promise<BaseBranch> {
   const run = Context.current().info.workflowExecution;
   if (!run) return { forRun: '', completed: {}, unknown: {}, unreadable: 'asked by no workflow run' };
-  const own = await historyOf(run.workflowId, run.runId);
-  const bases = resetBasesIn(own);
+  const { chain, bases } = await askingChain(run.workflowId, run.runId);
   const answer: BaseBranch = { forRun: run.runId, completed: {}, unknown: {} };
   if (bases[0]) answer.baseRunId = bases[0];
   else {
@@ -166,16 +190,17 @@ async function readBaseBranch(): Promise<BaseBranch> {
   }
   const found: Found = { completed: {}, unknown: {}, decisions: {}, outputChars: 0 };
   const queue = [bases[0]];
-  const seen = new Set<string>([run.runId]);
+  const seen = new Set<string>(chain);
   try {
-    while (queue.length > 0 && seen.size <= MAX_RUNS) {
+    while (queue.length > 0 && seen.size <= MAX_RUNS + chain.length) {
       const runId = queue.shift()!;
       if (seen.has(runId)) continue;
       seen.add(runId);
       const events = await historyOf(run.workflowId, runId);
       await effectsOf(runId, events, found);
       await decisionsOf(runId, events, found);
-      queue.push(...resetBasesIn(events));
+      const next = continuedTo(events);
+      queue.push(...(next ? [next] : []), ...resetBasesIn(events));
     }
   } catch (err) {
     // Past retention, or unreadable: nothing is adopted, and nothing is sent blind (recovery decides).

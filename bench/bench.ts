@@ -30,6 +30,7 @@ import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { temporal } from '@temporalio/proto';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { Command } from 'commander';
+import { ActivityName, Patch } from '../common/names';
 import { loadManifest } from '../runtime/manifest-file';
 import { benchServer } from './bench-server';
 import { benchBundle, benchWorker } from './bench-worker';
@@ -217,6 +218,18 @@ const toolsCalledUpserts = (events: Event[]) =>
     (e) => e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields?.ToolplaneToolsCalled,
   ).length;
 
+/**
+ * Events that reset protection wrote (issue 50): its question to the worker, or the markers that guard
+ * it and the resend check. A run never reset must have none: it pays nothing for being resettable.
+ */
+const resetEvents = (events: Event[]) =>
+  events.filter((e) => {
+    if (e.activityTaskScheduledEventAttributes?.activityType?.name === ActivityName.BaseBranch) return true;
+    if (!e.markerRecordedEventAttributes) return false;
+    const text = Buffer.from(temporal.api.history.v1.HistoryEvent.encode(e).finish()).toString('latin1');
+    return text.includes(Patch.ResetAdopts) || text.includes(Patch.ResetResends);
+  }).length;
+
 /** The JSON bytes of the `journal` a run's result carries (0 for a result without one). */
 function resultJournalBytes(events: Event[]): number {
   const done = events.find((e) => e.workflowExecutionCompletedEventAttributes);
@@ -239,6 +252,8 @@ interface Tally {
   runBytes: number;
   /** Bytes of the `journal` in the runs' results (agentRun's): what a reader also finds in the history. */
   resultJournalBytes: number;
+  /** Events reset protection wrote (`resetEvents`): 0 in runs nobody reset. */
+  resetEvents: number;
   runs: number;
   /** Seconds of each run measured alone, in order: the agent sides pair their i-th runs. */
   runSeconds: number[];
@@ -259,6 +274,7 @@ const tally = (): Tally => ({
   openingBytes: 0,
   runBytes: 0,
   resultJournalBytes: 0,
+  resetEvents: 0,
   runs: 0,
   runSeconds: [],
   callParts: emptyBreakdown(),
@@ -385,6 +401,7 @@ async function main(): Promise<void> {
         t.openingBytes += events.filter(isOpening).reduce((s, e) => s + eventBytes(e), 0);
         t.runBytes += events.reduce((s, e) => s + eventBytes(e), 0);
         t.resultJournalBytes += resultJournalBytes(events);
+        t.resetEvents += resetEvents(events);
         addBreakdown(t.callParts, historyBreakdown(perCall(events)));
         addBreakdown(t.openingParts, historyBreakdown(events.filter(isOpening)));
         t.last = events;
@@ -609,6 +626,11 @@ async function main(): Promise<void> {
     const alsoChecked = {
       'events per call equal, besides one ToolplaneToolsCalled upsert per run of one tool':
         ratios.eventsPerCallRatio === 1 && single.toolplane.toolsCalledUpserts === single.toolplane.runs,
+      // Issue 50: the history bytes of a run nobody reset are the same as before reset protection.
+      'a run never reset writes nothing for reset protection (no question, no marker), on every side measured': [
+        single.toolplane,
+        ...Object.values(agents).map((a) => a.agentRun),
+      ].every((t) => t.runs > 0 && t.resetEvents === 0),
       'agentRun ahead of @temporalio/ai-sdk on throughput': Object.values(agentFigures).every(
         (a) => a.ratios.agentRunVsAiSdk.throughput > 1,
       ),

@@ -34,13 +34,26 @@ export function isResetRun(): boolean {
   return !!info.originalExecutionRunId && info.originalExecutionRunId !== info.runId;
 }
 
+/** This run continues (as new) a chain an operator reset: the base chain's later runs may have done what it is about to. */
+let continuesReset = false;
+
+/** Called once at the start of a run that continues a chain, with what the run it continues handed on. */
+export function continuingResetChain(fromReset: boolean | undefined): void {
+  if (fromReset) continuesReset = true;
+}
+
+/** Whether this run's effects ask what its base branch did: a reset run, or one continuing a reset run's chain. */
+export function asksBaseBranch(): boolean {
+  return continuesReset || isResetRun();
+}
+
 /**
  * What the base branch did, for an effect about to be sent: undefined when the run was never reset (or
  * replays a part of its history that asked nothing), the answer, or the question under way.
  */
 export function baseBranch(): BaseBranch | Promise<BaseBranch> | undefined {
   // Replaying, the markers alone decide (a replayer may not know the run's own id); live, only a reset run asks.
-  if (!isResetRun() && !workflowInfo().unsafe.isReplaying) return undefined;
+  if (!asksBaseBranch() && !workflowInfo().unsafe.isReplaying) return undefined;
   if (pending) return pending;
   // Asked already in this run (not in the run it was copied from): that answer holds.
   if (answer && answer.forRun === workflowInfo().runId) return answer;

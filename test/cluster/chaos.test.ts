@@ -1,6 +1,6 @@
 // The short cluster fault campaign: every server-side fault kind (history, matching, frontend,
 // PostgreSQL) and worker kills while runs of each recovery are in flight; `npm run chaos -- --cluster`
-// runs the long one.
+// runs the long one. Two finished runs are reset by an operator among the faults (issue 50).
 import { formatClusterCampaign, runClusterCampaign, SERVER_FAULTS } from '../../scripts/cluster/campaign';
 import { startTestCluster, type TestCluster } from '../support/cluster';
 
@@ -24,6 +24,7 @@ it('SIGKILLing services, PostgreSQL and workers duplicates, loses and drops noth
     callsPerRun: 2,
     seed: 20261201,
     faultGapMs: [2000, 6000],
+    resets: 2,
   });
   console.log(`cluster chaos campaign (short):\n${formatClusterCampaign(r)}`);
   for (const kind of SERVER_FAULTS) expect({ kind, injected: r.rows[kind].injected }).toEqual({ kind, injected: 1 });
@@ -35,4 +36,6 @@ it('SIGKILLing services, PostgreSQL and workers duplicates, loses and drops noth
   for (const rec of ['reconcile', 'retry', 'escalate'] as const)
     expect({ rec, landed: r.byRecovery[rec].landed }).toEqual({ rec, landed: r.byRecovery[rec].intended });
   expect(r.byRecovery.fail.runs).toBeGreaterThan(0);
+  // Operators reset finished runs among the faults: each reset run ends, and nothing is sent again.
+  expect(r.resets).toMatchObject({ made: 2, finished: 2, sentAgain: 0, lost: 0 });
 });

@@ -34,12 +34,20 @@ describe('a reset run whose model asks for other arguments', () => {
     return { content: 'refunded' };
   };
 
-  /** The desk with a refund provider that keeps no keys, and the model endpoint the worker declares. */
+  /**
+   * The desk with a refund provider that keeps no keys, and the model endpoint the worker declares. The
+   * refund is built in code with a field set to `undefined` (the issue's oddity): its digest is the one
+   * its history holds, so the reset run's new refund is sent, not refused as declared otherwise.
+   */
   const manifest = (baseUrl: string): Manifest => {
     const m = exampleManifest();
     return {
       ...m,
-      tools: m.tools.map((t) => (t.id === REFUND ? { ...t, honours_idempotency_key: false, recovery: 'fail' } : t)),
+      tools: m.tools.map((t) =>
+        t.id === REFUND
+          ? { ...t, keyless_repeat_window: undefined, honours_idempotency_key: false, recovery: 'fail' }
+          : t,
+      ),
       models: {
         fake: {
           provider: 'openai-compatible',

@@ -12,6 +12,7 @@ import type { RunStreamState } from '../run-stream';
 import type { StepCtx, StepState } from '../step-ctx';
 import type { Conversation } from './turn';
 import { RunFailureType } from '../../catalog/failure-types';
+import { asksBaseBranch } from '../base-branch';
 
 /** What a run hands the run that continues it: everything its decisions depend on. */
 export interface AgentRunCarry {
@@ -38,6 +39,11 @@ export interface AgentRunCarry {
   routineCalls?: number;
   /** The run's stream: where its offsets go on (its log stays in the run that continued). */
   stream?: RunStreamState;
+  /**
+   * The run that continued was a reset run, or continued one: the next run asks what the base chain
+   * did before its effects too (its calls may be ones the base chain's later runs made). Absent: never reset.
+   */
+  fromReset?: true;
 }
 
 /** Carried state comes only from the run this one continues; a client that sends it is refused. */
@@ -96,6 +102,7 @@ export async function continueChain<I extends { carry?: AgentRunCarry; model: ob
       journal,
       routineCalls: routine,
       stream,
+      ...(asksBaseBranch() ? { fromReset: true } : {}),
     },
   });
 }

@@ -11,6 +11,7 @@ import { Budget, type Usage } from '../gate/limits';
 import { Provenance, USER_PROMPT } from '../gate/provenance';
 import { nameRunSpan } from '../run-span';
 import { StepCtx } from '../step-ctx';
+import { continuingResetChain } from '../base-branch';
 import { continueChain, historyIsLong, refuseForeignCarry, type AgentRunCarry, type ChainState } from './chain';
 import { delegateTo } from './delegate';
 import { governedAgentCall, governedAgentCallTo, type AgentCall, type AgentCallResult } from './governed-call';
@@ -54,6 +55,7 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
   // Checked before anything reads it: a null or malformed input fails the run at once, typed.
   refuseMalformedInput('agentRun', input);
   refuseForeignCarry(input.carry);
+  continuingResetChain(input.carry?.fromReset);
   const run = await openRun(input);
   nameRunSpan(run.step.scope.principal);
   // A run that fails or is cancelled says so, and no longer claims to wait for anyone.
