@@ -97,7 +97,7 @@ export function openers(w: World): Record<GatewaySide, () => Promise<Caller>> {
       const token = await signCredential(w.issuer, {
         audience: w.gateway.resource,
         subject: PRINCIPAL,
-        expiresIn: '2h',
+        expiresIn: '50m',
       });
       const call = async (c: McpClient, i: number) => {
         const r = await c.callTool({

@@ -66,11 +66,21 @@ function argumentBytes(args: unknown): number {
   return Buffer.byteLength(JSON.stringify(args ?? {}), 'utf8');
 }
 
-export async function handleCall(
-  deps: { sessions: SessionClient; offered: (identity: RunIdentity) => Map<string, OfferedTool>; limits: CallLimits },
+type CallDeps = {
+  sessions: SessionClient;
+  offered: (identity: RunIdentity) => Map<string, OfferedTool>;
+  limits: CallLimits;
+};
+
+/**
+ * A `tools/call` checked before anything starts: offered to the principal, within the size limit (else
+ * an `McpError`), conforming to the schema (else the invalid-arguments result the client is answered).
+ */
+export function prepareCall(
+  deps: CallDeps,
   ctx: CallContext,
   params: CallToolRequest['params'],
-): Promise<CallToolResult> {
+): { call: SessionCall } | { invalid: CallToolResult } {
   const tool = deps.offered(ctx.identity).get(params.name);
   if (!tool)
     throw new McpError(
@@ -85,42 +95,57 @@ export async function handleCall(
       `params.arguments of ${params.name} is ${bytes} bytes; this gateway accepts at most ${deps.limits.maxArgumentBytes}`,
     );
   const problems = schemaViolations(tool)(args);
-  if (problems.length > 0) return invalidArgumentsResult(params.name, problems);
-  const call: SessionCall = {
-    key: callKey(params, ctx.fallbackKey),
-    toolId: tool.decl.id,
-    args,
-    ...(ctx.given !== undefined ? { given: ctx.given } : {}),
+  if (problems.length > 0) return { invalid: invalidArgumentsResult(params.name, problems) };
+  return {
+    call: {
+      key: callKey(params, ctx.fallbackKey),
+      toolId: tool.decl.id,
+      args,
+      ...(ctx.given !== undefined ? { given: ctx.given } : {}),
+    },
   };
-  const routing = { restartEnded: ctx.restartEnded === true };
-  let outcome: McpCallOutcome;
+}
+
+/** Sends a prepared call (or its repeat, under its key) to the session's run: its one outcome, or `waiting`. */
+export async function sendCall(deps: CallDeps, ctx: CallContext, call: SessionCall): Promise<McpCallOutcome> {
   try {
-    outcome = await deps.sessions.call(ctx.sessionId, ctx.identity, call, routing);
+    return await deps.sessions.call(ctx.sessionId, ctx.identity, call, { restartEnded: ctx.restartEnded === true });
   } catch (err) {
     if (err instanceof SessionLimitReached)
       throw new McpError(SESSION_LIMIT, err.message, { code: err.code, ...err.data });
     throw err;
   }
-  if (outcome.status === 'waiting' && ctx.progress)
-    outcome = await waitForPerson(deps, ctx, call, outcome, ctx.progress);
+}
+
+export async function handleCall(
+  deps: CallDeps,
+  ctx: CallContext,
+  params: CallToolRequest['params'],
+): Promise<CallToolResult> {
+  const prepared = prepareCall(deps, ctx, params);
+  if ('invalid' in prepared) return prepared.invalid;
+  let outcome = await sendCall(deps, ctx, prepared.call);
+  if (outcome.status === 'waiting' && ctx.progress) outcome = await waitForPerson(deps, ctx, prepared.call, outcome);
   return toolResult(ctx.sessionId, outcome);
 }
 
-/** Holds the request open while the call waits for a person, asking the run again under the same key. */
-async function waitForPerson(
-  deps: { sessions: SessionClient; limits: CallLimits },
+/**
+ * Holds the request open while the call waits for a person (up to `progressWaitMs`), asking the run
+ * again under the same key, with a progress notification before each ask when the client asked for them.
+ */
+export async function waitForPerson(
+  deps: CallDeps,
   ctx: CallContext,
   call: SessionCall,
   first: McpCallOutcome & { status: 'waiting' },
-  progress: (progress: number, message: string) => Promise<void>,
 ): Promise<McpCallOutcome> {
   const until = Date.now() + deps.limits.progressWaitMs;
   let outcome: McpCallOutcome = first;
   for (let n = 1; outcome.status === 'waiting' && Date.now() < until && !ctx.signal.aborted; n++) {
-    await progress(n, waitingText(ctx.sessionId, outcome));
+    await ctx.progress?.(n, waitingText(ctx.sessionId, outcome));
     await pause(deps.limits.progressPollMs, ctx.signal);
     if (ctx.signal.aborted) break;
-    outcome = await deps.sessions.call(ctx.sessionId, ctx.identity, call, { restartEnded: ctx.restartEnded === true });
+    outcome = await sendCall(deps, ctx, call);
   }
   return outcome;
 }

@@ -4,17 +4,20 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import {
   CallToolRequestSchema,
+  GetTaskPayloadRequestSchema,
+  GetTaskRequestSchema,
   ListToolsRequestSchema,
   ErrorCode as RpcCode,
   McpError,
   type CallToolResult,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { RunIdentity } from '../common/ticket';
-import { handleCall, type CallLimits } from './call';
+import { handleCall, sendCall, type CallContext, type CallLimits } from './call';
+import { callTaskResult, createCallTask, getCallTask, TASKS_CAPABILITY } from './tasks';
 import { listing, type OfferedTool } from './offer';
 import { SessionEnded, type SessionClient } from './session-client';
 import { confirmationElicitation } from './elicitation';
-import { CONFIRMATION_META } from './results';
+import { CONFIRMATION_META, toolResult } from './results';
 import type { ConfirmationQuestion } from '../common/gateway-protocol';
 
 /** The JSON-RPC code of "this session has ended": the SDK's own "Session not found". */
@@ -72,50 +75,73 @@ const INSTRUCTIONS =
   'with each call and repeat a call under the same key after a dropped connection: you get its one outcome, ' +
   'never a second send. A call that waits for a person is decided by a declared approver, never by you.';
 
+type Extra = { requestId: string | number; signal: AbortSignal; sendNotification: Server['notification'] };
+
+/** The call's context in this request: its session, who holds it, and the request's own channel. */
+function callContext(scope: RequestScope, extra: Extra, progressToken: string | number | undefined): CallContext {
+  const sessionId = scope.sessionId;
+  if (!sessionId)
+    throw new McpError(RpcCode.InvalidRequest, 'this request needs the Mcp-Session-Id of an initialized session');
+  const progress =
+    progressToken === undefined
+      ? undefined
+      : (n: number, message: string) =>
+          extra.sendNotification({ method: 'notifications/progress', params: { progressToken, progress: n, message } });
+  return {
+    sessionId,
+    identity: scope.identity,
+    fallbackKey: String(extra.requestId),
+    ...(scope.given !== undefined ? { given: scope.given } : {}),
+    signal: extra.signal,
+    ...(progress ? { progress } : {}),
+  };
+}
+
+/** Runs `answer`, and turns a session found ended into the SDK's "Session not found" (HTTP 404). */
+async function inSession<T>(scope: RequestScope, answer: () => Promise<T>): Promise<T> {
+  try {
+    return await answer();
+  } catch (err) {
+    if (!(err instanceof SessionEnded)) throw err;
+    scope.ended = true;
+    throw new McpError(SESSION_NOT_FOUND, err.message);
+  }
+}
+
 export function mcpServerFor(deps: ServerDeps, scope: RequestScope): Server {
   const server = new Server(
     { name: 'toolplane', version: deps.version },
-    { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS },
+    { capabilities: { tools: { listChanged: false }, tasks: TASKS_CAPABILITY }, instructions: INSTRUCTIONS },
   );
   server.setRequestHandler(ListToolsRequestSchema, () => ({
-    tools: [...deps.offered(scope.identity).values()].map(listing),
+    tools: [...deps.offered(scope.identity).values()].map((t) => ({
+      ...listing(t),
+      execution: { taskSupport: 'optional' as const },
+    })),
   }));
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
-    const sessionId = scope.sessionId;
-    if (!sessionId)
-      throw new McpError(RpcCode.InvalidRequest, 'tools/call needs the Mcp-Session-Id of an initialized session');
-    const token = request.params._meta?.progressToken;
-    const progress =
-      token === undefined
-        ? undefined
-        : (n: number, message: string) =>
-            extra.sendNotification({
-              method: 'notifications/progress',
-              params: { progressToken: token, progress: n, message },
-            });
-    const call = () =>
-      handleCall(
-        deps,
-        {
-          sessionId,
-          identity: scope.identity,
-          fallbackKey: String(extra.requestId),
-          ...(scope.given !== undefined ? { given: scope.given } : {}),
-          signal: extra.signal,
-          ...(progress ? { progress } : {}),
-        },
-        request.params,
-      );
-    try {
-      const result = await call();
+  server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
+    inSession(scope, async () => {
+      const ctx = callContext(scope, extra, request.params._meta?.progressToken);
+      if (request.params.task) return createCallTask(deps, ctx, request.params);
+      const result = await handleCall(deps, ctx, request.params);
       // A client that takes elicitations is asked in this very request; its answer comes in a POST of its own.
-      if (!scope.elicits || !(await elicited(deps, server, sessionId, result, extra))) return result;
-      return await call();
-    } catch (err) {
-      if (!(err instanceof SessionEnded)) throw err;
-      scope.ended = true;
-      throw new McpError(SESSION_NOT_FOUND, err.message);
-    }
-  });
+      if (!scope.elicits || !(await elicited(deps, server, ctx.sessionId, result, extra))) return result;
+      return await handleCall(deps, ctx, request.params);
+    }),
+  );
+  server.setRequestHandler(GetTaskRequestSchema, (request, extra) =>
+    inSession(scope, () => getCallTask(deps, callContext(scope, extra, undefined), request.params.taskId)),
+  );
+  server.setRequestHandler(GetTaskPayloadRequestSchema, (request, extra) =>
+    inSession(scope, async () => {
+      const ctx = callContext(scope, extra, undefined);
+      const { call, outcome, related } = await callTaskResult(deps, ctx, request.params.taskId);
+      let result = toolResult(ctx.sessionId, outcome);
+      // The principal is asked in this request when the client takes elicitations, as a plain call would ask.
+      if (scope.elicits && (await elicited(deps, server, ctx.sessionId, result, extra)))
+        result = toolResult(ctx.sessionId, await sendCall(deps, ctx, call));
+      return { ...result, _meta: { ...result._meta, ...related } };
+    }),
+  );
   return server;
 }

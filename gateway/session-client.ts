@@ -2,24 +2,17 @@
 // its principal, each `tools/call` sent to the session's run as an update (the run started by the
 // first, with the gateway's session pass), and the session ended. Holds the worker's ticket key.
 import { createHash, randomUUID } from 'node:crypto';
-import {
-  WithStartWorkflowOperation,
-  WorkflowExecutionAlreadyStartedError,
-  WorkflowNotFoundError,
-  WorkflowUpdateFailedError,
-  isGrpcServiceError,
-  type Client,
-} from '@temporalio/client';
-import { ApplicationFailure } from '@temporalio/common';
+import { WithStartWorkflowOperation, type Client } from '@temporalio/client';
 import { canonicalJson } from '../catalog/digest';
-import { ErrorCode } from '../catalog/error-codes';
-import { ToolplaneError } from '../catalog/errors';
 import { loadTicketKey } from '../activities/identity/tickets';
 import {
   callSignature,
   endSignature,
   confirmationMac,
   confirmationState,
+  openSealedCall,
+  sealCall,
+  type SealedCall,
   readConfirmationState,
   type ConfirmationState,
   conversationSessionId,
@@ -41,17 +34,12 @@ import { PRINCIPAL } from '../common/search-attributes';
 import { AnswerSignals } from './answer-signals';
 import { DEFAULT_MAX_OPEN_SESSIONS_PER_PRINCIPAL, SessionLimitReached } from './session-limit';
 
-export { DEFAULT_MAX_OPEN_SESSIONS_PER_PRINCIPAL, SessionLimitReached };
+import { ended, notRunning, SessionEnded } from './session-ended';
+
+export { DEFAULT_MAX_OPEN_SESSIONS_PER_PRINCIPAL, SessionEnded, SessionLimitReached };
 import { callSubject } from '../common/session-proof';
 import type { RunIdentity } from '../common/ticket';
 import { resolveEscalation } from '../workflows/escalation';
-
-/** A session whose run ended (ended by its client, idled out, or failed): its id serves no more calls. */
-export class SessionEnded extends ToolplaneError<typeof ErrorCode.SessionEnded, { sessionId: string }> {
-  constructor(sessionId: string, message: string) {
-    super(ErrorCode.SessionEnded, message, { sessionId });
-  }
-}
 
 export interface SessionClientOptions {
   client: Client;
@@ -93,9 +81,6 @@ export interface CallRouting {
 }
 
 const DEFAULT_PASS_TTL_MS = 5 * 60_000;
-
-/** gRPC NOT_FOUND: an update to a run that closed meanwhile. */
-const NOT_FOUND = 5;
 
 export class SessionClient {
   private readonly key: Buffer;
@@ -213,6 +198,16 @@ export class SessionClient {
     return confirmationState(this.key, s);
   }
 
+  /** The id of a `tools/call` run as a task (2025-11-25): the call itself, sealed for `sessionId`. */
+  taskId(sessionId: string, call: SealedCall): string {
+    return sealCall(this.key, sessionId, call);
+  }
+
+  /** The call a task id this gateway's key sealed for `sessionId` runs, or undefined. */
+  callOfTask(sessionId: string, taskId: unknown): SealedCall | undefined {
+    return openSealedCall(this.key, sessionId, taskId);
+  }
+
   /** The question a client's `requestState` carries back, if this gateway's key made it for `sessionId`. */
   readRequestState(sessionId: string, state: unknown): ConfirmationState | undefined {
     return readConfirmationState(this.key, sessionId, state);
@@ -272,26 +267,3 @@ export function callUpdateId(workflowId: string, call: Pick<SessionCall, 'key' |
 
 /** A string as a visibility query's quoted literal holds it. */
 const quoted = (text: string): string => text.replace(/\\/g, '\\\\').replace(/'/g, "\\'");
-
-/** The session has no running run (none yet, or it closed): Temporal's NOT_FOUND for an update. */
-function notRunning(err: unknown): boolean {
-  return (
-    err instanceof WorkflowNotFoundError ||
-    (isGrpcServiceError(err) && Number(err.code) === NOT_FOUND) ||
-    (err instanceof Error && isGrpcServiceError(err.cause) && Number(err.cause.code) === NOT_FOUND)
-  );
-}
-
-function ended(sessionId: string, err: unknown): SessionEnded | undefined {
-  const closed =
-    err instanceof WorkflowExecutionAlreadyStartedError ||
-    (err instanceof WorkflowUpdateFailedError &&
-      err.cause instanceof ApplicationFailure &&
-      err.cause.type === ErrorCode.SessionEnded) ||
-    err instanceof WorkflowNotFoundError ||
-    (isGrpcServiceError(err) && Number(err.code) === NOT_FOUND) ||
-    (err instanceof Error && isGrpcServiceError(err.cause) && Number(err.cause.code) === NOT_FOUND);
-  return closed
-    ? new SessionEnded(sessionId, `MCP session ${sessionId} has ended; start a new session (initialize again)`)
-    : undefined;
-}

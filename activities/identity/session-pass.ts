@@ -22,6 +22,7 @@ const Purpose = {
   Conversation: 'toolplane-mcp-conversation',
   Confirmation: 'toolplane-mcp-confirmation',
   RequestState: 'toolplane-mcp-request-state',
+  Task: 'toolplane-mcp-task',
 } as const;
 
 function mac(key: Buffer, fields: unknown[]): string {
@@ -149,6 +150,39 @@ export function readConfirmationState(key: Buffer, sessionId: string, state: unk
   if (typeof value !== 'string' && typeof value !== 'number') return undefined;
   if (!same(given, mac(key, [Purpose.RequestState, sessionId, effectKey, value]))) return undefined;
   return { sessionId, effectKey, value };
+}
+
+/** What a 2025-11-25 task id holds: the `tools/call` it runs (its key, tool and arguments) and when it was created. */
+export interface SealedCall {
+  key: string;
+  toolId: string;
+  args: unknown;
+  createdAt: number;
+}
+
+/** A task id: the call itself, MACed for one session, so the gateway keeps no task store and a client cannot change it. */
+export function sealCall(key: Buffer, sessionId: string, c: SealedCall): string {
+  const fields = [c.key, c.toolId, c.args ?? null, c.createdAt];
+  const body = Buffer.from(canonicalJson(fields)).toString('base64url');
+  return `${body}.${mac(key, [Purpose.Task, sessionId, ...fields])}`;
+}
+
+/** The call a task id this key sealed for `sessionId` names, or undefined (not ours, changed, or another session's). */
+export function openSealedCall(key: Buffer, sessionId: string, sealed: unknown): SealedCall | undefined {
+  if (typeof sealed !== 'string') return undefined;
+  const [body, given, ...rest] = sealed.split('.');
+  if (!body || !given || rest.length > 0) return undefined;
+  let fields: unknown;
+  try {
+    fields = JSON.parse(Buffer.from(body, 'base64url').toString('utf8'));
+  } catch {
+    return undefined;
+  }
+  if (!Array.isArray(fields) || fields.length !== 4) return undefined;
+  const [callKey, toolId, args, createdAt] = fields as unknown[];
+  if (typeof callKey !== 'string' || typeof toolId !== 'string' || typeof createdAt !== 'number') return undefined;
+  if (!same(given, mac(key, [Purpose.Task, sessionId, callKey, toolId, args, createdAt]))) return undefined;
+  return { key: callKey, toolId, args, createdAt };
 }
 
 function sidMac(key: Buffer, random: string, principal: string): string {

@@ -144,3 +144,54 @@ test('with a progressToken the request stays open, reports progress, and returns
   expect(result._meta?.['toolplane/status']).toBe('completed');
   expect(desk.payments.all().filter((p) => p.memo === 'approve-while-open')).toHaveLength(1);
 });
+
+describe('as an MCP task (2025-11-25), with the SDK client', () => {
+  test('the call is a working task while it waits; the approver approves; the task completes with the refund, sent once', async () => {
+    const { client, workflowId } = await session();
+    await client.listTools(); // the client learns which tools may run as tasks
+    const approver = await issuer.approverCredential('fin@corp.example', ['finance-approvers']);
+    const seen: string[] = [];
+    let approved: Promise<unknown> | undefined;
+    let result: { isError?: boolean; structuredContent?: unknown; _meta?: Record<string, unknown> } | undefined;
+    const stream = client.experimental.tasks.callToolStream(questioned('task-approve'), undefined, {
+      task: { ttl: 60_000 },
+      timeout: 60_000,
+    });
+    for await (const message of stream) {
+      if (message.type === 'taskCreated' || message.type === 'taskStatus') {
+        seen.push(message.task.status);
+        // The approver decides on the effect key the task's status names, out of band.
+        const effectKey = /effect key (\S+)\./.exec(message.task.statusMessage ?? '')?.[1];
+        if (effectKey && !approved) approved = approve(h.client, workflowId, effectKey, { credential: approver });
+      } else if (message.type === 'result') result = message.result;
+      else throw message.error;
+    }
+    await approved;
+    expect(seen[0]).toBe('working');
+    expect(seen.at(-1)).toBe('completed');
+    expect(result).toMatchObject({ structuredContent: { status: 'refunded' } });
+    expect(result?._meta?.['io.modelcontextprotocol/related-task']).toMatchObject({ taskId: expect.any(String) });
+    expect(desk.payments.all().filter((p) => p.memo === 'task-approve')).toHaveLength(1);
+  });
+
+  test("a task id is the session's own: another session's client, or a changed id, gets a clear error and nothing runs", async () => {
+    const { client } = await session();
+    await client.listTools();
+    const stream = client.experimental.tasks.callToolStream(questioned('task-foreign'), undefined, {
+      task: {},
+    });
+    let taskId = '';
+    for await (const message of stream) {
+      if (message.type === 'taskCreated') {
+        taskId = message.task.taskId;
+        break;
+      }
+    }
+    expect(taskId).not.toBe('');
+    const other = await session();
+    await expect(other.client.experimental.tasks.getTask(taskId)).rejects.toThrow(/no task of this session/);
+    const changed = taskId.replace(/^./, (c) => (c === 'a' ? 'b' : 'a'));
+    await expect(client.experimental.tasks.getTask(changed)).rejects.toThrow(/no task of this session/);
+    expect(desk.payments.all().filter((p) => p.memo === 'task-foreign')).toHaveLength(0);
+  });
+});
