@@ -127,28 +127,40 @@ export interface ConfirmationState {
   value: string | number;
 }
 
-/** The opaque `requestState` of an input_required result: the question, MACed so a client cannot change it. */
-export function confirmationState(key: Buffer, s: ConfirmationState): string {
-  const body = Buffer.from(JSON.stringify([s.sessionId, s.effectKey, s.value])).toString('base64url');
-  return `${body}.${mac(key, [Purpose.RequestState, s.sessionId, s.effectKey, s.value])}`;
+/** A sealed token's body: its fields, readable by whoever holds it; the MAC after the dot makes them unchangeable. */
+function sealedBody(fields: unknown[]): string {
+  return Buffer.from(canonicalJson(fields)).toString('base64url');
 }
 
-/** The question a `requestState` this key made holds, or undefined (not ours, changed, or another session's). */
-export function readConfirmationState(key: Buffer, sessionId: string, state: unknown): ConfirmationState | undefined {
-  if (typeof state !== 'string') return undefined;
-  const [body, given] = state.split('.');
-  if (!body || !given) return undefined;
+/** A sealed token's fields and the MAC it carries, if it is one of `length` fields; the caller checks the MAC. */
+function unseal(sealed: unknown, length: number): { fields: unknown[]; given: string } | undefined {
+  if (typeof sealed !== 'string') return undefined;
+  const [body, given, ...rest] = sealed.split('.');
+  if (!body || !given || rest.length > 0) return undefined;
   let fields: unknown;
   try {
     fields = JSON.parse(Buffer.from(body, 'base64url').toString('utf8'));
   } catch {
     return undefined;
   }
-  if (!Array.isArray(fields) || fields.length !== 3) return undefined;
-  const [sid, effectKey, value] = fields as unknown[];
+  if (!Array.isArray(fields) || fields.length !== length) return undefined;
+  return { fields: fields as unknown[], given };
+}
+
+/** The opaque `requestState` of an input_required result: the question, MACed so a client cannot change it. */
+export function confirmationState(key: Buffer, s: ConfirmationState): string {
+  const body = sealedBody([s.sessionId, s.effectKey, s.value]);
+  return `${body}.${mac(key, [Purpose.RequestState, s.sessionId, s.effectKey, s.value])}`;
+}
+
+/** The question a `requestState` this key made holds, or undefined (not ours, changed, or another session's). */
+export function readConfirmationState(key: Buffer, sessionId: string, state: unknown): ConfirmationState | undefined {
+  const opened = unseal(state, 3);
+  if (!opened) return undefined;
+  const [sid, effectKey, value] = opened.fields;
   if (sid !== sessionId || typeof effectKey !== 'string') return undefined;
   if (typeof value !== 'string' && typeof value !== 'number') return undefined;
-  if (!same(given, mac(key, [Purpose.RequestState, sessionId, effectKey, value]))) return undefined;
+  if (!same(opened.given, mac(key, [Purpose.RequestState, sessionId, effectKey, value]))) return undefined;
   return { sessionId, effectKey, value };
 }
 
@@ -163,25 +175,16 @@ export interface SealedCall {
 /** A task id: the call itself, MACed for one session, so the gateway keeps no task store and a client cannot change it. */
 export function sealCall(key: Buffer, sessionId: string, c: SealedCall): string {
   const fields = [c.key, c.toolId, c.args ?? null, c.createdAt];
-  const body = Buffer.from(canonicalJson(fields)).toString('base64url');
-  return `${body}.${mac(key, [Purpose.Task, sessionId, ...fields])}`;
+  return `${sealedBody(fields)}.${mac(key, [Purpose.Task, sessionId, ...fields])}`;
 }
 
 /** The call a task id this key sealed for `sessionId` names, or undefined (not ours, changed, or another session's). */
 export function openSealedCall(key: Buffer, sessionId: string, sealed: unknown): SealedCall | undefined {
-  if (typeof sealed !== 'string') return undefined;
-  const [body, given, ...rest] = sealed.split('.');
-  if (!body || !given || rest.length > 0) return undefined;
-  let fields: unknown;
-  try {
-    fields = JSON.parse(Buffer.from(body, 'base64url').toString('utf8'));
-  } catch {
-    return undefined;
-  }
-  if (!Array.isArray(fields) || fields.length !== 4) return undefined;
-  const [callKey, toolId, args, createdAt] = fields as unknown[];
+  const opened = unseal(sealed, 4);
+  if (!opened) return undefined;
+  const [callKey, toolId, args, createdAt] = opened.fields;
   if (typeof callKey !== 'string' || typeof toolId !== 'string' || typeof createdAt !== 'number') return undefined;
-  if (!same(given, mac(key, [Purpose.Task, sessionId, callKey, toolId, args, createdAt]))) return undefined;
+  if (!same(opened.given, mac(key, [Purpose.Task, sessionId, callKey, toolId, args, createdAt]))) return undefined;
   return { key: callKey, toolId, args, createdAt };
 }
 

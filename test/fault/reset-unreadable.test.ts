@@ -3,27 +3,17 @@
 // every effect past the reset point is of unknown outcome and its tool's recovery decides: the keyless
 // refund (`recovery: fail`) is not sent blind, the journal says why, and the run ends.
 import { randomUUID } from 'node:crypto';
-import type { Manifest } from '../../catalog/manifest';
 import type { JournalEntry } from '../../common/journal';
 import type { AgentRunResult } from '../../workflows/agent/run';
 import { agentInput } from '../support/agent';
 import { refundScript, supportDesk } from '../support/desk';
 import { exampleManifest, harness, testDir, type Harness } from '../support/env';
+import { keylessRefunds, REFUND, resetTo } from '../support/reset';
 import { waitFor } from '../support/wait';
-
-const REFUND = 'tool://payments/refund';
-
-function keylessManifest(): Manifest {
-  const m = exampleManifest();
-  return {
-    ...m,
-    tools: m.tools.map((t) => (t.id === REFUND ? { ...t, honours_idempotency_key: false, recovery: 'fail' } : t)),
-  };
-}
 
 describe('a reset whose base branch is unreadable', () => {
   const desk = supportDesk(testDir('reset-unreadable'));
-  const manifest = keylessManifest();
+  const manifest = keylessRefunds(exampleManifest());
   let h: Harness;
 
   beforeAll(async () => {
@@ -51,15 +41,7 @@ describe('a reset whose base branch is unreadable', () => {
     await serving;
     expect(refundsReceived()).toBe(1);
 
-    const events = (await base.fetchHistory()).events ?? [];
-    const firstTask = events.find((e) => e.workflowTaskCompletedEventAttributes)!;
-    const { runId: resetRun } = await h.client.workflowService.resetWorkflowExecution({
-      namespace: 'default',
-      workflowExecution: { workflowId, runId: base.firstExecutionRunId },
-      reason: 'operator reset in a test',
-      workflowTaskFinishEventId: firstTask.eventId!,
-      requestId: randomUUID(),
-    });
+    const resetRun = await resetTo(h.client, workflowId, base.firstExecutionRunId, { task: 0 });
     // The base run's history goes, as retention would take it (the server deletes it in its own time:
     // half a minute on the dev server, so this suite is a slow one).
     await h.client.workflowService.deleteWorkflowExecution({

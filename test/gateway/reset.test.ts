@@ -3,28 +3,20 @@
 // session must send none of them again, whatever the tool keeps, and go on serving the client.
 import type { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { randomUUID } from 'node:crypto';
-import type { Manifest } from '../../catalog/manifest';
 import { mcpSessionWorkflowId } from '../../common/gateway-protocol';
 import type { Gateway } from '../../gateway/gateway';
 import { supportDesk } from '../support/desk';
 import { harness, testDir, type Harness } from '../support/env';
-import { historyOf } from '../support/history';
 import { testIssuer, type TestIssuer } from '../support/identity';
+import { keylessRefunds, resetTo } from '../support/reset';
 import { waitFor } from '../support/wait';
 import { deskBehindGateway, deskManifest, gatewayToken, mcpClient, sessionIdOf } from './support';
 
-const REFUND = 'tool://payments/refund';
 const ACCOUNT = 'acct_alice_001';
 const TICKET_KEY = Buffer.alloc(32, 5).toString('base64url');
 
 /** The desk behind the gateway, its refund provider keeping no keys: a resend is a second refund. */
-const manifest: Manifest = (() => {
-  const base = deskManifest();
-  return {
-    ...base,
-    tools: base.tools.map((t) => (t.id === REFUND ? { ...t, honours_idempotency_key: false, recovery: 'fail' } : t)),
-  };
-})();
+const manifest = keylessRefunds(deskManifest());
 
 let h: Harness;
 let issuer: TestIssuer;
@@ -62,15 +54,7 @@ test('a reset session sends none of its calls again, and serves the next one', a
 
   const workflowId = mcpSessionWorkflowId(sessionIdOf(client));
   const base = await h.client.workflow.getHandle(workflowId).describe();
-  const events = await historyOf(h.client, workflowId);
-  const firstTask = events.find((e) => e.workflowTaskCompletedEventAttributes)!;
-  const { runId: resetRun } = await h.client.workflowService.resetWorkflowExecution({
-    namespace: 'default',
-    workflowExecution: { workflowId, runId: base.runId },
-    reason: 'operator reset in a test',
-    workflowTaskFinishEventId: firstTask.eventId!,
-    requestId: randomUUID(),
-  });
+  const resetRun = await resetTo(h.client, workflowId, base.runId, { task: 0 });
   // The reset session takes the calls Temporal reapplied, and decides them before the next call.
   const resetEvents = async () => (await h.client.workflow.getHandle(workflowId, resetRun).fetchHistory()).events ?? [];
   await waitFor('the reset session to take its reapplied calls', 30_000, async () => {

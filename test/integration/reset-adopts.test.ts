@@ -8,32 +8,21 @@ import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { Worker } from '@temporalio/worker';
 import { formatEffects, loadEffects } from '../../inspect/journal';
-import type { Manifest } from '../../catalog/manifest';
 import type { JournalEntry } from '../../common/journal';
 import type { AgentRunResult } from '../../workflows/agent/run';
 import { agentInput, runAgent } from '../support/agent';
 import { refundScript, supportDesk } from '../support/desk';
 import { exampleManifest, harness, testAddress, testDir, type Harness } from '../support/env';
 import { historyOf, scheduledActivities, type HistoryEvent } from '../support/history';
+import { keylessRefunds, REFUND, resetTo } from '../support/reset';
 import { waitFor } from '../support/wait';
 import { buildProgram } from '../../cli';
 import type { ResetPlan } from '../../inspect/reset-plan';
 
-const REFUND = 'tool://payments/refund';
-
-/** The desk's manifest with a refund provider that keeps no keys: a resend is a second refund. */
-function keylessManifest(): Manifest {
-  const m = exampleManifest();
-  return {
-    ...m,
-    tools: m.tools.map((t) => (t.id === REFUND ? { ...t, honours_idempotency_key: false, recovery: 'fail' } : t)),
-  };
-}
-
 describe('an operator reset performs nothing twice', () => {
   const dir = testDir('reset-adopts');
   const desk = supportDesk(dir);
-  const manifest = keylessManifest();
+  const manifest = keylessRefunds(exampleManifest());
   let h: Harness;
 
   beforeAll(async () => {
@@ -62,19 +51,8 @@ describe('an operator reset performs nothing twice', () => {
     return { runId: reset, result };
   }
 
-  async function resetOnly(workflowId: string, runId: string, task: number, on: Harness = h): Promise<string> {
-    const events = await on.client.workflow.getHandle(workflowId, runId).fetchHistory();
-    const completed = (events.events ?? []).filter((e) => e.workflowTaskCompletedEventAttributes);
-    const resetTo = completed[task]!.eventId!;
-    const reset = await on.client.workflowService.resetWorkflowExecution({
-      namespace: 'default',
-      workflowExecution: { workflowId, runId },
-      reason: 'operator reset in a test',
-      workflowTaskFinishEventId: resetTo,
-      requestId: randomUUID(),
-    });
-    return reset.runId;
-  }
+  const resetOnly = (workflowId: string, runId: string, task: number, on: Harness = h): Promise<string> =>
+    resetTo(on.client, workflowId, runId, { task });
 
   async function finishedRun() {
     const { result, workflowId } = await runAgent(h, manifest, refundScript);

@@ -4,7 +4,6 @@
 // second refund from the base's successor: the provider, which keeps no keys, holds two refunds.
 import { randomUUID } from 'node:crypto';
 import { Worker } from '@temporalio/worker';
-import type { Manifest } from '../../catalog/manifest';
 import type { ScriptTurn } from '../../common/wire';
 import type { AgentRunResult } from '../../workflows/agent/run';
 import { readJournal } from '../../client';
@@ -12,8 +11,8 @@ import { agentInput } from '../support/agent';
 import { supportDesk } from '../support/desk';
 import { exampleManifest, harness, testDir, type Harness } from '../support/env';
 import type { HistoryEvent } from '../support/history';
+import { keylessRefunds, REFUND, resetTo } from '../support/reset';
 
-const REFUND = 'tool://payments/refund';
 const refund = (amount_cents: number) => ({
   name: 'payments__refund',
   arguments: { account_id: 'acct_alice_001', amount_cents, currency: 'EUR' },
@@ -31,17 +30,9 @@ function chainScript(): { prompt: string; turns: ScriptTurn[] } {
   };
 }
 
-function keylessManifest(): Manifest {
-  const m = exampleManifest();
-  return {
-    ...m,
-    tools: m.tools.map((t) => (t.id === REFUND ? { ...t, honours_idempotency_key: false, recovery: 'fail' } : t)),
-  };
-}
-
 describe('a reset of a run that continued as new', () => {
   const desk = supportDesk(testDir('reset-chain'));
-  const manifest = keylessManifest();
+  const manifest = keylessRefunds(exampleManifest());
   let h: Harness;
 
   beforeAll(async () => {
@@ -82,14 +73,7 @@ describe('a reset of a run that continued as new', () => {
 
     // The operator resets the chain's first run to its first workflow task.
     const first = baseChain[0]!;
-    const firstTask = first.events.find((e) => e.workflowTaskCompletedEventAttributes)!;
-    const { runId: resetRun } = await h.client.workflowService.resetWorkflowExecution({
-      namespace: 'default',
-      workflowExecution: { workflowId, runId: first.runId },
-      reason: 'operator reset in a test',
-      workflowTaskFinishEventId: firstTask.eventId!,
-      requestId: randomUUID(),
-    });
+    const resetRun = await resetTo(h.client, workflowId, first.runId, { task: 0 });
     const reset: AgentRunResult = await h.client.workflow.getHandle(workflowId, resetRun).result();
     expect(reset.status).toBe('completed');
     const resetChain = await chainOf(workflowId);

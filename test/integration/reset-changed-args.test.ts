@@ -10,8 +10,8 @@ import type { AgentRunResult } from '../../workflows/agent/run';
 import { supportDesk } from '../support/desk';
 import { exampleManifest, harness, testDir, type Harness } from '../support/env';
 import { startFakeChat, type ChatRequest, type Reply } from '../support/fake-chat';
+import { keylessRefunds, REFUND, resetTo } from '../support/reset';
 
-const REFUND = 'tool://payments/refund';
 const LOOKUP = 'tool://crm/lookup_customer';
 
 describe('a reset run whose model asks for other arguments', () => {
@@ -40,14 +40,9 @@ describe('a reset run whose model asks for other arguments', () => {
    * its history holds, so the reset run's new refund is sent, not refused as declared otherwise.
    */
   const manifest = (baseUrl: string): Manifest => {
-    const m = exampleManifest();
+    const m = keylessRefunds(exampleManifest(), { keyless_repeat_window: undefined });
     return {
       ...m,
-      tools: m.tools.map((t) =>
-        t.id === REFUND
-          ? { ...t, keyless_repeat_window: undefined, honours_idempotency_key: false, recovery: 'fail' }
-          : t,
-      ),
       models: {
         fake: {
           provider: 'openai-compatible',
@@ -95,16 +90,8 @@ describe('a reset run whose model asks for other arguments', () => {
     expect(desk.payments.all().map((p) => p.amountCents)).toEqual([2500]);
 
     amountCents = 3000;
-    const events = (await h.client.workflow.getHandle(workflowId, baseRun).fetchHistory()).events ?? [];
-    const firstTask = events.find((e) => e.workflowTaskCompletedEventAttributes)!;
-    const { runId } = await h.client.workflowService.resetWorkflowExecution({
-      namespace: 'default',
-      workflowExecution: { workflowId, runId: baseRun },
-      reason: 'the refund amount was fixed',
-      workflowTaskFinishEventId: firstTask.eventId!,
-      requestId: randomUUID(),
-    });
-    const reset: AgentRunResult = await h.client.workflow.getHandle(workflowId, runId ?? undefined).result();
+    const runId = await resetTo(h.client, workflowId, baseRun, { task: 0 }, 'the refund amount was fixed');
+    const reset: AgentRunResult = await h.client.workflow.getHandle(workflowId, runId).result();
     expect(reset.status).toBe('completed');
     // The lookup, the same call: adopted. The refund's arguments changed: another key, sent once.
     expect(entryOf(reset.journal, LOOKUP)).toMatchObject({ outcome: 'ok', adoptedFrom: { runId: baseRun } });

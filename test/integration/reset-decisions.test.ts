@@ -11,19 +11,12 @@ import { pendingEscalations, resolveEscalation } from '../../workflows/escalatio
 import { agentInput } from '../support/agent';
 import { refundScript, supportDesk } from '../support/desk';
 import { exampleManifest, harness, testDir, type Harness } from '../support/env';
+import { keylessRefunds, REFUND, resetTo } from '../support/reset';
 import { waitFor } from '../support/wait';
-
-const REFUND = 'tool://payments/refund';
 
 /** A refund a person approves every time, whose provider keeps no keys: a resend is a second refund. */
 function approvedRefunds(): Manifest {
-  const m = exampleManifest();
-  return {
-    ...m,
-    tools: m.tools.map((t) =>
-      t.id === REFUND ? { ...t, honours_idempotency_key: false, recovery: 'fail', approval: 'always' } : t,
-    ),
-  };
+  return keylessRefunds(exampleManifest(), { approval: 'always' });
 }
 
 describe("an operator's reset carries a person's decision to the same call only", () => {
@@ -64,16 +57,7 @@ describe("an operator's reset carries a person's decision to the same call only"
 
   /** Resets to the end of the run's first workflow task (before the refund was asked about); the reset run's handle. */
   async function resetToStart(workflowId: string, runId: string) {
-    const events = (await h.client.workflow.getHandle(workflowId, runId).fetchHistory()).events ?? [];
-    const first = events.find((e) => e.workflowTaskCompletedEventAttributes)!;
-    const { runId: reset } = await h.client.workflowService.resetWorkflowExecution({
-      namespace: 'default',
-      workflowExecution: { workflowId, runId },
-      reason: 'operator reset in a test',
-      workflowTaskFinishEventId: first.eventId!,
-      requestId: randomUUID(),
-    });
-    return h.client.workflow.getHandle(workflowId, reset);
+    return h.client.workflow.getHandle(workflowId, await resetTo(h.client, workflowId, runId, { task: 0 }));
   }
 
   /** The reset run's result, failing if it waits for a person instead (a decision not carried asks again). */

@@ -10,6 +10,7 @@ import type { ToolRunResult } from '../../workflows/tool-run';
 import { harness, testDir, type Harness } from '../support/env';
 import { waitForPending } from '../support/escalations';
 import { historyOf } from '../support/history';
+import { resetTo } from '../support/reset';
 import { SCENARIO_MANIFEST, scenarioTools } from '../support/scenario-tools';
 
 const manifest = loadManifest(SCENARIO_MANIFEST).manifest;
@@ -36,16 +37,8 @@ describe("a base's decision that Temporal reapplies to the reset run", () => {
     });
 
   /** Resets a finished run to the end of one of its workflow tasks, as an operator does; the reset run's handle. */
-  async function resetTo(workflowId: string, runId: string, workflowTaskFinishEventId: Long) {
-    const reset = await h.client.workflowService.resetWorkflowExecution({
-      namespace: 'default',
-      workflowExecution: { workflowId, runId },
-      reason: 'operator reset in a test',
-      workflowTaskFinishEventId,
-      requestId: randomUUID(),
-    });
-    return h.client.workflow.getHandle(workflowId, reset.runId ?? undefined);
-  }
+  const resetAt = async (workflowId: string, runId: string, eventId: Long) =>
+    h.client.workflow.getHandle(workflowId, await resetTo(h.client, workflowId, runId, { eventId }));
 
   it('a retry the base took for its lost send resends nothing in the reset run', async () => {
     // The relay times out on the first send (in doubt; it did deliver), then delivers: escalate asks a person.
@@ -65,7 +58,7 @@ describe("a base's decision that Temporal reapplies to the reset run", () => {
     const events = await historyOf(h.client, workflowId);
     const lost = events.findIndex((e) => e.activityTaskFailedEventAttributes ?? e.activityTaskTimedOutEventAttributes);
     const waiting = events.slice(lost).find((e) => e.workflowTaskCompletedEventAttributes)!;
-    const reset = await resetTo(workflowId, handle.firstExecutionRunId, waiting.eventId!);
+    const reset = await resetAt(workflowId, handle.firstExecutionRunId, waiting.eventId!);
     const result: ToolRunResult = await reset.result();
     // The reapplied retry took the outcome the base's resend completed with; the relay got nothing more.
     expect(result.status).toBe('completed');
@@ -89,7 +82,7 @@ describe("a base's decision that Temporal reapplies to the reset run", () => {
     const events = await historyOf(h.client, workflowId);
     const failed = events.findIndex((e) => e.activityTaskFailedEventAttributes);
     const backoff = events.slice(failed).find((e) => e.workflowTaskCompletedEventAttributes)!;
-    const reset = await resetTo(workflowId, handle.firstExecutionRunId, backoff.eventId!);
+    const reset = await resetAt(workflowId, handle.firstExecutionRunId, backoff.eventId!);
     const result: ToolRunResult = await reset.result();
     expect(result.outputs[0]).toEqual(base.outputs[0]);
     expect(result.journal[0]).toMatchObject({ outcome: 'ok', adoptedFrom: { runId: handle.firstExecutionRunId } });
