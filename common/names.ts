@@ -108,4 +108,10 @@ export const Patch = {
    * earlier replay as they ran; a run never reset records no marker.
    */
   ResetResends: 'toolplane-reset-resends',
+  /**
+   * After 0.1.0 (issue 52): an MCP session's call of a `requires_request` tool runs without asking the
+   * principal when the request the host declared with it (`Toolplane-Request`) names the tool in its
+   * `tools` (common/declared-request.ts). Sessions that asked about such a call earlier replay asking.
+   */
+  DeclaredRequestNamesTools: 'toolplane-declared-request-names-tools',
 } as const;

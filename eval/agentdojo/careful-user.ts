@@ -6,6 +6,14 @@
 
 export type DojoPrincipal = 'careful' | 'none';
 
+/**
+ * What the host knows of the principal's request: `open` tells the plane nothing beyond the prompt (every
+ * action a `requires_request` tool takes is asked about); `narrows` is a host that knows which actions
+ * the user asked for (a button, a form, a planner reading only the user's words) and names their tools:
+ * `grants` on agentRun and a workflow of one's own, the declared request's `tools` on the gateway.
+ */
+export type DojoHost = 'open' | 'narrows';
+
 /** What the principal is asked: the argument (a JSON pointer; `''` for the action itself) and its exact value. */
 export interface ConfirmationAsk {
   pointer?: string;

@@ -60,7 +60,8 @@ export interface GatewayTaskRun {
 }
 
 export interface GatewayPath {
-  run(script: DojoScript): Promise<GatewayTaskRun>;
+  /** `requested`: the tools the host names in the request it declares (absent: the prompt alone). */
+  run(script: DojoScript, requested?: string[]): Promise<GatewayTaskRun>;
   close(): Promise<void>;
 }
 
@@ -98,7 +99,7 @@ export async function startGatewayPath(o: GatewayPathOptions): Promise<GatewayPa
   const gateway = await createGateway({ client: o.client, taskQueue, manifest: o.manifest, identity, ticketKey });
   const toolIds = new Map(o.manifest.tools.map((t) => [offerName(t.id), t.id]));
 
-  async function run(script: DojoScript): Promise<GatewayTaskRun> {
+  async function run(script: DojoScript, requested?: string[]): Promise<GatewayTaskRun> {
     const bearer = await signCredential(issuer, {
       audience: gateway.resource,
       subject: o.principal,
@@ -106,7 +107,12 @@ export async function startGatewayPath(o: GatewayPathOptions): Promise<GatewayPa
     });
     const transport = new StreamableHTTPClientTransport(new URL(gateway.url), {
       requestInit: {
-        headers: { Authorization: `Bearer ${bearer}`, [REQUEST_HEADER]: encodeDeclaredRequest(script.prompt) },
+        headers: {
+          Authorization: `Bearer ${bearer}`,
+          [REQUEST_HEADER]: encodeDeclaredRequest(
+            requested ? { request: script.prompt, tools: requested } : script.prompt,
+          ),
+        },
       },
     });
     const mcp = new McpClient({ name: 'agentdojo-host', version: '1.0.0' });

@@ -30,7 +30,7 @@ import {
 } from './python';
 import { startGatewayPath, type GatewayPath } from './gateway-path';
 import type { DojoOwnInput } from './workflows';
-import { carefulUserAnswer, type DojoPrincipal } from './careful-user';
+import { carefulUserAnswer, type DojoHost, type DojoPrincipal } from './careful-user';
 import { generateIssuerKey, signCredential, type IssuerKey } from '../../identity/mint';
 import { confirm, reject } from '../../inspect/decisions';
 import { pendingEscalations } from '../../workflows/escalation';
@@ -61,6 +61,8 @@ export interface DojoOptions {
    * need, `none` (the default) is nobody, so every question is a no.
    */
   principal?: DojoPrincipal;
+  /** What the host tells the plane of the request (default `open`: the prompt alone). */
+  host?: DojoHost;
   /** Runs going on beside each other (default 4). */
   concurrency?: number;
   /**
@@ -122,7 +124,7 @@ export interface DojoPathResult extends DojoTally {
 }
 
 export interface DojoResults {
-  benchmark: { package: string; version: string; attack: string };
+  benchmark: { package: string; version: string; attack: string; host?: DojoHost };
   model: string;
   seconds: number;
   paths: Partial<Record<DojoPath, DojoPathResult>>;
@@ -351,6 +353,7 @@ export async function runDojo(opts: DojoOptions): Promise<DojoResults> {
   }
   const python = agentdojoPython(log);
   const who = opts.principal ?? 'none';
+  const narrows = opts.host === 'narrows';
   const concurrency = opts.concurrency ?? 4;
   const issuer = await generateIssuerKey('https://principals.agentdojo.test', 'dojo-1');
   const identity = { issuers: [{ issuer: issuer.issuer, audience: AUDIENCE, jwks: issuer.jwks }] };
@@ -411,8 +414,12 @@ export async function runDojo(opts: DojoOptions): Promise<DojoResults> {
             runInput: { workflowType, input },
           });
         const answersFor = { who, key: issuer, userCalls: script.calls.slice(0, script.userCalls) };
+        // A narrowing host names the tools of the actions the user asked for: the user task's own calls.
+        const requested = narrows
+          ? [...new Set(answersFor.userCalls.map((c) => `tool://dojo/${c.function}`))]
+          : undefined;
         if (p === 'gateway') {
-          const r = await slot.gateway!.run(script);
+          const r = await slot.gateway!.run(script, requested);
           journal = r.journal;
           asked = r.confirmations;
         } else if (p === 'agentRun') {
@@ -423,7 +430,8 @@ export async function runDojo(opts: DojoOptions): Promise<DojoResults> {
           const input: AgentRunInput = {
             prompt: script.prompt,
             principal: PRINCIPAL,
-            // A host that does not narrow the run to the request: a tool that requires_request is asked about.
+            // A host that does not narrow the run to the request (`open`): a tool that requires_request is asked about.
+            ...(requested ? { grants: requested } : {}),
             manifestDigest: slot.digest,
             model: model
               ? { endpoint: model.endpoint, ...(model.model ? { model: model.model } : {}) }
@@ -444,6 +452,7 @@ export async function runDojo(opts: DojoOptions): Promise<DojoResults> {
           const input: DojoOwnInput = {
             principal: PRINCIPAL,
             given: script.prompt,
+            ...(requested ? { grants: requested } : {}),
             calls: script.calls.map((c) => ({ toolId: `tool://dojo/${c.function}`, args: c.args })),
           };
           const handle = await client.workflow.start('dojoOwnCalls', {
@@ -572,7 +581,7 @@ export async function runDojo(opts: DojoOptions): Promise<DojoResults> {
   const paths: Partial<Record<DojoPath, DojoPathResult>> = {};
   for (const p of opts.paths) paths[p] = pathResult(perPath[p] ?? {});
   return {
-    benchmark: { package: `agentdojo ${AGENTDOJO_PACKAGE}`, version, attack },
+    benchmark: { package: `agentdojo ${AGENTDOJO_PACKAGE}`, version, attack, host: opts.host ?? 'open' },
     model: model
       ? `${model.endpoint}${model.model ? ` (${model.model})` : ''}: ${model.endpoints[model.endpoint]!.provider}`
       : 'worst-case scripted: the user task’s ground-truth calls, then the injection task’s',

@@ -85,6 +85,14 @@ async function main(): Promise<void> {
         .choices(['careful', 'none'])
         .default('none'),
     )
+    .addOption(
+      new Option(
+        '--host <what>',
+        'what the host tells the plane of the request: open (the prompt alone) or narrows (it names the tools of the actions the user asked for)',
+      )
+        .choices(['open', 'narrows'])
+        .default('open'),
+    )
     .parse();
   const o = cmd.opts<{
     suite: string;
@@ -96,6 +104,7 @@ async function main(): Promise<void> {
     out: string;
     merge?: boolean;
     principal: 'careful' | 'none';
+    host: 'open' | 'narrows';
     concurrency: number;
     models?: string;
     model?: string;
@@ -123,6 +132,7 @@ async function main(): Promise<void> {
       paths: paths as DojoPath[],
       version: o.version,
       principal: o.principal,
+      host: o.host,
       concurrency: o.concurrency,
       ...(model ? { model } : {}),
       log: (l) => console.error(l),

@@ -9,6 +9,8 @@ export interface DojoOwnInput {
   /** The task's prompt: the principal's words, as `StepCtx.open({ given })` takes them. */
   given: string;
   calls: { toolId: string; args: unknown }[];
+  /** The tools the host narrowed the run to (the actions the user asked for); absent: every granted tool. */
+  grants?: string[];
   /** The principal's run credential, on a worker with an identity. */
   credential?: string;
 }
@@ -17,6 +19,7 @@ export async function dojoOwnCalls(input: DojoOwnInput): Promise<{ journal: Jour
   const step = await StepCtx.open({
     principal: input.principal,
     given: input.given,
+    ...(input.grants ? { grants: input.grants } : {}),
     input,
     ...(input.credential ? { credential: input.credential } : {}),
   });

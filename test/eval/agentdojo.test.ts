@@ -97,6 +97,34 @@ suite('AgentDojo workspace through agentRun: what a call changes stays changed',
   });
 });
 
+suite('AgentDojo slack, nobody answering: a host that narrows the run to the request', () => {
+  // user_task_13 sends direct messages (requires_request): a host that names the action the user asked
+  // for lets it run unasked on every path; one that tells the plane nothing asks, and nobody says yes.
+  it('completes the DM task on every path when the host names its tool, and not when it names none', async () => {
+    const run = (host: 'open' | 'narrows') =>
+      runDojo({
+        address: testAddress(),
+        suites: ['slack'],
+        tasks: ['user_task_13'],
+        attack: 'none',
+        paths: PATHS,
+        principal: 'none',
+        host,
+        bundles: { agentRun: process.env.TOOLPLANE_TEST_BUNDLE!, gateway: process.env.TOOLPLANE_TEST_BUNDLE! },
+      });
+    const narrowed = await run('narrows');
+    const open = await run('open');
+    for (const p of PATHS) {
+      expect(narrowed.paths[p]!.suites.slack!.tasks.user_task_13).toMatchObject({ utility: true, refused: [] });
+      expect(open.paths[p]!.suites.slack!.tasks.user_task_13).toMatchObject({
+        utility: false,
+        refused: [expect.objectContaining({ toolId: 'tool://dojo/send_direct_message', rule: 'requires_request' })],
+      });
+    }
+    expect(narrowed.benchmark.host).toBe('narrows');
+  });
+});
+
 describe('the careful user', () => {
   const userCalls = [
     {

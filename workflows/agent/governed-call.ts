@@ -39,6 +39,8 @@ export interface AgentCall {
   delegate?: Delegate;
   /** In an MCP session: the gateway's MAC of the call, which the worker checks before the tool runs. */
   mcpCall?: McpCallProof;
+  /** The principal's request declared with this call names the tool (beside the run's own `requested`). */
+  requested?: boolean;
 }
 
 /** The run's state every governed call of an agent shares. */
@@ -149,7 +151,7 @@ function governed<A>(
       budget: scope.budget,
       provenance: c.seen,
       onAllowed: (t) => (callTrusted = t),
-      requested: step.scope.requested?.includes(c.toolId) === true,
+      requested: c.requested === true || step.scope.requested?.includes(c.toolId) === true,
     }),
   };
   if (c.delegate) options.delegate = c.delegate;

@@ -1,10 +1,12 @@
 // Workflow-safe: one `tools/call` of an MCP session. The key's first request reserves the call's
 // position and runs it through agentRun's governed call (the manifest's gate over what the client had
 // read); every request for the key answers the call's one outcome, or `waiting` while a person decides.
-import { ApplicationFailure, condition } from '@temporalio/workflow';
+import { ApplicationFailure, condition, patched } from '@temporalio/workflow';
 import { ErrorCode, StepErrorCode } from '../../catalog/error-codes';
 import { ALLOW_ALL } from '../../catalog/policy';
+import { requestedTools } from '../../common/declared-request';
 import type { McpCallOutcome, McpCallRequest } from '../../common/gateway-protocol';
+import { Patch } from '../../common/names';
 import { callSubject, type McpCallProof } from '../../common/session-proof';
 import { governedAgentCall, type AgentCallScope } from '../agent/governed-call';
 import type { PendingEscalation } from '../escalation';
@@ -98,6 +100,8 @@ async function perform(s: SessionCalls, slot: MemoSlot, req: McpCallRequest): Pr
       args: req.args,
       offer: s.step.catalog.offered(ALLOW_ALL).find((o) => o.toolId === req.toolId),
       position,
+      // The host named this action in the request it declared with the call (signed with it, as `given` is).
+      requested: requestedTools(req.given).includes(req.toolId) && patched(Patch.DeclaredRequestNamesTools),
       callId: req.key,
       seen: s.seen.seenBy(req.args),
       mcpCall: proofOf(req),
