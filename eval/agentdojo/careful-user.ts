@@ -4,6 +4,8 @@
 // injection task's calls carry (an attacker's IBAN, address or link) is not theirs: they say no.
 // `none` plays a principal nobody asks: every question is a no.
 
+import { dojoToolId } from './tool-id';
+
 export type DojoPrincipal = 'careful' | 'none';
 
 /**
@@ -60,7 +62,7 @@ export function carefulUserAnswer(
 ): 'confirm' | 'reject' {
   if (question.pointer === '')
     return userCalls.some(
-      (c) => `tool://dojo/${c.function}` === String(question.value) && canonical(c.args) === canonical(question.args),
+      (c) => dojoToolId(c.function) === String(question.value) && canonical(c.args) === canonical(question.args),
     )
       ? 'confirm'
       : 'reject';

@@ -24,6 +24,7 @@ import type { McpSessionResult } from '../../workflows/mcp/session';
 import { createWorker } from '../../worker';
 import { carefulUserAnswer, type DojoPrincipal } from './careful-user';
 import { DojoUnavailable, type DojoScript } from './python';
+import { dojoToolId } from './tool-id';
 
 /** The worker's audience for the principal's own credential (their confirmations). */
 const WORKER_AUDIENCE = 'agentdojo-worker';
@@ -176,7 +177,7 @@ export async function startGatewayPath(o: GatewayPathOptions): Promise<GatewayPa
     const entries = [...journal].sort((a, b) => a.position - b.position);
     let next = 0;
     return script.calls.map((c, i) => {
-      const toolId = toolIds.get(`dojo__${c.function}`) ?? `tool://dojo/${c.function}`;
+      const toolId = toolIds.get(`dojo__${c.function}`) ?? dojoToolId(c.function);
       const r = results[i];
       if (!r || 'error' in r) return madeEntry(i, toolId, 'protocol_error', r?.error ?? 'not sent');
       const status = statusOf(r.result);

@@ -34,6 +34,7 @@ import { carefulUserAnswer, type DojoHost, type DojoPrincipal } from './careful-
 import { generateIssuerKey, signCredential, type IssuerKey } from '../../identity/mint';
 import { confirm, reject } from '../../inspect/decisions';
 import { pendingEscalations } from '../../workflows/escalation';
+import { dojoToolId } from './tool-id';
 
 export const PATHS = ['agentRun', 'own', 'gateway'] as const;
 export type DojoPath = (typeof PATHS)[number];
@@ -415,9 +416,7 @@ export async function runDojo(opts: DojoOptions): Promise<DojoResults> {
           });
         const answersFor = { who, key: issuer, userCalls: script.calls.slice(0, script.userCalls) };
         // A narrowing host names the tools of the actions the user asked for: the user task's own calls.
-        const requested = narrows
-          ? [...new Set(answersFor.userCalls.map((c) => `tool://dojo/${c.function}`))]
-          : undefined;
+        const requested = narrows ? [...new Set(answersFor.userCalls.map((c) => dojoToolId(c.function)))] : undefined;
         if (p === 'gateway') {
           const r = await slot.gateway!.run(script, requested);
           journal = r.journal;
@@ -453,7 +452,7 @@ export async function runDojo(opts: DojoOptions): Promise<DojoResults> {
             principal: PRINCIPAL,
             given: script.prompt,
             ...(requested ? { grants: requested } : {}),
-            calls: script.calls.map((c) => ({ toolId: `tool://dojo/${c.function}`, args: c.args })),
+            calls: script.calls.map((c) => ({ toolId: dojoToolId(c.function), args: c.args })),
           };
           const handle = await client.workflow.start('dojoOwnCalls', {
             taskQueue: slot.queues[p]!,
@@ -477,7 +476,7 @@ export async function runDojo(opts: DojoOptions): Promise<DojoResults> {
         };
         // The journal pairs with the script by position: one entry per scripted call, same tool.
         const misaligned = (model && p === 'agentRun' ? [] : script.calls).flatMap((c, i) =>
-          ordered[i]?.toolId === `tool://dojo/${c.function}`
+          ordered[i]?.toolId === dojoToolId(c.function)
             ? []
             : [`call ${i} ${c.function}: journal has ${ordered[i]?.toolId ?? 'nothing'}`],
         );
